@@ -1,0 +1,3 @@
+module github.com/kraftwatch/kraftwatch
+
+go 1.26
