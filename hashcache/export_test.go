@@ -1,0 +1,41 @@
+package hashcache
+
+// Internals for the external tests.
+
+var (
+	JavaCompare = javaCompare
+	UTF16Len    = utf16Len
+	FlushAt     = flushAt
+)
+
+// recorder is a streamHasher that keeps what it hashed.
+type recorder struct {
+	streamHasher
+	b *[]byte
+}
+
+func (r recorder) Write(p []byte) (int, error) {
+	*r.b = append(*r.b, p...)
+	return r.streamHasher.Write(p)
+}
+
+// TopicBytes returns the byte stream that s hashes for t, and the hash.
+func TopicBytes(s Scheme, t Topic, b Brokers) ([]byte, int64) {
+	var sk *sink
+	switch s := s.(type) {
+	case *Murmur3:
+		sk = &s.sink
+	case *Kafka:
+		sk = &s.sink
+	}
+	var got []byte
+	oneShot, stream := sk.oneShot, sk.stream
+	defer func() { sk.oneShot, sk.stream = oneShot, stream }()
+	sk.oneShot = func(p []byte) uint64 {
+		got = append(got, p...)
+		return oneShot(p)
+	}
+	sk.stream = recorder{stream, &got}
+	h := s.TopicHash(t, b)
+	return got, h
+}
