@@ -1,28 +1,33 @@
 #!/usr/bin/env bash
-# Fetches the jars of Apache Kafka VERSION from Maven Central into DIR (default
-# .cache/kafka/VERSION/libs at the repository root), once; a complete DIR is reused.
-#   internal/kafkatest/fetch-kafka.sh 4.4.0
-# kafka-shell (kafka-metadata-shell) is not published for every release; when the
-# release's own is missing, the newest published one is added beside it.
+# Fetches the jars of Apache Kafka VERSION from Maven Central, once, into
+# .cache/kafka/VERSION/ at the repository root:
+#   libs/   the broker, the controller and Kafka's tools (kafka-storage, kafka-topics,
+#           kafka-console-consumer, kafka-dump-log)
+#   shell/  kafka-metadata-shell (artifact kafka-shell) and its classpath. It is not
+#           published for every release (4.4.0 lacks it; an older shell cannot read a
+#           newer metadata.version), so shell/ is left out when it is missing.
+#   internal/kafkatest/fetch-kafka.sh 4.3.1
 set -euo pipefail
-version=${1:?usage: fetch-kafka.sh VERSION [DIR]}
+version=${1:?usage: fetch-kafka.sh VERSION}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-dir=${2:-$root/.cache/kafka/$version/libs}
+dir=$root/.cache/kafka/$version
 [ -f "$dir/.complete" ] && exit 0
-command -v mvn >/dev/null || { echo "fetch-kafka: mvn not found (install maven)" >&2; exit 1; }
-mkdir -p "$dir"
+mkdir -p "$root/.cache/kafka"
+exec 9>"$root/.cache/kafka/.lock"
+flock 9 # test packages run in parallel; one of them fetches
+[ -f "$dir/.complete" ] && exit 0
+command -v mvn >/dev/null || { echo "fetch-kafka: mvn not found (apt-get install maven)" >&2; exit 1; }
+command -v java >/dev/null || { echo "fetch-kafka: java not found (apt-get install openjdk-17-jdk-headless)" >&2; exit 1; }
+rm -rf "$dir" && mkdir -p "$dir"
+copy() { # copy PROFILE_ARGS VERSION OUTDIR
+  mvn -q -B -f "$here/pom.xml" $1 -Dkafka.version="$2" \
+    dependency:copy-dependencies -DoutputDirectory="$3"
+}
 echo "fetch-kafka: Apache Kafka $version -> $dir" >&2
-mvn -q -B -f "$here/pom.xml" -Dkafka.version="$version" \
-  dependency:copy-dependencies -DoutputDirectory="$dir" >&2
-shell_ok=
-for sv in "$version" 4.3.1; do
-  if mvn -q -B dependency:copy -Dartifact="org.apache.kafka:kafka-shell:$sv" \
-      -DoutputDirectory="$dir" >/dev/null 2>&1; then
-    echo "fetch-kafka: kafka-shell $sv" >&2
-    shell_ok=1
-    break
-  fi
-done
-[ -n "$shell_ok" ] || echo "fetch-kafka: no kafka-shell jar found; metadata shell helpers will be unavailable" >&2
+copy "" "$version" "$dir/libs" >&2
+if ! copy -Pshell "$version" "$dir/shell" >/dev/null 2>&1; then
+  echo "fetch-kafka: kafka-shell $version is not on Maven Central; no kafka-metadata-shell" >&2
+  rm -rf "$dir/shell"
+fi
 touch "$dir/.complete"

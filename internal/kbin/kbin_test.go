@@ -58,8 +58,8 @@ func TestReaderErrors(t *testing.T) {
 		want error
 	}{
 		{"short int32", []byte{0, 1}, func(r *Reader) { r.Int32() }, ErrTruncated},
-		{"string longer than input", []byte{0, 9, 'a'}, func(r *Reader) { r.String() }, ErrTruncated},
-		{"negative string length", []byte{0xff, 0xf0}, func(r *Reader) { r.String() }, ErrCorrupt},
+		{"string longer than input", []byte{0, 9, 'a'}, func(r *Reader) { _ = r.String() }, ErrTruncated},
+		{"negative string length", []byte{0xff, 0xf0}, func(r *Reader) { _ = r.String() }, ErrCorrupt},
 		{"array count beyond input", []byte{0x7f, 0xff, 0xff, 0xff}, func(r *Reader) { r.ArrayLen(1) }, ErrTruncated},
 		{"overlong uvarint", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, func(r *Reader) { r.Uvarint() }, ErrCorrupt},
 		{"empty uvarint", nil, func(r *Reader) { r.Uvarint() }, ErrTruncated},

@@ -1,0 +1,533 @@
+// Package kafkatest runs a real Apache Kafka cluster in KRaft mode for tests: the
+// release's own jars, fetched from Maven Central by fetch-kafka.sh, started as `java`
+// processes on free 127.0.0.1 ports in a temporary directory.
+//
+// Node 1 is a combined controller+broker; further nodes are broker-only, each with its
+// own broker.rack. Every JVM is started in its own process group with a parent-death
+// signal, and Close (or the test's cleanup) stops them: no JVM outlives the test binary.
+//
+// The cluster also runs Kafka's own tools from the same jars (kafka-topics,
+// kafka-console-consumer, kafka-dump-log, kafka-metadata-shell) so tests can compare
+// kraftwatch's view with Kafka's.
+//
+// A Cluster is safe for concurrent use by the goroutines of one test; starting and
+// stopping nodes should not race with each other.
+package kafkatest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// DefaultVersion is the Kafka release used when KAFKA_VERSION is unset: the newest 4.x
+// whose whole tool set, kafka-metadata-shell included, is published on Maven Central
+// (4.4.0's broker works too, but its kafka-shell artifact was never published).
+const DefaultVersion = "4.3.1"
+
+// ErrNoShell reports a Kafka release without a published kafka-metadata-shell.
+var ErrNoShell = errors.New("kafkatest: kafka-metadata-shell is not published for this Kafka version")
+
+// Version returns the Kafka version chosen by KAFKA_VERSION, or DefaultVersion.
+func Version() string {
+	if v := os.Getenv("KAFKA_VERSION"); v != "" {
+		return v
+	}
+	return DefaultVersion
+}
+
+// Options configure a cluster.
+type Options struct {
+	// Version of Apache Kafka; empty means Version().
+	Version string
+	// Rack of node 1 (broker.rack); empty means none.
+	Rack string
+	// Brokers adds broker-only nodes, one per entry, with that broker.rack ("" = none).
+	Brokers []string
+	// Props are extra server properties for every node, e.g.
+	// "metadata.log.max.record.bytes.between.snapshots".
+	Props map[string]string
+	// Features are passed to kafka-storage format as --feature name=level.
+	Features map[string]int
+}
+
+// Cluster is a running KRaft cluster.
+type Cluster struct {
+	Version   string
+	ClusterID string
+	Nodes     []*Node
+
+	home    string // jars: home/libs, home/shell
+	dir     string // root of the node directories
+	ctrlURL string // controller listener of node 1
+	logf    func(format string, args ...any)
+}
+
+// Node is one Kafka process.
+type Node struct {
+	ID         int
+	Controller bool
+	Dir        string // the node's directory: server.properties, logs, data/
+	LogDir     string // log.dirs and metadata.log.dir
+	BrokerAddr string // 127.0.0.1:port of the PLAINTEXT listener
+
+	c     *Cluster
+	rack  string
+	props map[string]string
+	mu    sync.Mutex
+	cmd   *exec.Cmd
+	done  chan struct{}
+}
+
+// New starts a cluster for a test and stops it at the test's end. It skips the test
+// when Java or Maven are missing, unless CI=true, where that is a failure.
+func New(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	RequireTools(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, t.TempDir(), opts, t.Logf)
+	if err != nil {
+		t.Fatalf("kafkatest: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, n := range c.Nodes {
+				t.Logf("node %d server.log tail:\n%s", n.ID, n.LogTail(40))
+			}
+		}
+		c.Close()
+	})
+	return c
+}
+
+// RequireTools skips t when java or mvn is missing, or fails it when CI=true.
+func RequireTools(t testing.TB) {
+	t.Helper()
+	for _, tool := range []string{"java", "mvn"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("kafkatest: %s not found and CI=true", tool)
+			}
+			t.Skipf("kafkatest: %s not found; real Kafka tests need Java 17+ and Maven", tool)
+		}
+	}
+}
+
+// Start fetches the jars if needed, formats and starts every node under dir, and waits
+// until each broker answers. On error, everything started is stopped.
+func Start(ctx context.Context, dir string, opts Options, logf func(string, ...any)) (_ *Cluster, err error) {
+	if opts.Version == "" {
+		opts.Version = Version()
+	}
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	home, err := Fetch(opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Version: opts.Version, home: home, dir: dir, logf: logf}
+	defer func() {
+		if err != nil {
+			c.Close()
+		}
+	}()
+	out, err := c.Tool(ctx, "kafka.tools.StorageTool", "random-uuid")
+	if err != nil {
+		return nil, err
+	}
+	c.ClusterID = strings.TrimSpace(lastLine(out))
+
+	racks := append([]string{opts.Rack}, opts.Brokers...)
+	ports, err := freePorts(len(racks) + 1)
+	if err != nil {
+		return nil, err
+	}
+	c.ctrlURL = fmt.Sprintf("127.0.0.1:%d", ports[len(racks)])
+	for i, rack := range racks {
+		n := &Node{
+			ID:         i + 1,
+			Controller: i == 0,
+			Dir:        filepath.Join(dir, fmt.Sprintf("node-%d", i+1)),
+			BrokerAddr: fmt.Sprintf("127.0.0.1:%d", ports[i]),
+			c:          c,
+			rack:       rack,
+			props:      opts.Props,
+		}
+		n.LogDir = filepath.Join(n.Dir, "data")
+		if err := n.format(ctx, opts.Features); err != nil {
+			return nil, err
+		}
+		c.Nodes = append(c.Nodes, n)
+	}
+	for _, n := range c.Nodes {
+		if err := n.Start(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.waitBrokers(ctx, len(c.Nodes)); err != nil {
+		return nil, err
+	}
+	logf("kafkatest: Apache Kafka %s (broker says %q) cluster %s, %d node(s), bootstrap %s",
+		c.Version, c.Nodes[0].KafkaVersion(), c.ClusterID, len(c.Nodes), c.Bootstrap())
+	return c, nil
+}
+
+// Bootstrap returns the bootstrap servers of every node, comma-separated.
+func (c *Cluster) Bootstrap() string {
+	addrs := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		addrs[i] = n.BrokerAddr
+	}
+	return strings.Join(addrs, ",")
+}
+
+// Close stops every node: SIGTERM, then SIGKILL after a grace period.
+func (c *Cluster) Close() {
+	var wg sync.WaitGroup
+	for _, n := range c.Nodes {
+		wg.Go(func() { n.Stop() })
+	}
+	wg.Wait()
+}
+
+// MetadataLogDir is the node's __cluster_metadata-0 directory.
+func (n *Node) MetadataLogDir() string { return filepath.Join(n.LogDir, "__cluster_metadata-0") }
+
+// Rack is the node's current broker.rack ("" = none).
+func (n *Node) Rack() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.rack
+}
+
+// defaultProps size a test cluster for one machine: internal topics with one replica
+// and few partitions, few threads, quick group heartbeats. Options.Props override them.
+var defaultProps = map[string]string{
+	"offsets.topic.replication.factor":                 "1",
+	"offsets.topic.num.partitions":                     "3",
+	"transaction.state.log.replication.factor":         "1",
+	"transaction.state.log.min.isr":                    "1",
+	"transaction.state.log.num.partitions":             "1",
+	"share.coordinator.state.topic.replication.factor": "1",
+	"share.coordinator.state.topic.min.isr":            "1",
+	"share.coordinator.state.topic.num.partitions":     "1",
+	"group.initial.rebalance.delay.ms":                 "0",
+	"group.consumer.min.heartbeat.interval.ms":         "1000",
+	"group.consumer.heartbeat.interval.ms":             "1000",
+	"auto.create.topics.enable":                        "false",
+	"auto.leader.rebalance.enable":                     "false",
+	"broker.heartbeat.interval.ms":                     "500",
+	"num.network.threads":                              "2",
+	"num.io.threads":                                   "2",
+	"background.threads":                               "2",
+	"num.recovery.threads.per.data.dir":                "1",
+}
+
+func (n *Node) properties() string {
+	var b strings.Builder
+	p := func(k, v string) { fmt.Fprintf(&b, "%s=%s\n", k, v) }
+	p("node.id", strconv.Itoa(n.ID))
+	p("controller.quorum.bootstrap.servers", n.c.ctrlURL)
+	p("controller.listener.names", "CONTROLLER")
+	p("inter.broker.listener.name", "PLAINTEXT")
+	p("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT")
+	if n.Controller {
+		p("process.roles", "broker,controller")
+		p("listeners", "PLAINTEXT://"+n.BrokerAddr+",CONTROLLER://"+n.c.ctrlURL)
+		p("advertised.listeners", "PLAINTEXT://"+n.BrokerAddr+",CONTROLLER://"+n.c.ctrlURL)
+	} else {
+		p("process.roles", "broker")
+		p("listeners", "PLAINTEXT://"+n.BrokerAddr)
+		p("advertised.listeners", "PLAINTEXT://"+n.BrokerAddr)
+	}
+	p("log.dirs", n.LogDir)
+	if n.rack != "" {
+		p("broker.rack", n.rack)
+	}
+	props := map[string]string{}
+	for k, v := range defaultProps {
+		props[k] = v
+	}
+	for k, v := range n.props {
+		props[k] = v
+	}
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p(k, props[k])
+	}
+	return b.String()
+}
+
+func (n *Node) writeConfig() error {
+	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
+		return err
+	}
+	log4j := fmt.Sprintf(`status = warn
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = %s
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%%d] %%p %%m (%%c)%%n
+rootLogger.level = info
+rootLogger.appenderRef.file.ref = file
+logger.kafka.name = kafka
+logger.kafka.level = info
+`, filepath.Join(n.Dir, "server.log"))
+	if err := os.WriteFile(filepath.Join(n.Dir, "log4j2.properties"), []byte(log4j), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(n.Dir, "server.properties"), []byte(n.properties()), 0o644)
+}
+
+func (n *Node) format(ctx context.Context, features map[string]int) error {
+	if err := n.writeConfig(); err != nil {
+		return err
+	}
+	args := []string{"format", "-t", n.c.ClusterID, "-c", filepath.Join(n.Dir, "server.properties")}
+	if n.Controller {
+		args = append(args, "--standalone")
+	} else {
+		args = append(args, "--no-initial-controllers")
+	}
+	for name, level := range features {
+		args = append(args, "--feature", fmt.Sprintf("%s=%d", name, level))
+	}
+	_, err := n.c.Tool(ctx, "kafka.tools.StorageTool", args...)
+	return err
+}
+
+// Start starts the node's JVM and waits until its broker listener accepts connections.
+func (n *Node) Start(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd != nil {
+		return fmt.Errorf("kafkatest: node %d already running", n.ID)
+	}
+	if err := n.writeConfig(); err != nil {
+		return err
+	}
+	stdout, err := os.OpenFile(filepath.Join(n.Dir, "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := n.c.java("-Xms256m", "-Xmx768m",
+		"-Dlog4j2.configurationFile="+filepath.Join(n.Dir, "log4j2.properties"),
+		"kafka.Kafka", filepath.Join(n.Dir, "server.properties"))
+	cmd.Stdout, cmd.Stderr = stdout, stdout
+	if err := cmd.Start(); err != nil {
+		stdout.Close()
+		return fmt.Errorf("kafkatest: start node %d: %w", n.ID, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		stdout.Close()
+		close(done)
+	}()
+	n.cmd, n.done = cmd, done
+	for {
+		select {
+		case <-done:
+			n.cmd = nil
+			return fmt.Errorf("kafkatest: node %d exited during start-up; server.log:\n%s", n.ID, n.LogTail(30))
+		case <-ctx.Done():
+			return fmt.Errorf("kafkatest: node %d did not start: %w; server.log:\n%s", n.ID, ctx.Err(), n.LogTail(30))
+		case <-time.After(200 * time.Millisecond):
+		}
+		if conn, err := net.DialTimeout("tcp", n.BrokerAddr, time.Second); err == nil {
+			conn.Close()
+			return nil
+		}
+	}
+}
+
+// Stop stops the node's JVM: SIGTERM (a controlled shutdown), SIGKILL after 20 s.
+func (n *Node) Stop() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return
+	}
+	pgid := n.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-n.done:
+	case <-time.After(20 * time.Second):
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-n.done
+	}
+	n.cmd = nil
+}
+
+// Kill stops the node's JVM with SIGKILL, as a crash would.
+func (n *Node) Kill() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return
+	}
+	syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
+	<-n.done
+	n.cmd = nil
+}
+
+// Restart stops the node, sets its broker.rack (unchanged when rack is nil), starts it
+// again and waits until the cluster sees every broker.
+func (n *Node) Restart(ctx context.Context, rack *string) error {
+	n.Stop()
+	if rack != nil {
+		n.mu.Lock()
+		n.rack = *rack
+		n.mu.Unlock()
+	}
+	if err := n.Start(ctx); err != nil {
+		return err
+	}
+	return n.c.waitBrokers(ctx, len(n.c.Nodes))
+}
+
+// LogTail returns the last lines of the node's server.log.
+func (n *Node) LogTail(lines int) string {
+	b, err := os.ReadFile(filepath.Join(n.Dir, "server.log"))
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+var versionLine = regexp.MustCompile(`Kafka version: (\S+)`)
+
+// KafkaVersion is the version the broker logged at start-up.
+func (n *Node) KafkaVersion() string {
+	f, err := os.Open(filepath.Join(n.Dir, "server.log"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	s.Buffer(nil, 1<<20)
+	v := ""
+	for s.Scan() {
+		if m := versionLine.FindStringSubmatch(s.Text()); m != nil {
+			v = m[1]
+		}
+	}
+	return v
+}
+
+// waitBrokers waits until the cluster's metadata lists want brokers.
+func (c *Cluster) waitBrokers(ctx context.Context, want int) error {
+	var last error
+	for {
+		conn, err := kafka.DialContext(ctx, "tcp", c.Nodes[0].BrokerAddr)
+		if err == nil {
+			brokers, berr := conn.Brokers()
+			conn.Close()
+			if berr == nil && len(brokers) == want {
+				return nil
+			}
+			last = fmt.Errorf("%d of %d brokers registered (err %v)", len(brokers), want, berr)
+		} else {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kafkatest: waiting for %d brokers: %w (last: %v)", want, ctx.Err(), last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// java builds a command running a class from the release's jars, in its own process
+// group and killed if the test binary dies.
+func (c *Cluster) java(args ...string) *exec.Cmd {
+	return javaCmd(filepath.Join(c.home, "libs", "*"), args...)
+}
+
+func javaCmd(classpath string, args ...string) *exec.Cmd {
+	full := append([]string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+		"-Djava.awt.headless=true", "-cp", classpath}, args...)
+	cmd := exec.Command("java", full...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// Tool runs one of Kafka's command-line classes to completion and returns its stdout.
+// Its stderr is returned in the error when it fails.
+func (c *Cluster) Tool(ctx context.Context, class string, args ...string) (string, error) {
+	return runTool(ctx, filepath.Join(c.home, "libs", "*"), class, args...)
+}
+
+func runTool(ctx context.Context, classpath, class string, args ...string) (string, error) {
+	cmd := javaCmd(classpath, append([]string{"-Xmx512m", "-Dlog4j2.level=WARN", class}, args...)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		err = ctx.Err()
+	}
+	if err != nil {
+		return stdout.String(), fmt.Errorf("kafkatest: %s %s: %w\n%s", class, strings.Join(args, " "), err, tail(stderr.String(), 20))
+	}
+	return stdout.String(), nil
+}
+
+func tail(s string, lines int) string {
+	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

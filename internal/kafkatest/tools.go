@@ -1,0 +1,273 @@
+package kafkatest
+
+import (
+	"archive/zip"
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Fetch makes sure the jars of Kafka version are in the repository's .cache/kafka and
+// returns that release's directory (libs/ and, when published, shell/).
+func Fetch(version string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	home := filepath.Join(root, ".cache", "kafka", version)
+	if _, err := os.Stat(filepath.Join(home, ".complete")); err == nil {
+		return home, nil
+	}
+	cmd := exec.Command(filepath.Join(root, "internal", "kafkatest", "fetch-kafka.sh"), version)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("kafkatest: fetching Kafka %s: %w\n%s", version, err, tail(string(out), 20))
+	}
+	return home, nil
+}
+
+// RepoRoot is the directory holding the module's go.mod, found from the working directory.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("kafkatest: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// CreateTopic creates a topic with kafka-topics. Configs are "key=value" pairs.
+func (c *Cluster) CreateTopic(ctx context.Context, name string, partitions, replicationFactor int, configs ...string) error {
+	args := []string{"--bootstrap-server", c.Bootstrap(), "--create", "--topic", name,
+		"--partitions", strconv.Itoa(partitions), "--replication-factor", strconv.Itoa(replicationFactor)}
+	for _, kv := range configs {
+		args = append(args, "--config", kv)
+	}
+	_, err := c.Tool(ctx, "org.apache.kafka.tools.TopicCommand", args...)
+	return err
+}
+
+// AlterPartitions raises a topic's partition count with kafka-topics.
+func (c *Cluster) AlterPartitions(ctx context.Context, name string, partitions int) error {
+	_, err := c.Tool(ctx, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", c.Bootstrap(),
+		"--alter", "--topic", name, "--partitions", strconv.Itoa(partitions))
+	return err
+}
+
+// DeleteTopic deletes a topic with kafka-topics.
+func (c *Cluster) DeleteTopic(ctx context.Context, name string) error {
+	_, err := c.Tool(ctx, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", c.Bootstrap(),
+		"--delete", "--topic", name)
+	return err
+}
+
+// DescribeTopics runs kafka-topics --describe and returns its output.
+func (c *Cluster) DescribeTopics(ctx context.Context) (string, error) {
+	return c.Tool(ctx, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", c.Bootstrap(), "--describe")
+}
+
+// DumpLog runs kafka-dump-log --cluster-metadata-decoder on metadata log files
+// (.log or .checkpoint) and returns its output.
+func (c *Cluster) DumpLog(ctx context.Context, files ...string) (string, error) {
+	class := "kafka.tools.DumpLogSegments" // up to 4.3
+	if c.hasClass("org/apache/kafka/tools/DumpLogSegments.class") {
+		class = "org.apache.kafka.tools.DumpLogSegments" // 4.4+
+	}
+	return c.Tool(ctx, class, "--cluster-metadata-decoder", "--files", strings.Join(files, ","))
+}
+
+// MetadataShell runs kafka-metadata-shell on one metadata log file (.log or .checkpoint)
+// with a non-interactive command such as "tree /image". The file is copied first: the
+// shell takes Kafka's .lock beside a live log dir, which must never be touched.
+func (c *Cluster) MetadataShell(ctx context.Context, file string, command ...string) (string, error) {
+	shell := filepath.Join(c.home, "shell")
+	if _, err := os.Stat(shell); err != nil {
+		return "", fmt.Errorf("%w (%s)", ErrNoShell, c.Version)
+	}
+	dir, err := os.MkdirTemp(c.dir, "shell-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	copyPath := filepath.Join(dir, "__cluster_metadata-0", filepath.Base(file))
+	if err := copyFile(file, copyPath); err != nil {
+		return "", err
+	}
+	args := append([]string{"--snapshot", copyPath}, command...)
+	return runTool(ctx, filepath.Join(shell, "*"), "org.apache.kafka.shell.MetadataShell", args...)
+}
+
+func copyFile(from, to string) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// hasClass reports whether one of the release's kafka jars holds the class file.
+func (c *Cluster) hasClass(name string) bool {
+	jars, _ := filepath.Glob(filepath.Join(c.home, "libs", "kafka*.jar"))
+	for _, j := range jars {
+		r, err := zip.OpenReader(j)
+		if err != nil {
+			continue
+		}
+		for _, f := range r.File {
+			if f.Name == name {
+				r.Close()
+				return true
+			}
+		}
+		r.Close()
+	}
+	return false
+}
+
+// Group kinds for StartMember.
+const (
+	KindConsumer = "consumer" // KIP-848 consumer group (group.protocol=consumer)
+	KindClassic  = "classic"  // classic consumer group (group.protocol=classic)
+	KindShare    = "share"    // KIP-932 share group
+)
+
+// Member is a running group member: a JVM running java/GroupMember.java.
+type Member struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	done  chan struct{}
+
+	mu    sync.Mutex
+	lines []string
+	cond  chan struct{} // closed and replaced on every new line
+}
+
+// StartMember starts one member of group with Kafka's Java client. kind is KindConsumer,
+// KindClassic or KindShare; exactly one of topics and regex is set (a regex is
+// broker-side for KindConsumer, client-side for KindClassic). Close makes it leave.
+func (c *Cluster) StartMember(ctx context.Context, group, kind string, topics []string, regex string) (*Member, error) {
+	classes, err := c.compileJava(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sub := "topics:" + strings.Join(topics, ",")
+	if regex != "" {
+		sub = "regex:" + regex
+	}
+	cmd := javaCmd(filepath.Join(c.home, "libs", "*")+":"+classes,
+		"-Xmx256m", "-Dlog4j2.level=WARN", "GroupMember", c.Bootstrap(), group, kind, sub)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	m := &Member{cmd: cmd, stdin: stdin, done: make(chan struct{}), cond: make(chan struct{})}
+	go func() {
+		s := bufio.NewScanner(stdout)
+		for s.Scan() {
+			m.mu.Lock()
+			m.lines = append(m.lines, s.Text())
+			close(m.cond)
+			m.cond = make(chan struct{})
+			m.mu.Unlock()
+		}
+		cmd.Wait()
+		close(m.done)
+	}()
+	return m, nil
+}
+
+// WaitFor waits until the member printed a line containing substr, and returns it.
+func (m *Member) WaitFor(ctx context.Context, substr string) (string, error) {
+	seen := 0
+	for {
+		m.mu.Lock()
+		lines, cond := m.lines, m.cond
+		m.mu.Unlock()
+		for ; seen < len(lines); seen++ {
+			if strings.Contains(lines[seen], substr) {
+				return lines[seen], nil
+			}
+		}
+		select {
+		case <-cond:
+		case <-m.done:
+			return "", fmt.Errorf("kafkatest: member exited before printing %q (output %q)", substr, lines)
+		case <-ctx.Done():
+			return "", fmt.Errorf("kafkatest: member did not print %q: %w (output %q)", substr, ctx.Err(), lines)
+		}
+	}
+}
+
+// Close makes the member leave its group (by closing its stdin) and waits for it;
+// after 15 s it is killed.
+func (m *Member) Close() {
+	m.stdin.Close()
+	select {
+	case <-m.done:
+	case <-time.After(15 * time.Second):
+		syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+		<-m.done
+	}
+}
+
+var compileMu sync.Mutex
+
+// compileJava compiles java/*.java against the release's jars once per release.
+func (c *Cluster) compileJava(ctx context.Context) (string, error) {
+	compileMu.Lock()
+	defer compileMu.Unlock()
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(c.home, "classes")
+	if _, err := os.Stat(filepath.Join(out, "GroupMember.class")); err == nil {
+		return out, nil
+	}
+	srcs, _ := filepath.Glob(filepath.Join(root, "internal", "kafkatest", "java", "*.java"))
+	tmp, err := os.MkdirTemp(c.home, "classes-")
+	if err != nil {
+		return "", err
+	}
+	args := append([]string{"-cp", filepath.Join(c.home, "libs", "*"), "-d", tmp}, srcs...)
+	if b, err := exec.CommandContext(ctx, "javac", args...).CombinedOutput(); err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("kafkatest: javac: %w\n%s", err, b)
+	}
+	return out, os.Rename(tmp, out)
+}
