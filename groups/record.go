@@ -1,0 +1,258 @@
+package groups
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kraftwatch/kraftwatch/internal/kbin"
+)
+
+// RecordType is the int16 that starts every __consumer_offsets key. The constants
+// carry the names of Kafka's key and value schemas without the Key/Value suffix.
+type RecordType int16
+
+// Record types, numbered as in Kafka (spec §1.3).
+const (
+	// UnknownRecordType is used when a key is too short to hold a type.
+	UnknownRecordType RecordType = -1
+
+	LegacyOffsetCommit                           RecordType = 0
+	OffsetCommit                                 RecordType = 1
+	GroupMetadata                                RecordType = 2
+	ConsumerGroupMetadata                        RecordType = 3
+	ConsumerGroupPartitionMetadata               RecordType = 4
+	ConsumerGroupMemberMetadata                  RecordType = 5
+	ConsumerGroupTargetAssignmentMetadata        RecordType = 6
+	ConsumerGroupTargetAssignmentMember          RecordType = 7
+	ConsumerGroupCurrentMemberAssignment         RecordType = 8
+	ShareGroupPartitionMetadata                  RecordType = 9
+	ShareGroupMemberMetadata                     RecordType = 10
+	ShareGroupMetadata                           RecordType = 11
+	ShareGroupTargetAssignmentMetadata           RecordType = 12
+	ShareGroupTargetAssignmentMember             RecordType = 13
+	ShareGroupCurrentMemberAssignment            RecordType = 14
+	ShareGroupStatePartitionMetadata             RecordType = 15
+	ConsumerGroupRegularExpression               RecordType = 16
+	StreamsGroupMetadata                         RecordType = 17
+	StreamsGroupPartitionMetadata                RecordType = 18
+	StreamsGroupMemberMetadata                   RecordType = 19
+	StreamsGroupTargetAssignmentMetadata         RecordType = 20
+	StreamsGroupTargetAssignmentMember           RecordType = 21
+	StreamsGroupCurrentMemberAssignment          RecordType = 22
+	StreamsGroupTopology                         RecordType = 23
+	StreamsGroupTargetAssignmentResolvedTopicIds RecordType = 24
+
+	maxRecordType = 24
+)
+
+// keyShape is the layout of a key struct after the type.
+type keyShape uint8
+
+const (
+	keyUnknown      keyShape = iota
+	keyOffsetCommit          // group, topic, partition int32
+	keyGroup                 // group
+	keyGroupMember           // group, member
+	keyGroupRegex            // group, regular expression
+)
+
+var recordTypes = [maxRecordType + 1]struct {
+	name  string
+	group GroupType
+	key   keyShape
+}{
+	LegacyOffsetCommit:                           {"LegacyOffsetCommit", UnknownGroup, keyOffsetCommit},
+	OffsetCommit:                                 {"OffsetCommit", UnknownGroup, keyOffsetCommit},
+	GroupMetadata:                                {"GroupMetadata", ClassicGroup, keyGroup},
+	ConsumerGroupMetadata:                        {"ConsumerGroupMetadata", ConsumerGroup, keyGroup},
+	ConsumerGroupPartitionMetadata:               {"ConsumerGroupPartitionMetadata", ConsumerGroup, keyGroup},
+	ConsumerGroupMemberMetadata:                  {"ConsumerGroupMemberMetadata", ConsumerGroup, keyGroupMember},
+	ConsumerGroupTargetAssignmentMetadata:        {"ConsumerGroupTargetAssignmentMetadata", ConsumerGroup, keyGroup},
+	ConsumerGroupTargetAssignmentMember:          {"ConsumerGroupTargetAssignmentMember", ConsumerGroup, keyGroupMember},
+	ConsumerGroupCurrentMemberAssignment:         {"ConsumerGroupCurrentMemberAssignment", ConsumerGroup, keyGroupMember},
+	ShareGroupPartitionMetadata:                  {"ShareGroupPartitionMetadata", ShareGroup, keyGroup},
+	ShareGroupMemberMetadata:                     {"ShareGroupMemberMetadata", ShareGroup, keyGroupMember},
+	ShareGroupMetadata:                           {"ShareGroupMetadata", ShareGroup, keyGroup},
+	ShareGroupTargetAssignmentMetadata:           {"ShareGroupTargetAssignmentMetadata", ShareGroup, keyGroup},
+	ShareGroupTargetAssignmentMember:             {"ShareGroupTargetAssignmentMember", ShareGroup, keyGroupMember},
+	ShareGroupCurrentMemberAssignment:            {"ShareGroupCurrentMemberAssignment", ShareGroup, keyGroupMember},
+	ShareGroupStatePartitionMetadata:             {"ShareGroupStatePartitionMetadata", ShareGroup, keyGroup},
+	ConsumerGroupRegularExpression:               {"ConsumerGroupRegularExpression", ConsumerGroup, keyGroupRegex},
+	StreamsGroupMetadata:                         {"StreamsGroupMetadata", StreamsGroup, keyGroup},
+	StreamsGroupPartitionMetadata:                {"StreamsGroupPartitionMetadata", StreamsGroup, keyGroup},
+	StreamsGroupMemberMetadata:                   {"StreamsGroupMemberMetadata", StreamsGroup, keyGroupMember},
+	StreamsGroupTargetAssignmentMetadata:         {"StreamsGroupTargetAssignmentMetadata", StreamsGroup, keyGroup},
+	StreamsGroupTargetAssignmentMember:           {"StreamsGroupTargetAssignmentMember", StreamsGroup, keyGroupMember},
+	StreamsGroupCurrentMemberAssignment:          {"StreamsGroupCurrentMemberAssignment", StreamsGroup, keyGroupMember},
+	StreamsGroupTopology:                         {"StreamsGroupTopology", StreamsGroup, keyGroup},
+	StreamsGroupTargetAssignmentResolvedTopicIds: {"StreamsGroupTargetAssignmentResolvedTopicIds", StreamsGroup, keyGroup},
+}
+
+// Known reports whether t is a record type this package recognizes.
+func (t RecordType) Known() bool { return t >= 0 && t <= maxRecordType }
+
+// String returns Kafka's schema name without the Key/Value suffix, or
+// "RecordType(N)" for an unknown type.
+func (t RecordType) String() string {
+	if t.Known() {
+		return recordTypes[t].name
+	}
+	return "RecordType(" + strconv.Itoa(int(t)) + ")"
+}
+
+// GroupType returns the kind of group a record of this type belongs to, or
+// UnknownGroup for offset commits and unknown types.
+func (t RecordType) GroupType() GroupType {
+	if t.Known() {
+		return recordTypes[t].group
+	}
+	return UnknownGroup
+}
+
+// IsOffsetCommit reports whether t is type 0 or 1.
+func (t RecordType) IsOffsetCommit() bool { return t == LegacyOffsetCommit || t == OffsetCommit }
+
+// GroupType is the kind of a Kafka group.
+type GroupType int8
+
+// Group types. String gives Kafka's lower-case names.
+const (
+	UnknownGroup GroupType = iota
+	ClassicGroup
+	ConsumerGroup
+	ShareGroup
+	StreamsGroup
+)
+
+// String returns "classic", "consumer", "share", "streams" or "unknown".
+func (g GroupType) String() string {
+	switch g {
+	case ClassicGroup:
+		return "classic"
+	case ConsumerGroup:
+		return "consumer"
+	case ShareGroup:
+		return "share"
+	case StreamsGroup:
+		return "streams"
+	}
+	return "unknown"
+}
+
+// PeekType returns the record type of a key from its first two bytes without
+// decoding anything else. ok is false when the key is shorter than two bytes.
+func PeekType(key []byte) (t RecordType, ok bool) {
+	if len(key) < 2 {
+		return UnknownRecordType, false
+	}
+	return RecordType(binary.BigEndian.Uint16(key)), true
+}
+
+// Record is one decoded __consumer_offsets record.
+type Record struct {
+	Type     RecordType
+	GroupID  string // empty for offset commits, which are not decoded
+	MemberID string // set for records keyed by group and member
+	Regex    string // set for ConsumerGroupRegularExpression: the key's RegularExpression
+
+	// Tombstone is true for a record with a null value: Kafka deleted the key.
+	Tombstone bool
+	// Version is the value's int16 version, or -1 for tombstones and offset commits.
+	Version int16
+	// Value is the decoded value (one of the *XxxValue types of this package), or nil
+	// for tombstones and for record types whose value this package does not need
+	// (offset commits, assignments, share state). Its dynamic type always matches Type.
+	Value Value
+}
+
+// Value is the decoded value of a record: one of the *XxxValue types of this package.
+type Value interface {
+	// RecordType is the type of record that carries this value.
+	RecordType() RecordType
+}
+
+// GroupKey returns the key of the group the record belongs to.
+func (r *Record) GroupKey() GroupKey { return GroupKey{Type: r.Type.GroupType(), ID: r.GroupID} }
+
+// String gives a one-line readable form, for logs and golden files.
+func (r *Record) String() string {
+	var b strings.Builder
+	b.WriteString(r.Type.String())
+	if r.Type.IsOffsetCommit() {
+		if r.Tombstone {
+			b.WriteString(" tombstone")
+		}
+		return b.String()
+	}
+	fmt.Fprintf(&b, " group=%q", r.GroupID)
+	if r.MemberID != "" || r.Type.keyShape() == keyGroupMember {
+		fmt.Fprintf(&b, " member=%q", r.MemberID)
+	}
+	if r.Type == ConsumerGroupRegularExpression {
+		fmt.Fprintf(&b, " regex=%q", r.Regex)
+	}
+	switch {
+	case r.Tombstone:
+		b.WriteString(" tombstone")
+	case r.Value == nil:
+		fmt.Fprintf(&b, " v%d (not decoded)", r.Version)
+	default:
+		fmt.Fprintf(&b, " v%d %s", r.Version, describe(r.Value))
+	}
+	return b.String()
+}
+
+func (t RecordType) keyShape() keyShape {
+	if t.Known() {
+		return recordTypes[t].key
+	}
+	return keyUnknown
+}
+
+// Decode decodes one __consumer_offsets record. A nil or empty value is a tombstone
+// (Kafka writes null values to delete; no valid value is empty). Offset commits
+// (types 0 and 1) return at once with only Type and Tombstone set. Every failure is
+// a *DecodeError.
+func Decode(key, value []byte) (Record, error) {
+	t, ok := PeekType(key)
+	if !ok {
+		return Record{Type: t, Version: -1}, &DecodeError{RecordType: t, Version: -1, Part: PartKey, Err: fmt.Errorf("key of %d bytes: %w", len(key), ErrTruncated)}
+	}
+	rec := Record{Type: t, Version: -1, Tombstone: len(value) == 0}
+	shape := t.keyShape()
+	switch shape {
+	case keyUnknown:
+		return rec, &DecodeError{RecordType: t, Version: -1, Part: PartKey, Err: ErrUnknownRecordType}
+	case keyOffsetCommit:
+		return rec, nil
+	}
+	kr := kbin.NewReader(key[2:])
+	rec.GroupID = kr.String()
+	switch shape {
+	case keyGroupMember:
+		rec.MemberID = kr.String()
+	case keyGroupRegex:
+		rec.Regex = kr.String()
+	}
+	if kr.Err() == nil && kr.Len() != 0 {
+		kr.Fail(fmt.Errorf("%d bytes after the key struct: %w", kr.Len(), ErrCorrupt))
+	}
+	if err := kr.Err(); err != nil {
+		return Record{Type: t, Version: -1}, &DecodeError{RecordType: t, Version: -1, Part: PartKey, Err: err}
+	}
+	if rec.Tombstone {
+		return rec, nil
+	}
+	if len(value) < 2 {
+		return rec, &DecodeError{RecordType: t, Version: -1, Part: PartValue, Err: fmt.Errorf("value of %d bytes: %w", len(value), ErrTruncated)}
+	}
+	rec.Version = int16(binary.BigEndian.Uint16(value))
+	v, err := decodeValue(t, rec.Version, value[2:])
+	if err != nil {
+		return rec, &DecodeError{RecordType: t, Version: rec.Version, Part: PartValue, Err: err}
+	}
+	rec.Value = v
+	return rec, nil
+}

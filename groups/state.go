@@ -1,0 +1,725 @@
+package groups
+
+import (
+	"cmp"
+	"fmt"
+	"iter"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// GroupKey identifies a group. Kafka gives one group id one type at a time, but a
+// group converted between classic and consumer leaves records of both kinds in the
+// log, so the type is part of the key.
+type GroupKey struct {
+	Type GroupType
+	ID   string
+}
+
+// String gives "type:id" with the id quoted.
+func (k GroupKey) String() string { return fmt.Sprintf("%s:%q", k.Type, k.ID) }
+
+// Compare orders keys by type, then id.
+func (k GroupKey) Compare(o GroupKey) int {
+	if c := cmp.Compare(k.Type, o.Type); c != 0 {
+		return c
+	}
+	return strings.Compare(k.ID, o.ID)
+}
+
+// Member is one member of a group as the State knows it.
+type Member struct {
+	ID string
+	// SubscribedTopicNames is sorted and without duplicates. For classic members it
+	// is the Topics of their ConsumerProtocolSubscription; streams members have none
+	// (a streams group's topics come from its topology).
+	SubscribedTopicNames []string
+	// SubscribedTopicRegex is the member's regex (consumer groups), "" if none.
+	SubscribedTopicRegex string
+	// RegexErr is non-nil when SubscribedTopicRegex does not compile; the regex is
+	// then ignored, as Kafka rejects it.
+	RegexErr error
+	// SubscriptionErr is set for a classic member whose subscription bytes did not
+	// parse; the group's topics are then unknown (Group.TopicsUnknown).
+	SubscriptionErr error
+}
+
+// Group is the State's view of one group. Read it; do not modify it or keep it
+// across the next Apply.
+type Group struct {
+	Key GroupKey
+
+	// HasMetadata reports that the group's metadata record (type 2, 3, 11 or 17) is
+	// present; Epoch and MetadataHash come from it.
+	HasMetadata bool
+	// Epoch is the coordinator's group epoch (a classic group's generation).
+	Epoch int32
+	// MetadataHash is the hash the coordinator stored (0 when not stored, and always
+	// 0 for classic groups).
+	MetadataHash int64
+
+	// ProtocolType and Protocol are set for classic groups.
+	ProtocolType string
+	Protocol     string
+	// TopicsUnknown is true for a classic group some of whose members' subscriptions
+	// did not parse; Kafka then treats its subscription as unknown.
+	TopicsUnknown bool
+
+	// Topology is a streams group's topology, nil until its record is seen.
+	Topology *StreamsGroupTopologyValue
+	// PartitionMetadata is the Kafka 4.0 subscription metadata record (type 4 or 9),
+	// nil when absent or deleted.
+	PartitionMetadata []TopicMetadata
+
+	members  map[string]*Member
+	resolved map[string]*ConsumerGroupRegularExpressionValue
+	names    map[string]int32 // subscribed topic name -> number of contributions
+	regexes  map[string]int32 // member regex -> number of members using it
+}
+
+// NumMembers returns the number of members.
+func (g *Group) NumMembers() int { return len(g.members) }
+
+// Member returns the member with the given id.
+func (g *Group) Member(id string) (*Member, bool) {
+	m, ok := g.members[id]
+	return m, ok
+}
+
+// Members returns the members sorted by id.
+func (g *Group) Members() []*Member {
+	out := slices.Collect(maps.Values(g.members))
+	slices.SortFunc(out, func(a, b *Member) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// SubscribedTopicNames returns the topic names the group subscribes to by name,
+// whether or not they exist, sorted. For streams groups these are the topology's
+// RequiredTopics.
+func (g *Group) SubscribedTopicNames() []string { return sortedKeys(g.names) }
+
+// SubscribesToName reports whether some member (or the topology) names the topic.
+func (g *Group) SubscribesToName(topic string) bool { return g.names[topic] > 0 }
+
+// SubscribedRegexes returns the distinct regexes of the group's members, sorted,
+// including invalid ones (see Member.RegexErr).
+func (g *Group) SubscribedRegexes() []string { return sortedKeys(g.regexes) }
+
+// ResolvedRegexes returns the regexes for which the coordinator wrote a resolution
+// record (type 16), sorted.
+func (g *Group) ResolvedRegexes() []string { return sortedKeys(g.resolved) }
+
+// ResolvedRegex returns the coordinator's resolution of one regex.
+func (g *Group) ResolvedRegex(regex string) (*ConsumerGroupRegularExpressionValue, bool) {
+	v, ok := g.resolved[regex]
+	return v, ok
+}
+
+// empty reports whether nothing keeps the group alive.
+func (g *Group) empty() bool {
+	return !g.HasMetadata && len(g.members) == 0 && len(g.resolved) == 0 &&
+		g.Topology == nil && g.PartitionMetadata == nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
+// TopicNames is a set of existing topic names, such as the topics of a metadata image.
+type TopicNames interface {
+	Contains(name string) bool
+	// All yields every name, in any order.
+	All() iter.Seq[string]
+}
+
+// NameSet is a TopicNames backed by a map.
+type NameSet map[string]struct{}
+
+// Contains reports whether name is in the set.
+func (s NameSet) Contains(name string) bool { _, ok := s[name]; return ok }
+
+// All yields the names in map order.
+func (s NameSet) All() iter.Seq[string] { return maps.Keys(s) }
+
+// Via tells how a group subscribes to a topic.
+type Via uint8
+
+const (
+	// ViaName: a member (or a streams topology) names the topic.
+	ViaName Via = 1 << iota
+	// ViaRegex: a member's regex matches the whole topic name.
+	ViaRegex
+)
+
+// String returns "name", "regex" or "name+regex".
+func (v Via) String() string {
+	switch v {
+	case ViaName:
+		return "name"
+	case ViaRegex:
+		return "regex"
+	case ViaName | ViaRegex:
+		return "name+regex"
+	}
+	return "none"
+}
+
+// Subscriber is a group that subscribes to a topic, and how.
+type Subscriber struct {
+	Group GroupKey
+	Via   Via
+}
+
+// Change tells what applying one record did to the State. The zero Change means
+// nothing changed.
+type Change struct {
+	Group        GroupKey
+	Created      bool // the group was not in the State before
+	Removed      bool // the group was removed
+	Metadata     bool // Epoch or MetadataHash changed
+	Subscription bool // the set of subscribed topic names or regexes changed
+}
+
+// Changed reports whether anything changed.
+func (c Change) Changed() bool { return c.Created || c.Removed || c.Metadata || c.Subscription }
+
+// regexEntry is one distinct regex in use by some groups.
+type regexEntry struct {
+	re     *regexp.Regexp // anchored full match; nil when invalid
+	err    error
+	groups map[GroupKey]int32 // group -> members using the regex
+}
+
+// State is the set of groups replayed from __consumer_offsets, with an index from
+// topic name to the groups naming it and the distinct regexes in use.
+//
+// A State is not safe for concurrent use. Its methods never fail: records are
+// applied as Kafka's coordinator replays them, tombstones of things it does not hold
+// are ignored.
+type State struct {
+	groups  map[GroupKey]*Group
+	byTopic map[string]map[GroupKey]struct{}
+	regexes map[string]*regexEntry
+}
+
+// NewState returns an empty State.
+func NewState() *State {
+	return &State{
+		groups:  make(map[GroupKey]*Group),
+		byTopic: make(map[string]map[GroupKey]struct{}),
+		regexes: make(map[string]*regexEntry),
+	}
+}
+
+// Len returns the number of groups.
+func (s *State) Len() int { return len(s.groups) }
+
+// Group returns one group.
+func (s *State) Group(k GroupKey) (*Group, bool) {
+	g, ok := s.groups[k]
+	return g, ok
+}
+
+// Keys returns the keys of every group, sorted.
+func (s *State) Keys() []GroupKey {
+	out := slices.Collect(maps.Keys(s.groups))
+	slices.SortFunc(out, GroupKey.Compare)
+	return out
+}
+
+// GroupsByName returns the groups that subscribe to topic by name, sorted. The cost
+// is proportional to their number.
+func (s *State) GroupsByName(topic string) []GroupKey {
+	set := s.byTopic[topic]
+	if len(set) == 0 {
+		return nil
+	}
+	out := slices.Collect(maps.Keys(set))
+	slices.SortFunc(out, GroupKey.Compare)
+	return out
+}
+
+// GroupsByRegex returns the groups one of whose members' valid regexes fully matches
+// topic, sorted. The cost is one match per distinct regex in the State.
+func (s *State) GroupsByRegex(topic string) []GroupKey {
+	var out []GroupKey
+	for _, e := range s.regexes {
+		if e.re == nil || !e.re.MatchString(topic) {
+			continue
+		}
+		for k := range e.groups {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, GroupKey.Compare)
+	return slices.Compact(out)
+}
+
+// Subscribers returns every group that subscribes to topic, by name or by regex,
+// sorted by group.
+func (s *State) Subscribers(topic string) []Subscriber {
+	var out []Subscriber
+	for k := range s.byTopic[topic] {
+		out = append(out, Subscriber{Group: k, Via: ViaName})
+	}
+	for _, k := range s.GroupsByRegex(topic) {
+		if _, byName := s.byTopic[topic][k]; byName {
+			continue
+		}
+		out = append(out, Subscriber{Group: k, Via: ViaRegex})
+	}
+	slices.SortFunc(out, func(a, b Subscriber) int { return a.Group.Compare(b.Group) })
+	for i := range out {
+		if out[i].Via == ViaName && s.groupMatches(out[i].Group, topic) {
+			out[i].Via |= ViaRegex
+		}
+	}
+	return out
+}
+
+// groupMatches reports whether a valid regex of group k matches topic.
+func (s *State) groupMatches(k GroupKey, topic string) bool {
+	g := s.groups[k]
+	if g == nil {
+		return false
+	}
+	for re := range g.regexes {
+		if e := s.regexes[re]; e != nil && e.re != nil && e.re.MatchString(topic) {
+			return true
+		}
+	}
+	return false
+}
+
+// SubscribedTopics returns the existing topics group k subscribes to, sorted: the
+// names its members (or topology) give that exist, and every existing name that a
+// valid member regex fully matches. It returns nil for an unknown group. Names are
+// enumerated only when the group has a regex.
+func (s *State) SubscribedTopics(k GroupKey, existing TopicNames) []string {
+	g := s.groups[k]
+	if g == nil {
+		return nil
+	}
+	var out []string
+	for name := range g.names {
+		if existing.Contains(name) {
+			out = append(out, name)
+		}
+	}
+	var res []*regexp.Regexp
+	for re := range g.regexes {
+		if e := s.regexes[re]; e != nil && e.re != nil {
+			res = append(res, e.re)
+		}
+	}
+	if len(res) > 0 {
+		for name := range existing.All() {
+			if g.names[name] > 0 {
+				continue
+			}
+			for _, re := range res {
+				if re.MatchString(name) {
+					out = append(out, name)
+					break
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// RegexError returns the compile error of a regex in use, or nil when it is valid
+// or not in use.
+func (s *State) RegexError(regex string) error {
+	if e := s.regexes[regex]; e != nil {
+		return e.err
+	}
+	return nil
+}
+
+// NumRegexes returns the number of distinct regexes in use.
+func (s *State) NumRegexes() int { return len(s.regexes) }
+
+// CompileRegex compiles a Kafka subscription regex for a full match of a topic name,
+// as Kafka's RE2J matches() does. The regex is first compiled alone, so a pattern
+// such as "a)|(b" is rejected rather than changing meaning once anchored.
+func CompileRegex(regex string) (*regexp.Regexp, error) {
+	if _, err := regexp.Compile(regex); err != nil {
+		return nil, err
+	}
+	return regexp.Compile("^(?:" + regex + ")$")
+}
+
+// Replay decodes one record and applies it. A record that does not decode leaves
+// the State unchanged and returns the *DecodeError.
+func (s *State) Replay(key, value []byte) (Change, error) {
+	rec, err := Decode(key, value)
+	if err != nil {
+		return Change{}, err
+	}
+	return s.Apply(&rec), nil
+}
+
+// Apply applies one decoded record, as Kafka's coordinator replays it:
+//   - a group metadata record (types 2, 3, 11, 17) sets the epoch and stored
+//     MetadataHash; its tombstone removes the group with everything in it;
+//   - a member record (types 5, 10, 19) sets the member's subscription; its
+//     tombstone removes the member; a classic group's record (type 2) replaces
+//     all its members;
+//   - a regex record (16) sets the coordinator's resolution of one regex;
+//   - a topology record (23) sets a streams group's topics;
+//   - a partition metadata record (4, 9) is kept for reference;
+//   - every other record (offset commits, assignments) changes nothing.
+//
+// Records other than tombstones create their group when it is missing. A group with
+// nothing left in it after a tombstone is removed.
+func (s *State) Apply(rec *Record) Change {
+	if rec.Type.IsOffsetCommit() || !rec.Type.Known() {
+		return Change{}
+	}
+	k := rec.GroupKey()
+	if rec.Tombstone {
+		return s.applyTombstone(rec, k)
+	}
+	if rec.Value == nil || rec.Value.RecordType() != rec.Type {
+		return Change{}
+	}
+	g, created := s.group(k)
+	ch := Change{Group: k, Created: created}
+	switch v := rec.Value.(type) {
+	case *GroupMetadataValue:
+		ch.Metadata = s.setMetadata(g, v.Generation, 0)
+		g.ProtocolType, g.Protocol = v.ProtocolType, v.Protocol
+		ch.Subscription = s.setClassicMembers(g, v)
+	case *ConsumerGroupMetadataValue:
+		ch.Metadata = s.setMetadata(g, v.Epoch, v.MetadataHash)
+	case *ShareGroupMetadataValue:
+		ch.Metadata = s.setMetadata(g, v.Epoch, v.MetadataHash)
+	case *StreamsGroupMetadataValue:
+		ch.Metadata = s.setMetadata(g, v.Epoch, v.MetadataHash)
+	case *ConsumerGroupMemberMetadataValue:
+		ch.Subscription = s.setMember(g, &Member{
+			ID:                   rec.MemberID,
+			SubscribedTopicNames: sortedSet(v.SubscribedTopicNames),
+			SubscribedTopicRegex: v.SubscribedTopicRegex,
+		})
+	case *ShareGroupMemberMetadataValue:
+		ch.Subscription = s.setMember(g, &Member{ID: rec.MemberID, SubscribedTopicNames: sortedSet(v.SubscribedTopicNames)})
+	case *StreamsGroupMemberMetadataValue:
+		ch.Subscription = s.setMember(g, &Member{ID: rec.MemberID})
+	case *ConsumerGroupRegularExpressionValue:
+		if g.resolved == nil {
+			g.resolved = make(map[string]*ConsumerGroupRegularExpressionValue)
+		}
+		g.resolved[rec.Regex] = v
+	case *StreamsGroupTopologyValue:
+		ch.Subscription = s.setTopology(g, v)
+	case *ConsumerGroupPartitionMetadataValue:
+		g.PartitionMetadata = nonNil(v.Topics)
+	case *ShareGroupPartitionMetadataValue:
+		g.PartitionMetadata = nonNil(v.Topics)
+	}
+	return ch
+}
+
+func nonNil(t []TopicMetadata) []TopicMetadata {
+	if t == nil {
+		return []TopicMetadata{}
+	}
+	return t
+}
+
+func (s *State) applyTombstone(rec *Record, k GroupKey) Change {
+	g := s.groups[k]
+	if g == nil {
+		return Change{}
+	}
+	ch := Change{Group: k}
+	switch rec.Type {
+	case GroupMetadata, ConsumerGroupMetadata, ShareGroupMetadata, StreamsGroupMetadata:
+		s.removeGroup(g)
+		ch.Removed = true
+		return ch
+	case ConsumerGroupMemberMetadata, ShareGroupMemberMetadata, StreamsGroupMemberMetadata:
+		if m := g.members[rec.MemberID]; m != nil {
+			ch.Subscription = s.removeMember(g, m)
+		}
+	case ConsumerGroupRegularExpression:
+		delete(g.resolved, rec.Regex)
+	case StreamsGroupTopology:
+		ch.Subscription = s.setTopology(g, nil)
+	case ConsumerGroupPartitionMetadata, ShareGroupPartitionMetadata:
+		g.PartitionMetadata = nil
+	default:
+		return Change{}
+	}
+	if g.empty() {
+		s.removeGroup(g)
+		ch.Removed = true
+	}
+	return ch
+}
+
+func (s *State) group(k GroupKey) (*Group, bool) {
+	if g := s.groups[k]; g != nil {
+		return g, false
+	}
+	g := &Group{Key: k, members: make(map[string]*Member), names: make(map[string]int32)}
+	s.groups[k] = g
+	return g, true
+}
+
+func (s *State) setMetadata(g *Group, epoch int32, hash int64) bool {
+	changed := !g.HasMetadata || g.Epoch != epoch || g.MetadataHash != hash
+	g.HasMetadata, g.Epoch, g.MetadataHash = true, epoch, hash
+	return changed
+}
+
+// removeGroup drops g and all its contributions to the indexes.
+func (s *State) removeGroup(g *Group) {
+	for name := range g.names {
+		s.unindexName(g.Key, name)
+	}
+	for re := range g.regexes {
+		s.unindexRegex(g.Key, re, g.regexes[re])
+	}
+	delete(s.groups, g.Key)
+}
+
+// setMember replaces (or adds) a member and reports whether the group's set of
+// names or regexes changed.
+func (s *State) setMember(g *Group, m *Member) bool {
+	changed := false
+	if old := g.members[m.ID]; old != nil {
+		if slices.Equal(old.SubscribedTopicNames, m.SubscribedTopicNames) &&
+			old.SubscribedTopicRegex == m.SubscribedTopicRegex {
+			*old = *m
+			old.RegexErr = s.regexErr(m.SubscribedTopicRegex)
+			return false
+		}
+		changed = s.removeMember(g, old)
+	}
+	g.members[m.ID] = m
+	for _, name := range m.SubscribedTopicNames {
+		changed = s.addName(g, name) || changed
+	}
+	if m.SubscribedTopicRegex != "" {
+		changed = s.addRegex(g, m.SubscribedTopicRegex) || changed
+		m.RegexErr = s.regexErr(m.SubscribedTopicRegex)
+	}
+	return changed
+}
+
+func (s *State) regexErr(re string) error {
+	if e := s.regexes[re]; e != nil {
+		return e.err
+	}
+	return nil
+}
+
+// removeMember drops a member and its contributions.
+func (s *State) removeMember(g *Group, m *Member) bool {
+	changed := false
+	for _, name := range m.SubscribedTopicNames {
+		changed = s.dropName(g, name) || changed
+	}
+	if m.SubscribedTopicRegex != "" {
+		changed = s.dropRegex(g, m.SubscribedTopicRegex) || changed
+	}
+	delete(g.members, m.ID)
+	return changed
+}
+
+// setClassicMembers replaces every member of a classic group.
+func (s *State) setClassicMembers(g *Group, v *GroupMetadataValue) bool {
+	before := sortedKeys(g.names)
+	for _, m := range g.members {
+		s.removeMember(g, m)
+	}
+	g.TopicsUnknown = false
+	for i := range v.Members {
+		gm := &v.Members[i]
+		m := &Member{ID: gm.MemberId, SubscriptionErr: gm.SubscriptionErr}
+		if gm.Subscription != nil {
+			m.SubscribedTopicNames = sortedSet(gm.Subscription.Topics)
+		}
+		if gm.SubscriptionErr != nil {
+			g.TopicsUnknown = true
+		}
+		s.setMember(g, m)
+	}
+	return !slices.Equal(before, sortedKeys(g.names))
+}
+
+// setTopology replaces a streams group's topology (nil deletes it).
+func (s *State) setTopology(g *Group, v *StreamsGroupTopologyValue) bool {
+	var before, after []string
+	if g.Topology != nil {
+		before = g.Topology.RequiredTopics()
+	}
+	if v != nil {
+		after = v.RequiredTopics()
+	}
+	g.Topology = v
+	if slices.Equal(before, after) {
+		return false
+	}
+	for _, name := range before {
+		s.dropName(g, name)
+	}
+	for _, name := range after {
+		s.addName(g, name)
+	}
+	return true
+}
+
+// addName counts one more contribution of name to g; true when it is new to g.
+func (s *State) addName(g *Group, name string) bool {
+	g.names[name]++
+	if g.names[name] > 1 {
+		return false
+	}
+	set := s.byTopic[name]
+	if set == nil {
+		set = make(map[GroupKey]struct{}, 1)
+		s.byTopic[name] = set
+	}
+	set[g.Key] = struct{}{}
+	return true
+}
+
+// dropName removes one contribution; true when g no longer names the topic.
+func (s *State) dropName(g *Group, name string) bool {
+	n := g.names[name] - 1
+	if n > 0 {
+		g.names[name] = n
+		return false
+	}
+	if n < 0 {
+		return false // never counted; cannot happen
+	}
+	delete(g.names, name)
+	s.unindexName(g.Key, name)
+	return true
+}
+
+func (s *State) unindexName(k GroupKey, name string) {
+	if set := s.byTopic[name]; set != nil {
+		delete(set, k)
+		if len(set) == 0 {
+			delete(s.byTopic, name)
+		}
+	}
+}
+
+// addRegex counts one more member of g using re; true when it is new to g.
+func (s *State) addRegex(g *Group, re string) bool {
+	if g.regexes == nil {
+		g.regexes = make(map[string]int32)
+	}
+	g.regexes[re]++
+	e := s.regexes[re]
+	if e == nil {
+		e = &regexEntry{groups: make(map[GroupKey]int32, 1)}
+		e.re, e.err = CompileRegex(re)
+		s.regexes[re] = e
+	}
+	e.groups[g.Key]++
+	return g.regexes[re] == 1
+}
+
+// dropRegex removes one member of g using re; true when g no longer uses it.
+func (s *State) dropRegex(g *Group, re string) bool {
+	n, ok := g.regexes[re]
+	if !ok {
+		return false
+	}
+	if n > 1 {
+		g.regexes[re] = n - 1
+		s.regexes[re].groups[g.Key]--
+		return false
+	}
+	delete(g.regexes, re)
+	s.unindexRegex(g.Key, re, 1)
+	return true
+}
+
+func (s *State) unindexRegex(k GroupKey, re string, n int32) {
+	e := s.regexes[re]
+	if e == nil {
+		return
+	}
+	if e.groups[k] -= n; e.groups[k] <= 0 {
+		delete(e.groups, k)
+	}
+	if len(e.groups) == 0 {
+		delete(s.regexes, re)
+	}
+}
+
+// sortedSet returns names sorted and without duplicates. It returns names itself
+// when it already is (Kafka writes subscriptions sorted), else a sorted copy.
+func sortedSet(names []string) []string {
+	for i := 1; i < len(names); i++ {
+		if names[i-1] >= names[i] {
+			c := slices.Clone(names)
+			slices.Sort(c)
+			return slices.Compact(c)
+		}
+	}
+	return names
+}
+
+// String describes every group, one block per group in key order, for tests,
+// golden files and debugging.
+func (s *State) String() string {
+	var b strings.Builder
+	for _, k := range s.Keys() {
+		g := s.groups[k]
+		fmt.Fprintf(&b, "%s", k)
+		if g.HasMetadata {
+			fmt.Fprintf(&b, " epoch=%d metadata_hash=%#016x", g.Epoch, uint64(g.MetadataHash))
+		} else {
+			b.WriteString(" (no metadata record)")
+		}
+		if k.Type == ClassicGroup {
+			fmt.Fprintf(&b, " protocol_type=%q protocol=%q", g.ProtocolType, g.Protocol)
+		}
+		if g.TopicsUnknown {
+			b.WriteString(" topics_unknown")
+		}
+		b.WriteByte('\n')
+		fmt.Fprintf(&b, "  topics=%s", list(g.SubscribedTopicNames()))
+		if res := g.SubscribedRegexes(); len(res) > 0 {
+			fmt.Fprintf(&b, " regexes=%q", res)
+		}
+		b.WriteByte('\n')
+		for _, m := range g.Members() {
+			fmt.Fprintf(&b, "  member %q topics=%s", m.ID, list(m.SubscribedTopicNames))
+			if m.SubscribedTopicRegex != "" {
+				fmt.Fprintf(&b, " regex=%q", m.SubscribedTopicRegex)
+			}
+			if m.RegexErr != nil {
+				b.WriteString(" regex_invalid")
+			}
+			if m.SubscriptionErr != nil {
+				fmt.Fprintf(&b, " subscription_error=%q", m.SubscriptionErr)
+			}
+			b.WriteByte('\n')
+		}
+		for _, re := range g.ResolvedRegexes() {
+			v := g.resolved[re]
+			fmt.Fprintf(&b, "  resolved %q topics=%s version=%d\n", re, list(v.Topics), v.Version)
+		}
+		if g.Topology != nil {
+			fmt.Fprintf(&b, "  topology epoch=%d subtopologies=%d\n", g.Topology.Epoch, len(g.Topology.Subtopologies))
+		}
+		if g.PartitionMetadata != nil {
+			fmt.Fprintf(&b, "  partition_metadata %s\n", describeTopicMetadata(g.PartitionMetadata))
+		}
+	}
+	return b.String()
+}
