@@ -1,5 +1,7 @@
 package hashcache
 
+import "slices"
+
 // Internals for the external tests.
 
 var (
@@ -38,4 +40,14 @@ func TopicBytes(s Scheme, t Topic, b Brokers) ([]byte, int64) {
 	sk.stream = recorder{stream, &got}
 	h := s.TopicHash(t, b)
 	return got, h
+}
+
+// CachedNames returns the names of the cached entries, sorted.
+func CachedNames(c *Cache) []string {
+	var names []string
+	for name := range c.entries {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
