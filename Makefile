@@ -1,0 +1,57 @@
+SHELL := /bin/bash
+# kraftwatch — one entry point for building, testing and running.
+#   make test      unit tests (-race) and e2e tests against real Kafka and NATS
+#   make demo      the sidecar end to end on a local Kafka
+#   make lint      gofmt, go vet, staticcheck
+#   make fuzz      each fuzz target briefly
+#   make fixtures  regenerate the real Kafka fixtures in testdata/
+#   make bench     benchmarks
+
+GO            ?= go
+KAFKA_VERSION ?= 4.3.1
+STATICCHECK   ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME      ?= 10s
+LDFLAGS       ?= -s -w
+export KAFKA_VERSION
+
+.PHONY: all build test unit e2e kafka lint fuzz fixtures bench demo clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kraftwatch .
+
+test: unit e2e
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# e2e packages share one Kafka per package; -p 1 keeps one cluster at a time on 2 cores.
+e2e: kafka
+	$(GO) test -tags e2e -race -count=1 -p 1 -timeout 40m -v ./e2e/...
+
+# Fetch Kafka's jars once into .cache/kafka/$(KAFKA_VERSION).
+kafka:
+	internal/kafkatest/fetch-kafka.sh $(KAFKA_VERSION)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./e2e/...
+	$(GO) run $(STATICCHECK) ./...
+
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+fixtures: kafka
+	$(GO) test -tags fixtures -count=1 -v -timeout 20m -run TestGenerateFixtures ./internal/kafkatest/
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin
