@@ -1,7 +1,6 @@
 package kbin
 
 import (
-	"errors"
 	"math"
 	"testing"
 )
@@ -85,5 +84,4 @@ func TestAppendRoundTrip(t *testing.T) {
 	if !ok || r.Err() != nil || r.Len() != 0 {
 		t.Fatalf("round trip failed: err %v left %d", r.Err(), r.Len())
 	}
-	_ = errors.New
 }

@@ -1,0 +1,198 @@
+package recordbatch
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+
+	"github.com/kraftwatch/kraftwatch/internal/kbin"
+)
+
+// minRecordSize is the smallest encoded record: a length varint and six one-byte fields.
+const minRecordSize = 7
+
+// Record is one record of a batch. Key and Value are nil when null; they and the
+// headers share memory with the batch.
+type Record struct {
+	Attributes     int8
+	TimestampDelta int64
+	OffsetDelta    int32
+	Key            []byte
+	Value          []byte
+	// HeaderCount is the number of headers; Headers decodes them.
+	HeaderCount int
+	headers     []byte
+}
+
+// Header is one record header. Value is nil when null.
+type Header struct {
+	Key   []byte
+	Value []byte
+}
+
+// Headers decodes the record's headers (nil when there are none). The record's
+// framing was checked by the iterator, so this cannot fail on a record it returned.
+func (r *Record) Headers() []Header {
+	if r.HeaderCount == 0 {
+		return nil
+	}
+	hs := make([]Header, 0, r.HeaderCount)
+	var rd kbin.Reader
+	rd.Reset(r.headers)
+	for range r.HeaderCount {
+		var h Header
+		h.Key = rd.Raw(int(rd.Varint()))
+		if n := rd.Varint(); n >= 0 {
+			h.Value = rd.Raw(int(n))
+		}
+		hs = append(hs, h)
+	}
+	return hs
+}
+
+// RecordIter iterates the records of one batch:
+//
+//	it := batch.Iter()
+//	for it.Next() {
+//		rec := it.Record()
+//	}
+//	if err := it.Err(); err != nil { ... }
+//
+// Iteration stops at the first malformed record; Err then wraps ErrCorrupt (a batch
+// whose CRC matched cannot be cut short, so record errors are never ErrTruncated).
+type RecordIter struct {
+	r     kbin.Reader
+	base  int64
+	left  int32
+	index int32
+	rec   Record
+	err   error
+}
+
+// Iter returns an iterator over the batch's records. Uncompressed batches are read
+// in place; gzip batches are decompressed into a new buffer first; other codecs give
+// an iterator whose Err wraps ErrUnsupportedCodec.
+func (b *Batch) Iter() RecordIter {
+	it := RecordIter{base: b.BaseOffset, left: b.NumRecords}
+	data := b.Records
+	switch b.Codec() {
+	case CodecNone:
+	case CodecGzip:
+		zr, err := gzip.NewReader(bytes.NewReader(b.Records))
+		if err == nil {
+			data, err = io.ReadAll(zr)
+		}
+		if err != nil {
+			it.err = fmt.Errorf("batch at offset %d: gzip: %v: %w", b.BaseOffset, err, ErrCorrupt)
+			return it
+		}
+	default:
+		it.err = fmt.Errorf("batch at offset %d: codec %s: %w", b.BaseOffset, b.Codec(), ErrUnsupportedCodec)
+		return it
+	}
+	it.r.Reset(data)
+	return it
+}
+
+// Next decodes the next record; it returns false after the last one or on error.
+func (it *RecordIter) Next() bool {
+	if it.err != nil {
+		return false
+	}
+	if it.left == 0 {
+		if it.r.Len() != 0 {
+			it.fail(fmt.Errorf("%d bytes after the last record", it.r.Len()))
+		}
+		return false
+	}
+	it.left--
+	r := &it.r
+	length := r.Varint()
+	if r.Err() != nil || length < minRecordSize-1 || length > int64(r.Len()) {
+		it.fail(fmt.Errorf("record length %d with %d bytes left", length, r.Len()))
+		return false
+	}
+	raw := r.Raw(int(length))
+	var body kbin.Reader
+	body.Reset(raw)
+	rec := Record{}
+	rec.Attributes = body.Int8()
+	rec.TimestampDelta = body.Varint()
+	od := body.Varint()
+	if od < 0 || od > 1<<31-1 {
+		it.fail(fmt.Errorf("offset delta %d", od))
+		return false
+	}
+	rec.OffsetDelta = int32(od)
+	rec.Key = it.bytes(&body, "key")
+	rec.Value = it.bytes(&body, "value")
+	nh := body.Varint()
+	if body.Err() == nil && (nh < 0 || nh > int64(body.Len()/2)) {
+		it.fail(fmt.Errorf("%d headers", nh))
+		return false
+	}
+	start := body.Offset()
+	for i := int64(0); i < nh && body.Err() == nil; i++ {
+		kl := body.Varint()
+		if kl < 0 {
+			it.fail(fmt.Errorf("header key length %d", kl))
+			return false
+		}
+		body.Raw(int(min(kl, 1<<31)))
+		if vl := body.Varint(); vl >= 0 {
+			body.Raw(int(min(vl, 1<<31)))
+		} else if vl < -1 {
+			it.fail(fmt.Errorf("header value length %d", vl))
+			return false
+		}
+	}
+	if it.err != nil {
+		return false
+	}
+	if err := body.Err(); err != nil {
+		it.fail(err)
+		return false
+	}
+	if body.Len() != 0 {
+		it.fail(fmt.Errorf("%d bytes after the headers", body.Len()))
+		return false
+	}
+	rec.HeaderCount = int(nh)
+	if nh > 0 {
+		rec.headers = raw[start:]
+	}
+	it.rec = rec
+	it.index++
+	return true
+}
+
+func (it *RecordIter) bytes(body *kbin.Reader, what string) []byte {
+	n := body.Varint()
+	if body.Err() != nil || it.err != nil {
+		return nil
+	}
+	if n < -1 || n > int64(body.Len()) {
+		it.fail(fmt.Errorf("%s length %d with %d bytes left", what, n, body.Len()))
+		return nil
+	}
+	if n == -1 {
+		return nil
+	}
+	return body.Raw(int(n))
+}
+
+func (it *RecordIter) fail(err error) {
+	if it.err == nil {
+		it.err = fmt.Errorf("batch at offset %d, record %d: %w: %w", it.base, it.index, err, ErrCorrupt)
+	}
+}
+
+// Record returns the record Next decoded. It is valid until the next call to Next.
+func (it *RecordIter) Record() Record { return it.rec }
+
+// Offset is the absolute offset of the record Next decoded.
+func (it *RecordIter) Offset() int64 { return it.base + int64(it.rec.OffsetDelta) }
+
+// Err returns the error that stopped the iteration, or nil.
+func (it *RecordIter) Err() error { return it.err }
