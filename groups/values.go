@@ -413,7 +413,9 @@ func readConsumerGroupMember(r *kbin.Reader) *ConsumerGroupMemberMetadataValue {
 			for i := range c.SupportedProtocols {
 				p := &c.SupportedProtocols[i]
 				p.Name = f.CompactString()
-				p.Metadata = slices.Clone(f.CompactBytes())
+				if b := f.CompactBytes(); len(b) > 0 {
+					p.Metadata = slices.Clone(b)
+				}
 				skipTags(f)
 			}
 		}
