@@ -1,0 +1,182 @@
+package hashcache_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/spaolacci/murmur3"
+	"github.com/zeebo/xxh3"
+
+	"github.com/kraftwatch/kraftwatch/hashcache"
+	"github.com/kraftwatch/kraftwatch/hashcache/hashcachetest"
+)
+
+// Benchmarks. Compare a scheme with the raw hash over the very bytes the scheme
+// hashes, in one run:
+//
+//	go test -run '^$' -bench . -benchmem ./hashcache/
+//
+// BenchmarkAllTopics/S and BenchmarkRawHash/S report MB/s over the same bytes; their
+// ratio is the overhead of building the byte stream (interface calls, rack lookups,
+// sorting, encoding).
+
+const (
+	benchTopics     = 10_000
+	benchPartitions = 100 // 10k x 100 = 1M partitions
+	benchBrokers    = 12
+)
+
+// benchCluster is 1M partitions, RF 3, 12 brokers in 4 racks.
+var benchCluster = sync.OnceValue(func() *hashcachetest.Cluster {
+	c := hashcachetest.NewCluster()
+	for id := range int32(benchBrokers) {
+		c.Racks[id] = fmt.Sprintf("eu-west-1%c", 'a'+id%4)
+	}
+	for t := range benchTopics {
+		top := &hashcachetest.Topic{
+			TopicID:   hashcachetest.ID(uint64(t)*0x9e3779b97f4a7c15, uint64(t)),
+			TopicName: fmt.Sprintf("service-%04d.events.v1", t),
+		}
+		for p := range benchPartitions {
+			first := int32(t+p) % benchBrokers
+			top.Partitions = append(top.Partitions,
+				[]int32{first, (first + 1) % benchBrokers, (first + 5) % benchBrokers})
+		}
+		c.Add(top)
+	}
+	return c
+})
+
+func benchTopicList(c *hashcachetest.Cluster) []*hashcachetest.Topic {
+	list := make([]*hashcachetest.Topic, 0, len(c.Topics))
+	for t := range benchTopics {
+		list = append(list, c.Topics[fmt.Sprintf("service-%04d.events.v1", t)])
+	}
+	return list
+}
+
+// streams returns the byte streams that s hashes for topics, and their total size.
+func streams(s hashcache.Scheme, c hashcache.Brokers, topics []*hashcachetest.Topic) ([][]byte, int64) {
+	var out [][]byte
+	var n int64
+	for _, t := range topics {
+		b, _ := hashcache.TopicBytes(s, t, c)
+		out = append(out, b)
+		n += int64(len(b))
+	}
+	return out, n
+}
+
+func BenchmarkAllTopics(b *testing.B) {
+	c := benchCluster()
+	topics := benchTopicList(c)
+	for _, s := range schemes() {
+		b.Run(s.Name(), func(b *testing.B) {
+			_, n := streams(s, c, topics)
+			b.SetBytes(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, t := range topics {
+					s.TopicHash(t, c)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/1M-partitions")
+		})
+	}
+}
+
+func BenchmarkRawHash(b *testing.B) {
+	c := benchCluster()
+	topics := benchTopicList(c)
+	raw := map[string]func([]byte) uint64{
+		hashcache.SchemeMurmur3: murmur3.Sum64,
+		hashcache.SchemeKafka:   xxh3.Hash,
+	}
+	for _, s := range schemes() {
+		b.Run(s.Name(), func(b *testing.B) {
+			bufs, n := streams(s, c, topics)
+			hash := raw[s.Name()]
+			b.SetBytes(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, buf := range bufs {
+					hash(buf)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkTopic10kPartitions(b *testing.B) {
+	c := benchCluster()
+	top := &hashcachetest.Topic{TopicID: hashcachetest.ID(1, 2), TopicName: "clickstream"}
+	for p := range 10_000 {
+		first := int32(p) % benchBrokers
+		top.Partitions = append(top.Partitions, []int32{first, (first + 1) % benchBrokers, (first + 5) % benchBrokers})
+	}
+	for _, s := range schemes() {
+		b.Run(s.Name(), func(b *testing.B) {
+			bs, _ := hashcache.TopicBytes(s, top, c)
+			b.SetBytes(int64(len(bs)))
+			b.ReportAllocs()
+			for b.Loop() {
+				s.TopicHash(top, c)
+			}
+		})
+	}
+}
+
+func BenchmarkCacheHit(b *testing.B) {
+	c := benchCluster()
+	for _, name := range []string{hashcache.SchemeMurmur3, hashcache.SchemeKafka} {
+		b.Run(name, func(b *testing.B) {
+			cache, _ := hashcache.New(hashcache.Config{Scheme: name})
+			cache.TopicHash(c, "service-0042.events.v1")
+			b.ReportAllocs()
+			for b.Loop() {
+				cache.TopicHash(c, "service-0042.events.v1")
+			}
+		})
+	}
+}
+
+func BenchmarkGroupHashHits(b *testing.B) {
+	c := benchCluster()
+	subscribed := []string{"service-0001.events.v1", "service-0002.events.v1", "service-0003.events.v1", "missing", "service-0004.events.v1"}
+	for _, name := range []string{hashcache.SchemeMurmur3, hashcache.SchemeKafka} {
+		b.Run(name, func(b *testing.B) {
+			cache, _ := hashcache.New(hashcache.Config{Scheme: name})
+			cache.GroupHash(c, subscribed)
+			b.ReportAllocs()
+			for b.Loop() {
+				cache.GroupHash(c, subscribed)
+			}
+		})
+	}
+}
+
+// TestNoAllocs pins the allocation-free paths: a scheme's topic hash once its
+// buffers have grown, a cache hit, and a group hash served from the cache.
+func TestNoAllocs(t *testing.T) {
+	c := specCluster()
+	top := c.Topics["orders.v1_big-topic"]
+	for _, s := range schemes() {
+		s.TopicHash(top, c)
+		if n := testing.AllocsPerRun(100, func() { s.TopicHash(top, c) }); n != 0 {
+			t.Errorf("%s TopicHash: %v allocs", s.Name(), n)
+		}
+		hs := []hashcache.NamedHash{{"b", 1}, {"a", 2}}
+		if n := testing.AllocsPerRun(100, func() { s.GroupHash(hs) }); n != 0 {
+			t.Errorf("%s GroupHash: %v allocs", s.Name(), n)
+		}
+		cache, _ := hashcache.New(hashcache.Config{Scheme: s.Name()})
+		cache.GroupHash(c, []string{"foo", "bar", "nb", "missing"})
+		if n := testing.AllocsPerRun(100, func() { cache.TopicHash(c, "foo") }); n != 0 {
+			t.Errorf("%s cache hit: %v allocs", s.Name(), n)
+		}
+		if n := testing.AllocsPerRun(100, func() { cache.GroupHash(c, []string{"foo", "bar", "nb", "missing"}) }); n != 0 {
+			t.Errorf("%s cached group hash: %v allocs", s.Name(), n)
+		}
+	}
+}
