@@ -1,0 +1,187 @@
+package metadata
+
+import (
+	"fmt"
+
+	"github.com/kraftwatch/kraftwatch/internal/kbin"
+)
+
+// FrameVersion is the only frame version of metadata record values.
+const FrameVersion = 1
+
+// Decode decodes one framed metadata record value and returns the record and its
+// version. Every record it returns is newly allocated, except byte-slice fields,
+// which share memory with value. Errors are *DecodeError.
+func Decode(value []byte) (Record, int16, error) {
+	r := &reader{}
+	r.Reset(value)
+	return decode(r, nil)
+}
+
+// Decoder decodes framed metadata records reusing its memory: the record it returns,
+// and the slices inside it, are only valid until the next call to Decode. Strings are
+// always newly allocated. Copy what you keep. A Decoder is not safe for concurrent use;
+// its zero value is ready to use.
+type Decoder struct {
+	r         reader
+	arena     arena
+	partition PartitionRecord
+	change    PartitionChangeRecord
+	topic     TopicRecord
+	noop      NoOpRecord
+	feature   FeatureLevelRecord
+	config    ConfigRecord
+}
+
+// Decode decodes one framed metadata record value; see the type's documentation for
+// the lifetime of its result.
+func (d *Decoder) Decode(value []byte) (Record, int16, error) {
+	d.arena.reset()
+	d.r = reader{arena: &d.arena}
+	d.r.Reset(value)
+	return decode(&d.r, d)
+}
+
+// scratch returns the Decoder's reusable record of type t, zeroed, or nil when it
+// keeps none of that type.
+func (d *Decoder) scratch(t RecordType) Record {
+	switch t {
+	case TypePartition:
+		d.partition = PartitionRecord{}
+		return &d.partition
+	case TypePartitionChange:
+		d.change = PartitionChangeRecord{}
+		return &d.change
+	case TypeTopic:
+		d.topic = TopicRecord{}
+		return &d.topic
+	case TypeNoOp:
+		return &d.noop
+	case TypeFeatureLevel:
+		d.feature = FeatureLevelRecord{}
+		return &d.feature
+	case TypeConfig:
+		d.config = ConfigRecord{}
+		return &d.config
+	}
+	return nil
+}
+
+func decode(r *reader, d *Decoder) (Record, int16, error) {
+	fail := func(key, ver int, err error) (Record, int16, error) {
+		return nil, 0, &DecodeError{APIKey: key, Version: ver, Offset: -1, Err: err}
+	}
+	frame := r.Uvarint()
+	if err := r.Err(); err != nil {
+		return fail(-1, -1, fmt.Errorf("frame version: %v: %w", err, ErrCorrupt))
+	}
+	if frame != FrameVersion {
+		return fail(-1, -1, fmt.Errorf("frame version %d, want %d: %w", frame, FrameVersion, ErrCorrupt))
+	}
+	key := r.Uvarint()
+	ver := r.Uvarint()
+	if err := r.Err(); err != nil {
+		return fail(-1, -1, fmt.Errorf("frame header: %v: %w", err, ErrCorrupt))
+	}
+	if key > 1<<15-1 || ver > 1<<15-1 {
+		return fail(-1, -1, fmt.Errorf("apiKey %d version %d out of range: %w", key, ver, ErrCorrupt))
+	}
+	t, v := RecordType(key), int16(ver)
+	if !t.Known() {
+		return fail(int(key), int(ver), fmt.Errorf("apiKey %d: %w", key, ErrUnknownType))
+	}
+	if v > t.MaxVersion() {
+		return fail(int(key), int(ver), fmt.Errorf("version %d, newest known %d: %w", v, t.MaxVersion(), ErrUnknownVersion))
+	}
+	var rec Record
+	if d != nil {
+		rec = d.scratch(t)
+	}
+	if rec == nil {
+		rec = New(t)
+	}
+	rec.decode(r, v)
+	if err := r.Err(); err != nil {
+		return fail(int(key), int(ver), fmt.Errorf("%v: %w", err, ErrCorrupt))
+	}
+	if r.Len() != 0 {
+		return fail(int(key), int(ver), fmt.Errorf("%d bytes of garbage after the record: %w", r.Len(), ErrCorrupt))
+	}
+	return rec, v, nil
+}
+
+// New returns a new zero record of type t (with PartitionChangeRecord's "unchanged"
+// defaults), or nil for an unknown type.
+func New(t RecordType) Record {
+	switch t {
+	case TypeRegisterBroker:
+		return &RegisterBrokerRecord{}
+	case TypeUnregisterBroker:
+		return &UnregisterBrokerRecord{}
+	case TypeTopic:
+		return &TopicRecord{}
+	case TypePartition:
+		return &PartitionRecord{}
+	case TypeConfig:
+		return &ConfigRecord{}
+	case TypePartitionChange:
+		return NewPartitionChangeRecord(UUID{}, 0)
+	case TypeFenceBroker:
+		return &FenceBrokerRecord{}
+	case TypeUnfenceBroker:
+		return &UnfenceBrokerRecord{}
+	case TypeRemoveTopic:
+		return &RemoveTopicRecord{}
+	case TypeDelegationToken:
+		return &DelegationTokenRecord{}
+	case TypeUserScramCredential:
+		return &UserScramCredentialRecord{}
+	case TypeFeatureLevel:
+		return &FeatureLevelRecord{}
+	case TypeClientQuota:
+		return &ClientQuotaRecord{}
+	case TypeProducerIDs:
+		return &ProducerIdsRecord{}
+	case TypeBrokerRegistrationChange:
+		return &BrokerRegistrationChangeRecord{}
+	case TypeAccessControlEntry:
+		return &AccessControlEntryRecord{}
+	case TypeRemoveAccessControlEntry:
+		return &RemoveAccessControlEntryRecord{}
+	case TypeNoOp:
+		return &NoOpRecord{}
+	case TypeZkMigrationState:
+		return &ZkMigrationStateRecord{}
+	case TypeRemoveUserScramCredential:
+		return &RemoveUserScramCredentialRecord{}
+	case TypeBeginTransaction:
+		return &BeginTransactionRecord{}
+	case TypeEndTransaction:
+		return &EndTransactionRecord{}
+	case TypeAbortTransaction:
+		return &AbortTransactionRecord{}
+	case TypeRemoveDelegationToken:
+		return &RemoveDelegationTokenRecord{}
+	case TypeRegisterController:
+		return &RegisterControllerRecord{}
+	case TypeClearElr:
+		return &ClearElrRecord{}
+	case TypeUnregisterController:
+		return &UnregisterControllerRecord{}
+	}
+	return nil
+}
+
+// Append appends rec framed at version v (frame version, apiKey, version, body) to b.
+// It fails for a version the record type does not have. Fields that do not exist at
+// v are not written.
+func Append(b []byte, rec Record, v int16) ([]byte, error) {
+	t := rec.Type()
+	if v < 0 || v > t.MaxVersion() {
+		return b, fmt.Errorf("metadata: %s has no version %d", t, v)
+	}
+	b = kbin.AppendUvarint(b, FrameVersion)
+	b = kbin.AppendUvarint(b, uint64(t))
+	b = kbin.AppendUvarint(b, uint64(v))
+	return rec.appendTo(b, v), nil
+}
