@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/kraftwatch/kraftwatch/internal/kbin"
 )
 
 // RecordType is the int16 that starts every __consumer_offsets key. The constants
@@ -209,50 +207,4 @@ func (t RecordType) keyShape() keyShape {
 		return recordTypes[t].key
 	}
 	return keyUnknown
-}
-
-// Decode decodes one __consumer_offsets record. A nil or empty value is a tombstone
-// (Kafka writes null values to delete; no valid value is empty). Offset commits
-// (types 0 and 1) return at once with only Type and Tombstone set. Every failure is
-// a *DecodeError.
-func Decode(key, value []byte) (Record, error) {
-	t, ok := PeekType(key)
-	if !ok {
-		return Record{Type: t, Version: -1}, &DecodeError{RecordType: t, Version: -1, Part: PartKey, Err: fmt.Errorf("key of %d bytes: %w", len(key), ErrTruncated)}
-	}
-	rec := Record{Type: t, Version: -1, Tombstone: len(value) == 0}
-	shape := t.keyShape()
-	switch shape {
-	case keyUnknown:
-		return rec, &DecodeError{RecordType: t, Version: -1, Part: PartKey, Err: ErrUnknownRecordType}
-	case keyOffsetCommit:
-		return rec, nil
-	}
-	kr := kbin.NewReader(key[2:])
-	rec.GroupID = kr.String()
-	switch shape {
-	case keyGroupMember:
-		rec.MemberID = kr.String()
-	case keyGroupRegex:
-		rec.Regex = kr.String()
-	}
-	if kr.Err() == nil && kr.Len() != 0 {
-		kr.Fail(fmt.Errorf("%d bytes after the key struct: %w", kr.Len(), ErrCorrupt))
-	}
-	if err := kr.Err(); err != nil {
-		return Record{Type: t, Version: -1}, &DecodeError{RecordType: t, Version: -1, Part: PartKey, Err: err}
-	}
-	if rec.Tombstone {
-		return rec, nil
-	}
-	if len(value) < 2 {
-		return rec, &DecodeError{RecordType: t, Version: -1, Part: PartValue, Err: fmt.Errorf("value of %d bytes: %w", len(value), ErrTruncated)}
-	}
-	rec.Version = int16(binary.BigEndian.Uint16(value))
-	v, err := decodeValue(t, rec.Version, value[2:])
-	if err != nil {
-		return rec, &DecodeError{RecordType: t, Version: rec.Version, Part: PartValue, Err: err}
-	}
-	rec.Value = v
-	return rec, nil
 }

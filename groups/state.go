@@ -73,6 +73,7 @@ type Group struct {
 	// nil when absent or deleted.
 	PartitionMetadata []TopicMetadata
 
+	required []string // streams: Topology.RequiredTopics()
 	members  map[string]*Member
 	resolved map[string]*ConsumerGroupRegularExpressionValue
 	names    map[string]int32 // subscribed topic name -> number of contributions
@@ -189,7 +190,7 @@ func (c Change) Changed() bool { return c.Created || c.Removed || c.Metadata || 
 type regexEntry struct {
 	re     *regexp.Regexp // anchored full match; nil when invalid
 	err    error
-	groups map[GroupKey]int32 // group -> members using the regex
+	groups map[*Group]int32 // group -> members using the regex
 }
 
 // State is the set of groups replayed from __consumer_offsets, with an index from
@@ -200,16 +201,19 @@ type regexEntry struct {
 // are ignored.
 type State struct {
 	groups  map[GroupKey]*Group
-	byTopic map[string]map[GroupKey]struct{}
+	byTopic map[string]map[*Group]struct{}
 	regexes map[string]*regexEntry
+	dec     *Decoder   // interns the strings of Replay
+	crossed []crossing // scratch of the Apply in progress
 }
 
 // NewState returns an empty State.
 func NewState() *State {
 	return &State{
 		groups:  make(map[GroupKey]*Group),
-		byTopic: make(map[string]map[GroupKey]struct{}),
+		byTopic: make(map[string]map[*Group]struct{}),
 		regexes: make(map[string]*regexEntry),
+		dec:     NewDecoder(),
 	}
 }
 
@@ -236,7 +240,10 @@ func (s *State) GroupsByName(topic string) []GroupKey {
 	if len(set) == 0 {
 		return nil
 	}
-	out := slices.Collect(maps.Keys(set))
+	out := make([]GroupKey, 0, len(set))
+	for g := range set {
+		out = append(out, g.Key)
+	}
 	slices.SortFunc(out, GroupKey.Compare)
 	return out
 }
@@ -249,8 +256,8 @@ func (s *State) GroupsByRegex(topic string) []GroupKey {
 		if e.re == nil || !e.re.MatchString(topic) {
 			continue
 		}
-		for k := range e.groups {
-			out = append(out, k)
+		for g := range e.groups {
+			out = append(out, g.Key)
 		}
 	}
 	slices.SortFunc(out, GroupKey.Compare)
@@ -261,11 +268,11 @@ func (s *State) GroupsByRegex(topic string) []GroupKey {
 // sorted by group.
 func (s *State) Subscribers(topic string) []Subscriber {
 	var out []Subscriber
-	for k := range s.byTopic[topic] {
-		out = append(out, Subscriber{Group: k, Via: ViaName})
+	for g := range s.byTopic[topic] {
+		out = append(out, Subscriber{Group: g.Key, Via: ViaName})
 	}
 	for _, k := range s.GroupsByRegex(topic) {
-		if _, byName := s.byTopic[topic][k]; byName {
+		if s.groups[k].names[topic] > 0 {
 			continue
 		}
 		out = append(out, Subscriber{Group: k, Via: ViaRegex})
@@ -356,7 +363,7 @@ func CompileRegex(regex string) (*regexp.Regexp, error) {
 // Replay decodes one record and applies it. A record that does not decode leaves
 // the State unchanged and returns the *DecodeError.
 func (s *State) Replay(key, value []byte) (Change, error) {
-	rec, err := Decode(key, value)
+	rec, err := s.dec.Decode(key, value)
 	if err != nil {
 		return Change{}, err
 	}
@@ -380,6 +387,7 @@ func (s *State) Apply(rec *Record) Change {
 	if rec.Type.IsOffsetCommit() || !rec.Type.Known() {
 		return Change{}
 	}
+	s.crossed = s.crossed[:0]
 	k := rec.GroupKey()
 	if rec.Tombstone {
 		return s.applyTombstone(rec, k)
@@ -393,7 +401,8 @@ func (s *State) Apply(rec *Record) Change {
 	case *GroupMetadataValue:
 		ch.Metadata = s.setMetadata(g, v.Generation, 0)
 		g.ProtocolType, g.Protocol = v.ProtocolType, v.Protocol
-		ch.Subscription = s.setClassicMembers(g, v)
+		s.setClassicMembers(g, v)
+		ch.Subscription = s.subscriptionChanged(g)
 	case *ConsumerGroupMetadataValue:
 		ch.Metadata = s.setMetadata(g, v.Epoch, v.MetadataHash)
 	case *ShareGroupMetadataValue:
@@ -401,22 +410,25 @@ func (s *State) Apply(rec *Record) Change {
 	case *StreamsGroupMetadataValue:
 		ch.Metadata = s.setMetadata(g, v.Epoch, v.MetadataHash)
 	case *ConsumerGroupMemberMetadataValue:
-		ch.Subscription = s.setMember(g, &Member{
+		s.setMember(g, &Member{
 			ID:                   rec.MemberID,
 			SubscribedTopicNames: sortedSet(v.SubscribedTopicNames),
 			SubscribedTopicRegex: v.SubscribedTopicRegex,
 		})
+		ch.Subscription = s.subscriptionChanged(g)
 	case *ShareGroupMemberMetadataValue:
-		ch.Subscription = s.setMember(g, &Member{ID: rec.MemberID, SubscribedTopicNames: sortedSet(v.SubscribedTopicNames)})
+		s.setMember(g, &Member{ID: rec.MemberID, SubscribedTopicNames: sortedSet(v.SubscribedTopicNames)})
+		ch.Subscription = s.subscriptionChanged(g)
 	case *StreamsGroupMemberMetadataValue:
-		ch.Subscription = s.setMember(g, &Member{ID: rec.MemberID})
+		s.setMember(g, &Member{ID: rec.MemberID})
 	case *ConsumerGroupRegularExpressionValue:
 		if g.resolved == nil {
 			g.resolved = make(map[string]*ConsumerGroupRegularExpressionValue)
 		}
 		g.resolved[rec.Regex] = v
 	case *StreamsGroupTopologyValue:
-		ch.Subscription = s.setTopology(g, v)
+		s.setTopology(g, v)
+		ch.Subscription = s.subscriptionChanged(g)
 	case *ConsumerGroupPartitionMetadataValue:
 		g.PartitionMetadata = nonNil(v.Topics)
 	case *ShareGroupPartitionMetadataValue:
@@ -445,12 +457,14 @@ func (s *State) applyTombstone(rec *Record, k GroupKey) Change {
 		return ch
 	case ConsumerGroupMemberMetadata, ShareGroupMemberMetadata, StreamsGroupMemberMetadata:
 		if m := g.members[rec.MemberID]; m != nil {
-			ch.Subscription = s.removeMember(g, m)
+			s.removeMember(g, m)
+			ch.Subscription = s.subscriptionChanged(g)
 		}
 	case ConsumerGroupRegularExpression:
 		delete(g.resolved, rec.Regex)
 	case StreamsGroupTopology:
-		ch.Subscription = s.setTopology(g, nil)
+		s.setTopology(g, nil)
+		ch.Subscription = s.subscriptionChanged(g)
 	case ConsumerGroupPartitionMetadata, ShareGroupPartitionMetadata:
 		g.PartitionMetadata = nil
 	default:
@@ -481,64 +495,49 @@ func (s *State) setMetadata(g *Group, epoch int32, hash int64) bool {
 // removeGroup drops g and all its contributions to the indexes.
 func (s *State) removeGroup(g *Group) {
 	for name := range g.names {
-		s.unindexName(g.Key, name)
+		s.unindexName(g, name)
 	}
-	for re := range g.regexes {
-		s.unindexRegex(g.Key, re, g.regexes[re])
+	for re, n := range g.regexes {
+		s.unindexRegex(g, re, n)
 	}
 	delete(s.groups, g.Key)
 }
 
-// setMember replaces (or adds) a member and reports whether the group's set of
-// names or regexes changed.
-func (s *State) setMember(g *Group, m *Member) bool {
-	changed := false
+// setMember replaces (or adds) a member.
+func (s *State) setMember(g *Group, m *Member) {
 	if old := g.members[m.ID]; old != nil {
 		if slices.Equal(old.SubscribedTopicNames, m.SubscribedTopicNames) &&
 			old.SubscribedTopicRegex == m.SubscribedTopicRegex {
+			m.RegexErr = old.RegexErr
 			*old = *m
-			old.RegexErr = s.regexErr(m.SubscribedTopicRegex)
-			return false
+			return
 		}
-		changed = s.removeMember(g, old)
+		s.removeMember(g, old)
 	}
 	g.members[m.ID] = m
 	for _, name := range m.SubscribedTopicNames {
-		changed = s.addName(g, name) || changed
+		s.addName(g, name)
 	}
 	if m.SubscribedTopicRegex != "" {
-		changed = s.addRegex(g, m.SubscribedTopicRegex) || changed
-		m.RegexErr = s.regexErr(m.SubscribedTopicRegex)
+		m.RegexErr = s.addRegex(g, m.SubscribedTopicRegex)
 	}
-	return changed
-}
-
-func (s *State) regexErr(re string) error {
-	if e := s.regexes[re]; e != nil {
-		return e.err
-	}
-	return nil
 }
 
 // removeMember drops a member and its contributions.
-func (s *State) removeMember(g *Group, m *Member) bool {
-	changed := false
+func (s *State) removeMember(g *Group, m *Member) {
 	for _, name := range m.SubscribedTopicNames {
-		changed = s.dropName(g, name) || changed
+		s.dropName(g, name)
 	}
 	if m.SubscribedTopicRegex != "" {
-		changed = s.dropRegex(g, m.SubscribedTopicRegex) || changed
+		s.dropRegex(g, m.SubscribedTopicRegex)
 	}
 	delete(g.members, m.ID)
-	return changed
 }
 
-// setClassicMembers replaces every member of a classic group.
-func (s *State) setClassicMembers(g *Group, v *GroupMetadataValue) bool {
-	before := sortedKeys(g.names)
-	for _, m := range g.members {
-		s.removeMember(g, m)
-	}
+// setClassicMembers replaces every member of a classic group. Members whose
+// subscription did not change are left alone.
+func (s *State) setClassicMembers(g *Group, v *GroupMetadataValue) {
+	keep := make(map[string]struct{}, len(v.Members))
 	g.TopicsUnknown = false
 	for i := range v.Members {
 		gm := &v.Members[i]
@@ -550,110 +549,150 @@ func (s *State) setClassicMembers(g *Group, v *GroupMetadataValue) bool {
 			g.TopicsUnknown = true
 		}
 		s.setMember(g, m)
+		keep[m.ID] = struct{}{}
 	}
-	return !slices.Equal(before, sortedKeys(g.names))
+	for id, m := range g.members {
+		if _, ok := keep[id]; !ok {
+			s.removeMember(g, m)
+		}
+	}
 }
 
 // setTopology replaces a streams group's topology (nil deletes it).
-func (s *State) setTopology(g *Group, v *StreamsGroupTopologyValue) bool {
-	var before, after []string
-	if g.Topology != nil {
-		before = g.Topology.RequiredTopics()
-	}
+func (s *State) setTopology(g *Group, v *StreamsGroupTopologyValue) {
+	var after []string
 	if v != nil {
 		after = v.RequiredTopics()
 	}
-	g.Topology = v
-	if slices.Equal(before, after) {
-		return false
+	if !slices.Equal(g.required, after) {
+		for _, name := range g.required {
+			s.dropName(g, name)
+		}
+		for _, name := range after {
+			s.addName(g, name)
+		}
 	}
-	for _, name := range before {
-		s.dropName(g, name)
-	}
-	for _, name := range after {
-		s.addName(g, name)
-	}
-	return true
+	g.Topology, g.required = v, after
 }
 
-// addName counts one more contribution of name to g; true when it is new to g.
-func (s *State) addName(g *Group, name string) bool {
-	g.names[name]++
-	if g.names[name] > 1 {
-		return false
+// crossing records a name or regex whose count in a group crossed zero.
+type crossing struct {
+	name  string
+	regex bool
+	up    bool // 0 -> 1; else 1 -> 0
+}
+
+// subscriptionChanged reports whether the crossings recorded since the last call
+// changed g's set of names or regexes (a name that left and came back did not),
+// and forgets them.
+func (s *State) subscriptionChanged(g *Group) bool {
+	defer func() { s.crossed = s.crossed[:0] }()
+	for i, c := range s.crossed {
+		first := true
+		for _, p := range s.crossed[:i] {
+			if p.name == c.name && p.regex == c.regex {
+				first = false
+				break
+			}
+		}
+		if !first {
+			continue
+		}
+		var present bool
+		if c.regex {
+			present = g.regexes[c.name] > 0
+		} else {
+			present = g.names[c.name] > 0
+		}
+		if present == c.up { // was absent and is now present, or the reverse
+			return true
+		}
 	}
+	return false
+}
+
+// addName counts one more contribution of name to g.
+func (s *State) addName(g *Group, name string) {
+	n := g.names[name] + 1
+	g.names[name] = n
+	if n > 1 {
+		return
+	}
+	s.crossed = append(s.crossed, crossing{name: name, up: true})
 	set := s.byTopic[name]
 	if set == nil {
-		set = make(map[GroupKey]struct{}, 1)
+		set = make(map[*Group]struct{}, 1)
 		s.byTopic[name] = set
 	}
-	set[g.Key] = struct{}{}
-	return true
+	set[g] = struct{}{}
 }
 
-// dropName removes one contribution; true when g no longer names the topic.
-func (s *State) dropName(g *Group, name string) bool {
-	n := g.names[name] - 1
-	if n > 0 {
-		g.names[name] = n
-		return false
+// dropName removes one contribution of name from g.
+func (s *State) dropName(g *Group, name string) {
+	n, ok := g.names[name]
+	if !ok {
+		return
 	}
-	if n < 0 {
-		return false // never counted; cannot happen
+	if n > 1 {
+		g.names[name] = n - 1
+		return
 	}
 	delete(g.names, name)
-	s.unindexName(g.Key, name)
-	return true
+	s.crossed = append(s.crossed, crossing{name: name})
+	s.unindexName(g, name)
 }
 
-func (s *State) unindexName(k GroupKey, name string) {
+func (s *State) unindexName(g *Group, name string) {
 	if set := s.byTopic[name]; set != nil {
-		delete(set, k)
+		delete(set, g)
 		if len(set) == 0 {
 			delete(s.byTopic, name)
 		}
 	}
 }
 
-// addRegex counts one more member of g using re; true when it is new to g.
-func (s *State) addRegex(g *Group, re string) bool {
+// addRegex counts one more member of g using re and returns its compile error.
+func (s *State) addRegex(g *Group, re string) error {
 	if g.regexes == nil {
 		g.regexes = make(map[string]int32)
 	}
 	g.regexes[re]++
 	e := s.regexes[re]
 	if e == nil {
-		e = &regexEntry{groups: make(map[GroupKey]int32, 1)}
+		e = &regexEntry{groups: make(map[*Group]int32, 1)}
 		e.re, e.err = CompileRegex(re)
 		s.regexes[re] = e
 	}
-	e.groups[g.Key]++
-	return g.regexes[re] == 1
+	e.groups[g]++
+	if g.regexes[re] == 1 {
+		s.crossed = append(s.crossed, crossing{name: re, regex: true, up: true})
+	}
+	return e.err
 }
 
-// dropRegex removes one member of g using re; true when g no longer uses it.
-func (s *State) dropRegex(g *Group, re string) bool {
+// dropRegex removes one member of g using re.
+func (s *State) dropRegex(g *Group, re string) {
 	n, ok := g.regexes[re]
 	if !ok {
-		return false
+		return
 	}
 	if n > 1 {
 		g.regexes[re] = n - 1
-		s.regexes[re].groups[g.Key]--
-		return false
+		s.regexes[re].groups[g]--
+		return
 	}
 	delete(g.regexes, re)
-	s.unindexRegex(g.Key, re, 1)
-	return true
+	s.crossed = append(s.crossed, crossing{name: re, regex: true})
+	s.unindexRegex(g, re, 1)
 }
 
-func (s *State) unindexRegex(k GroupKey, re string, n int32) {
+func (s *State) unindexRegex(g *Group, re string, n int32) {
 	e := s.regexes[re]
 	if e == nil {
 		return
 	}
-	if e.groups[k] -= n; e.groups[k] <= 0 {
-		delete(e.groups, k)
+	if e.groups[g] -= n; e.groups[g] <= 0 {
+		delete(e.groups, g)
 	}
 	if len(e.groups) == 0 {
 		delete(s.regexes, re)

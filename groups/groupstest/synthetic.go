@@ -19,6 +19,10 @@ type SyntheticConfig struct {
 	RegexEvery int
 	// OffsetCommits is the number of offset commits written per group.
 	OffsetCommits int
+	// DistinctMembers gives each member of a group its own topics (the worst case
+	// for the index); otherwise members share the group's topics, as in most real
+	// groups, and every fourth member adds one topic of its own.
+	DistinctMembers bool
 }
 
 // Synthetic returns a deterministic log of records as Kafka 4.x writes them for
@@ -35,10 +39,18 @@ func Synthetic(cfg SyntheticConfig) []KV {
 		}
 		out = append(out, KV{k, v})
 	}
+	topic := func(i int) string { return fmt.Sprintf("topic-%04d", i%max(cfg.Topics, 1)) }
 	topics := func(g, m int) []string {
-		ts := make([]string, cfg.TopicsPerMember)
+		ts := make([]string, cfg.TopicsPerMember, cfg.TopicsPerMember+1)
 		for i := range ts {
-			ts[i] = fmt.Sprintf("topic-%04d", (g*7+m*3+i)%max(cfg.Topics, 1))
+			if cfg.DistinctMembers {
+				ts[i] = topic(g*7 + m*3 + i)
+			} else {
+				ts[i] = topic(g*7 + i)
+			}
+		}
+		if !cfg.DistinctMembers && m%4 == 3 {
+			ts = append(ts, topic(g*7+cfg.TopicsPerMember+m))
 		}
 		return ts
 	}
@@ -90,7 +102,7 @@ func Synthetic(cfg SyntheticConfig) []KV {
 		add(groups.Record{Type: groups.GroupMetadata, GroupID: "classic-" + id, Version: 3, Value: cv})
 
 		for i := range cfg.OffsetCommits {
-			out = append(out, KV{OffsetCommitKey(id, fmt.Sprintf("topic-%04d", i%max(cfg.Topics, 1)), int32(i)), offsetCommitValue})
+			out = append(out, KV{OffsetCommitKey(id, topic(i), int32(i)), offsetCommitValue})
 		}
 	}
 	return out

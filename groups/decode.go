@@ -1,0 +1,591 @@
+package groups
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/kraftwatch/kraftwatch/internal/kbin"
+)
+
+// Interning bounds: strings longer than maxInternLen are not interned, and the table
+// is emptied when it reaches maxInterned entries, so memory stays bounded whatever
+// the input.
+const (
+	maxInternLen = 255
+	maxInterned  = 1 << 16
+)
+
+// Decoder decodes records like Decode and interns the strings it reads (group ids,
+// topic names, client ids and hosts repeat across records), which saves most of
+// the allocations of a replay and lets a State share one copy of each name. A
+// Decoder is not safe for concurrent use; the zero value and nil are ready to use
+// (nil interns nothing).
+type Decoder struct {
+	strs map[string]string
+}
+
+// NewDecoder returns a Decoder that interns strings.
+func NewDecoder() *Decoder { return &Decoder{strs: make(map[string]string)} }
+
+// Decode decodes one __consumer_offsets record without interning; see
+// (*Decoder).Decode.
+func Decode(key, value []byte) (Record, error) { return (*Decoder)(nil).Decode(key, value) }
+
+func (d *Decoder) intern(b []byte) string {
+	if d == nil || len(b) > maxInternLen {
+		return string(b)
+	}
+	if s, ok := d.strs[string(b)]; ok {
+		return s
+	}
+	if d.strs == nil || len(d.strs) >= maxInterned {
+		d.strs = make(map[string]string)
+	}
+	s := string(b)
+	d.strs[s] = s
+	return s
+}
+
+// reader is a kbin.Reader whose strings go through a Decoder's intern table.
+type reader struct {
+	kbin.Reader
+	d *Decoder
+}
+
+func (r *reader) reset(b []byte, d *Decoder) { r.Reset(b); r.d = d }
+
+func (r *reader) str() string {
+	b, _ := r.StringBytes()
+	return r.d.intern(b)
+}
+
+func (r *reader) nullableStr() (string, bool) {
+	b, ok := r.StringBytes()
+	return r.d.intern(b), ok
+}
+
+func (r *reader) cstr() string {
+	b, _ := r.CompactStringBytes()
+	return r.d.intern(b)
+}
+
+func (r *reader) nullableCstr() (string, bool) {
+	b, ok := r.CompactStringBytes()
+	return r.d.intern(b), ok
+}
+
+// tags reads a tagged-field section, calling fn with a reader over each field's
+// payload; fn returns false for a tag it does not know, which is skipped. A known
+// field must be consumed exactly.
+func (r *reader) tags(fn func(tag uint64, f *reader) bool) {
+	t := r.Tags()
+	for {
+		tag, payload, ok := t.Next()
+		if !ok {
+			return
+		}
+		if fn == nil {
+			continue
+		}
+		var f reader
+		f.reset(payload, r.d)
+		if !fn(tag, &f) {
+			continue
+		}
+		if f.Err() == nil && f.Len() != 0 {
+			f.Fail(fmt.Errorf("%d bytes left: %w", f.Len(), ErrCorrupt))
+		}
+		if err := f.Err(); err != nil {
+			r.Fail(fmt.Errorf("tagged field %d: %w", tag, err))
+			return
+		}
+	}
+}
+
+// skipTags reads a tagged-field section whose fields are all ignored.
+func (r *reader) skipTags() { r.tags(nil) }
+
+// finish fails r if bytes are left after the struct, and returns r's error.
+func (r *reader) finish() error {
+	if r.Err() == nil && r.Len() != 0 {
+		r.Fail(fmt.Errorf("%d bytes after the value struct: %w", r.Len(), ErrCorrupt))
+	}
+	return r.Err()
+}
+
+// compactStrings reads a compact array of compact strings; null and empty read as nil.
+func (r *reader) compactStrings() []string {
+	n := r.CompactArrayLen(1)
+	if n <= 0 {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = r.cstr()
+	}
+	if r.Err() != nil {
+		return nil
+	}
+	return out
+}
+
+// compactKeyValues reads a compact array of {string, string, tags}.
+func (r *reader) compactKeyValues() []KeyValue {
+	n := r.CompactArrayLen(3)
+	if n <= 0 {
+		return nil
+	}
+	out := make([]KeyValue, n)
+	for i := range out {
+		out[i].Key = r.cstr()
+		out[i].Value = r.cstr()
+		r.skipTags()
+	}
+	if r.Err() != nil {
+		return nil
+	}
+	return out
+}
+
+func (r *reader) compactInt16s() []int16 {
+	n := r.CompactArrayLen(2)
+	if n <= 0 {
+		return nil
+	}
+	out := make([]int16, n)
+	for i := range out {
+		out[i] = r.Int16()
+	}
+	return out
+}
+
+// Decode decodes one __consumer_offsets record. A nil or empty value is a tombstone
+// (Kafka writes null values to delete; no valid value is empty). Offset commits
+// (types 0 and 1) return at once with only Type and Tombstone set; their key and
+// value are not read. Every failure is a *DecodeError; the Record returned with it
+// carries what was decoded of the key. The Record never shares memory with key or
+// value.
+func (d *Decoder) Decode(key, value []byte) (Record, error) {
+	t, ok := PeekType(key)
+	if !ok {
+		return Record{Type: t, Version: -1}, &DecodeError{RecordType: t, Version: -1, Part: PartKey, Err: fmt.Errorf("key of %d bytes: %w", len(key), ErrTruncated)}
+	}
+	rec := Record{Type: t, Version: -1, Tombstone: len(value) == 0}
+	shape := t.keyShape()
+	switch shape {
+	case keyUnknown:
+		return rec, &DecodeError{RecordType: t, Version: -1, Part: PartKey, Err: ErrUnknownRecordType}
+	case keyOffsetCommit:
+		return rec, nil
+	}
+	var r reader
+	r.reset(key[2:], d)
+	rec.GroupID = r.str()
+	switch shape {
+	case keyGroupMember:
+		rec.MemberID = r.str()
+	case keyGroupRegex:
+		rec.Regex = r.str()
+	}
+	if r.Err() == nil && r.Len() != 0 {
+		r.Fail(fmt.Errorf("%d bytes after the key struct: %w", r.Len(), ErrCorrupt))
+	}
+	if err := r.Err(); err != nil {
+		return Record{Type: t, Version: -1}, &DecodeError{RecordType: t, Version: -1, Part: PartKey, Err: err}
+	}
+	if rec.Tombstone {
+		return rec, nil
+	}
+	if len(value) < 2 {
+		return rec, &DecodeError{RecordType: t, Version: -1, Part: PartValue, Err: fmt.Errorf("value of %d bytes: %w", len(value), ErrTruncated)}
+	}
+	rec.Version = int16(binary.BigEndian.Uint16(value))
+	v, err := d.decodeValue(t, rec.Version, value[2:])
+	if err != nil {
+		return rec, &DecodeError{RecordType: t, Version: rec.Version, Part: PartValue, Err: err}
+	}
+	rec.Value = v
+	return rec, nil
+}
+
+// maxVersion is the highest value version decoded per record type; types absent
+// here are recognized but their values are not decoded.
+func maxVersion(t RecordType) (int16, bool) {
+	switch t {
+	case GroupMetadata:
+		return 4, true
+	case ConsumerGroupMetadata, ConsumerGroupPartitionMetadata, ConsumerGroupMemberMetadata,
+		ConsumerGroupRegularExpression, ShareGroupPartitionMetadata, ShareGroupMetadata,
+		ShareGroupMemberMetadata, StreamsGroupMetadata, StreamsGroupMemberMetadata, StreamsGroupTopology:
+		return 0, true
+	}
+	return 0, false
+}
+
+// decodeValue decodes the value struct b (after the version) of a record of type t.
+// It returns nil, nil for types whose values are not decoded.
+func (d *Decoder) decodeValue(t RecordType, version int16, b []byte) (Value, error) {
+	maxV, decoded := maxVersion(t)
+	if !decoded {
+		return nil, nil
+	}
+	if version < 0 || version > maxV {
+		return nil, ErrUnknownVersion
+	}
+	var r reader
+	r.reset(b, d)
+	var v Value
+	switch t {
+	case GroupMetadata:
+		v = r.groupMetadata(version)
+	case ConsumerGroupMetadata:
+		v = r.consumerGroupMetadata()
+	case ConsumerGroupPartitionMetadata:
+		v = r.partitionMetadata()
+	case ShareGroupPartitionMetadata:
+		v = (*ShareGroupPartitionMetadataValue)(r.partitionMetadata())
+	case ConsumerGroupMemberMetadata:
+		v = r.consumerGroupMember()
+	case ConsumerGroupRegularExpression:
+		v = r.regularExpression()
+	case ShareGroupMetadata:
+		v = r.shareGroupMetadata()
+	case ShareGroupMemberMetadata:
+		v = r.shareGroupMember()
+	case StreamsGroupMetadata:
+		v = r.streamsGroupMetadata()
+	case StreamsGroupMemberMetadata:
+		v = r.streamsGroupMember()
+	case StreamsGroupTopology:
+		v = r.streamsGroupTopology()
+	}
+	if err := r.finish(); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (r *reader) consumerGroupMetadata() *ConsumerGroupMetadataValue {
+	v := &ConsumerGroupMetadataValue{Epoch: r.Int32(), CreationTimeMs: -1}
+	r.tags(func(tag uint64, f *reader) bool {
+		switch tag {
+		case 0:
+			v.MetadataHash = f.Int64()
+		case 1:
+			v.CreationTimeMs = f.Int64()
+		default:
+			return false
+		}
+		return true
+	})
+	return v
+}
+
+func (r *reader) partitionMetadata() *ConsumerGroupPartitionMetadataValue {
+	v := &ConsumerGroupPartitionMetadataValue{}
+	if n := r.CompactArrayLen(16 + 1 + 4 + 1 + 1); n > 0 {
+		v.Topics = make([]TopicMetadata, n)
+		for i := range v.Topics {
+			t := &v.Topics[i]
+			t.TopicId = r.UUID()
+			t.TopicName = r.cstr()
+			t.NumPartitions = r.Int32()
+			if m := r.CompactArrayLen(4 + 1 + 1); m > 0 {
+				t.PartitionMetadata = make([]PartitionMetadata, m)
+				for j := range t.PartitionMetadata {
+					p := &t.PartitionMetadata[j]
+					p.Partition = r.Int32()
+					p.Racks = r.compactStrings()
+					r.skipTags()
+				}
+			}
+			r.skipTags()
+		}
+	}
+	r.skipTags()
+	return v
+}
+
+func (r *reader) consumerGroupMember() *ConsumerGroupMemberMetadataValue {
+	v := &ConsumerGroupMemberMetadataValue{}
+	v.InstanceId = r.cstr()
+	v.RackId = r.cstr()
+	v.ClientId = r.cstr()
+	v.ClientHost = r.cstr()
+	v.SubscribedTopicNames = r.compactStrings()
+	v.SubscribedTopicRegex = r.cstr()
+	v.RebalanceTimeoutMs = r.Int32()
+	v.ServerAssignor = r.cstr()
+	r.tags(func(tag uint64, f *reader) bool {
+		if tag != 0 {
+			return false
+		}
+		// A nullable struct in a tagged field is present only when non-null.
+		c := &ClassicMemberMetadata{SessionTimeoutMs: f.Int32()}
+		if n := f.CompactArrayLen(1 + 1 + 1); n > 0 {
+			c.SupportedProtocols = make([]ClassicProtocol, n)
+			for i := range c.SupportedProtocols {
+				p := &c.SupportedProtocols[i]
+				p.Name = f.cstr()
+				if b := f.CompactBytes(); len(b) > 0 {
+					p.Metadata = slices.Clone(b)
+				}
+				f.skipTags()
+			}
+		}
+		f.skipTags()
+		v.ClassicMemberMetadata = c
+		return true
+	})
+	return v
+}
+
+func (r *reader) regularExpression() *ConsumerGroupRegularExpressionValue {
+	v := &ConsumerGroupRegularExpressionValue{}
+	v.Topics = r.compactStrings()
+	v.Version = r.Int64()
+	v.Timestamp = r.Int64()
+	r.skipTags()
+	return v
+}
+
+func (r *reader) shareGroupMetadata() *ShareGroupMetadataValue {
+	v := &ShareGroupMetadataValue{Epoch: r.Int32()}
+	// 4.1+ adds a plain int64 before the tagged fields under the same version 0.
+	// A 4.0 value has only its tagged-field section left here (one byte when empty),
+	// so take the 4.1 layout whenever 9 or more bytes are left. A 4.0 value with 8
+	// or more bytes of unknown tagged fields would be misread; Kafka never defined
+	// any for it.
+	if r.Len() >= 9 {
+		v.MetadataHash = r.Int64()
+	}
+	r.skipTags()
+	return v
+}
+
+func (r *reader) shareGroupMember() *ShareGroupMemberMetadataValue {
+	v := &ShareGroupMemberMetadataValue{}
+	v.RackId = r.cstr()
+	v.ClientId = r.cstr()
+	v.ClientHost = r.cstr()
+	v.SubscribedTopicNames = r.compactStrings()
+	r.skipTags()
+	return v
+}
+
+func (r *reader) streamsGroupMetadata() *StreamsGroupMetadataValue {
+	v := &StreamsGroupMetadataValue{Epoch: r.Int32(), MetadataHash: r.Int64(), ValidatedTopologyEpoch: -1}
+	if r.Err() != nil {
+		return v
+	}
+	// Two layouts share version 0 (spec §2.5): the tagged fields directly (tag 0
+	// ValidatedTopologyEpoch, tag 1 LastAssignmentConfigs), or a plain
+	// AssignmentConfigs array before them. Try the first; fall back to the second.
+	rest := r.Rest()
+	var tr reader
+	tr.reset(rest, r.d)
+	v.streamsTags(&tr)
+	if tr.finish() == nil {
+		return v
+	}
+	*v = StreamsGroupMetadataValue{Epoch: v.Epoch, MetadataHash: v.MetadataHash, ValidatedTopologyEpoch: -1}
+	var ar reader
+	ar.reset(rest, r.d)
+	v.AssignmentConfigs = ar.compactKeyValues()
+	v.streamsTags(&ar)
+	if err := ar.finish(); err != nil {
+		r.Fail(err)
+	}
+	return v
+}
+
+func (v *StreamsGroupMetadataValue) streamsTags(r *reader) {
+	r.tags(func(tag uint64, f *reader) bool {
+		switch tag {
+		case 0:
+			v.ValidatedTopologyEpoch = f.Int32()
+		case 1:
+			v.AssignmentConfigs = f.compactKeyValues()
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+func (r *reader) streamsGroupMember() *StreamsGroupMemberMetadataValue {
+	v := &StreamsGroupMemberMetadataValue{}
+	v.InstanceId = r.cstr()
+	v.RackId = r.cstr()
+	v.ClientId = r.cstr()
+	v.ClientHost = r.cstr()
+	v.RebalanceTimeoutMs = r.Int32()
+	v.TopologyEpoch = r.Int32()
+	v.ProcessId = r.cstr()
+	// A nullable struct outside a tagged field: int8 -1 for null, 1 when present.
+	switch present := r.Int8(); present {
+	case -1:
+	case 1:
+		e := &Endpoint{Host: r.cstr(), Port: r.Uint16()}
+		r.skipTags()
+		v.UserEndpoint = e
+	default:
+		r.Fail(fmt.Errorf("UserEndpoint presence byte %d: %w", present, ErrCorrupt))
+	}
+	v.ClientTags = r.compactKeyValues()
+	r.skipTags()
+	return v
+}
+
+func (r *reader) streamsGroupTopology() *StreamsGroupTopologyValue {
+	v := &StreamsGroupTopologyValue{Epoch: r.Int32()}
+	if n := r.CompactArrayLen(7 + 1); n > 0 {
+		v.Subtopologies = make([]Subtopology, n)
+		for i := range v.Subtopologies {
+			s := &v.Subtopologies[i]
+			s.SubtopologyId = r.cstr()
+			s.SourceTopics = r.compactStrings()
+			s.SourceTopicRegex = r.compactStrings()
+			s.StateChangelogTopics = r.topicInfos()
+			s.RepartitionSinkTopics = r.compactStrings()
+			s.RepartitionSourceTopics = r.topicInfos()
+			if m := r.CompactArrayLen(3 + 1); m > 0 {
+				s.CopartitionGroups = make([]CopartitionGroup, m)
+				for j := range s.CopartitionGroups {
+					g := &s.CopartitionGroups[j]
+					g.SourceTopics = r.compactInt16s()
+					g.SourceTopicRegex = r.compactInt16s()
+					g.RepartitionSourceTopics = r.compactInt16s()
+					r.skipTags()
+				}
+			}
+			r.skipTags()
+		}
+	}
+	r.skipTags()
+	return v
+}
+
+func (r *reader) topicInfos() []TopicInfo {
+	n := r.CompactArrayLen(1 + 4 + 2 + 1 + 1)
+	if n <= 0 {
+		return nil
+	}
+	out := make([]TopicInfo, n)
+	for i := range out {
+		t := &out[i]
+		t.Name = r.cstr()
+		t.Partitions = r.Int32()
+		t.ReplicationFactor = r.Int16()
+		t.TopicConfigs = r.compactKeyValues()
+		r.skipTags()
+	}
+	return out
+}
+
+// groupMetadata reads GroupMetadataValue v0-v4 (v4 is flexible).
+func (r *reader) groupMetadata(version int16) *GroupMetadataValue {
+	flex := version >= 4
+	str := r.str
+	nullableStr := r.nullableStr
+	bytes := r.Bytes
+	arrayLen := r.ArrayLen
+	if flex {
+		str, nullableStr, bytes, arrayLen = r.cstr, r.nullableCstr, r.CompactBytes, r.CompactArrayLen
+	}
+	v := &GroupMetadataValue{CurrentStateTimestamp: -1}
+	v.ProtocolType = str()
+	v.Generation = r.Int32()
+	protocol, hasProtocol := nullableStr()
+	v.Protocol = protocol
+	v.Leader, _ = nullableStr()
+	if version >= 2 {
+		v.CurrentStateTimestamp = r.Int64()
+	}
+	decodeSubs := v.ProtocolType == "consumer" && hasProtocol
+	// The smallest member: 3 strings, 1 int32 and 2 byte arrays; compact lengths
+	// take a byte instead of 2 or 4, plus a tagged section.
+	minMember := 2*3 + 4 + 4 + 4
+	if flex {
+		minMember = 3 + 4 + 2 + 1
+	}
+	if n := arrayLen(minMember); n > 0 {
+		v.Members = make([]GroupMember, n)
+		for i := range v.Members {
+			m := &v.Members[i]
+			m.MemberId = str()
+			if version >= 3 {
+				m.GroupInstanceId, _ = nullableStr()
+			}
+			m.ClientId = str()
+			m.ClientHost = str()
+			m.RebalanceTimeout = -1
+			if version >= 1 {
+				m.RebalanceTimeout = r.Int32()
+			}
+			m.SessionTimeout = r.Int32()
+			sub := bytes()
+			bytes() // assignment: not needed
+			if flex {
+				r.skipTags()
+			}
+			if decodeSubs && r.Err() == nil {
+				m.Subscription, m.SubscriptionErr = r.d.consumerProtocolSubscription(sub)
+			}
+		}
+	}
+	if flex {
+		r.skipTags()
+	}
+	return v
+}
+
+// DecodeConsumerProtocolSubscription decodes the subscription bytes of a classic
+// consumer (an int16 version, then the non-flexible struct). Versions above 3 are
+// read with the version 3 layout; bytes after the last known field are ignored, as
+// Kafka clients do. The result does not share memory with b.
+func DecodeConsumerProtocolSubscription(b []byte) (*ConsumerProtocolSubscription, error) {
+	return (*Decoder)(nil).consumerProtocolSubscription(b)
+}
+
+func (d *Decoder) consumerProtocolSubscription(b []byte) (*ConsumerProtocolSubscription, error) {
+	var r reader
+	r.reset(b, d)
+	s := &ConsumerProtocolSubscription{Version: r.Int16(), GenerationId: -1}
+	if r.Err() == nil && s.Version < 0 {
+		r.Fail(fmt.Errorf("subscription version %d: %w", s.Version, ErrCorrupt))
+	}
+	if n := r.ArrayLen(2); n > 0 {
+		s.Topics = make([]string, n)
+		for i := range s.Topics {
+			s.Topics[i] = r.str()
+		}
+	}
+	r.Bytes() // UserData
+	if s.Version >= 1 {
+		if n := r.ArrayLen(2 + 4); n > 0 {
+			s.OwnedPartitions = make([]TopicPartitions, n)
+			for i := range s.OwnedPartitions {
+				p := &s.OwnedPartitions[i]
+				p.Topic = r.str()
+				if m := r.ArrayLen(4); m > 0 {
+					p.Partitions = make([]int32, m)
+					for j := range p.Partitions {
+						p.Partitions[j] = r.Int32()
+					}
+				}
+			}
+		}
+	}
+	if s.Version >= 2 {
+		s.GenerationId = r.Int32()
+	}
+	if s.Version >= 3 {
+		s.RackId, _ = r.nullableStr()
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("ConsumerProtocolSubscription v%d: %w", s.Version, err)
+	}
+	return s, nil
+}
