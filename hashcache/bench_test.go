@@ -180,3 +180,26 @@ func TestNoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadInput is the floor under BenchmarkAllTopics: reading every replica
+// id of benchCluster through the Topic interface, hashing nothing.
+func BenchmarkReadInput(b *testing.B) {
+	c := benchCluster()
+	topics := make([]hashcache.Topic, 0, benchTopics)
+	for _, t := range benchTopicList(c) {
+		topics = append(topics, t)
+	}
+	var sum int32
+	for b.Loop() {
+		for _, t := range topics {
+			for i := range t.NumPartitions() {
+				for _, id := range t.Replicas(i) {
+					sum += id
+				}
+			}
+		}
+	}
+	if sum == 42 {
+		b.Log(sum) // keep the loop
+	}
+}

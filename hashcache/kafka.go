@@ -13,16 +13,16 @@ const kafkaTopicMagic = 0x00
 // Kafka is the scheme that reproduces Apache Kafka's MetadataHash (4.1+); see the
 // package doc for its bytes.
 type Kafka struct {
-	memo  rackMemo
-	sink  sink
-	racks []int32
+	topicHasher
 }
 
 // NewKafka returns the kafka scheme.
 func NewKafka() *Kafka {
 	s := &Kafka{}
 	s.memo.compare = javaCompare
-	s.memo.encode = appendKafkaRack
+	s.memo.encodeRack = appendKafkaRack
+	s.memo.encodeBlock = kafkaBlock
+	s.header = kafkaHeader
 	s.sink.stream = xxh3.New()
 	s.sink.oneShot = xxh3.Hash
 	return s
@@ -34,36 +34,31 @@ func appendKafkaRack(b []byte, rack string) []byte {
 	return appendJavaString(b, rack)
 }
 
+func kafkaHeader(b []byte, t Topic) []byte {
+	id := t.ID()
+	b = append(b, kafkaTopicMagic)
+	// putLong(msb), putLong(lsb): the wire form is big-endian, hash4j writes
+	// little-endian.
+	b = binary.LittleEndian.AppendUint64(b, binary.BigEndian.Uint64(id[0:8]))
+	b = binary.LittleEndian.AppendUint64(b, binary.BigEndian.Uint64(id[8:16]))
+	b = appendJavaString(b, t.Name())
+	return binary.LittleEndian.AppendUint32(b, uint32(t.NumPartitions()))
+}
+
+// kafkaBlock writes every rack, duplicates kept.
+func kafkaBlock(b []byte, m *rackMemo, racks []int32) []byte {
+	for _, r := range racks {
+		b = append(b, m.encoded(r)...)
+	}
+	return b
+}
+
 // Name returns SchemeKafka.
 func (s *Kafka) Name() string { return SchemeKafka }
 
 // TopicHash implements Scheme: Kafka's Utils.computeTopicHash for an existing
 // topic.
-func (s *Kafka) TopicHash(t Topic, b Brokers) int64 {
-	s.memo.reset(b)
-	s.sink.reset()
-	id := t.ID()
-	buf := append(s.sink.buf, kafkaTopicMagic)
-	// putLong(msb), putLong(lsb): the wire form is big-endian, hash4j writes
-	// little-endian.
-	buf = binary.LittleEndian.AppendUint64(buf, binary.BigEndian.Uint64(id[0:8]))
-	buf = binary.LittleEndian.AppendUint64(buf, binary.BigEndian.Uint64(id[8:16]))
-	buf = appendJavaString(buf, t.Name())
-	n := t.NumPartitions()
-	buf = binary.LittleEndian.AppendUint32(buf, uint32(n))
-	for i := range n {
-		s.racks = s.memo.partitionRacks(s.racks[:0], t.Replicas(i))
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(i))
-		for _, r := range s.racks {
-			buf = append(buf, s.memo.encoded(r)...)
-		}
-		s.sink.buf = buf
-		s.sink.maybeFlush()
-		buf = s.sink.buf
-	}
-	s.sink.buf = buf
-	return int64(s.sink.sum())
-}
+func (s *Kafka) TopicHash(t Topic, b Brokers) int64 { return s.topicHash(t, b) }
 
 // GroupHash implements Scheme: Kafka's Utils.computeGroupHash. It sorts hs by
 // name in Java String order.
@@ -75,9 +70,9 @@ func (s *Kafka) GroupHash(hs []NamedHash) int64 {
 	s.sink.reset()
 	for _, h := range hs {
 		s.sink.buf = binary.LittleEndian.AppendUint64(s.sink.buf, uint64(h.Hash))
-		s.sink.maybeFlush()
+		if len(s.sink.buf) >= flushAt {
+			s.sink.flush()
+		}
 	}
 	return int64(s.sink.sum())
 }
-
-func (s *Kafka) brokersSeen() []int32 { return s.memo.ids }

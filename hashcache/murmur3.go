@@ -13,16 +13,17 @@ const murmur3Version = 0x01
 
 // Murmur3 is the default scheme; see the package doc for its bytes.
 type Murmur3 struct {
-	memo  rackMemo
-	sink  sink
-	racks []int32
+	topicHasher
 }
 
 // NewMurmur3 returns the murmur3 scheme.
 func NewMurmur3() *Murmur3 {
 	s := &Murmur3{}
 	s.memo.compare = strings.Compare
-	s.memo.encode = appendMurmur3String
+	s.memo.encodeRack = appendMurmur3String
+	s.memo.encodeBlock = murmur3Block
+	s.header = murmur3Header
+	s.bigEndian = true
 	s.sink.stream = murmur3.New64()
 	s.sink.oneShot = murmur3.Sum64
 	return s
@@ -33,43 +34,36 @@ func appendMurmur3String(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
+func murmur3Header(b []byte, t Topic) []byte {
+	id := t.ID()
+	b = append(b, murmur3Version)
+	b = append(b, id[:]...)
+	b = appendMurmur3String(b, t.Name())
+	return binary.BigEndian.AppendUint32(b, uint32(t.NumPartitions()))
+}
+
+// murmur3Block writes the number of distinct racks, then each once.
+func murmur3Block(b []byte, m *rackMemo, racks []int32) []byte {
+	distinct := 0
+	for i, r := range racks {
+		if i == 0 || racks[i-1] != r {
+			distinct++
+		}
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(distinct))
+	for i, r := range racks {
+		if i == 0 || racks[i-1] != r {
+			b = append(b, m.encoded(r)...)
+		}
+	}
+	return b
+}
+
 // Name returns SchemeMurmur3.
 func (s *Murmur3) Name() string { return SchemeMurmur3 }
 
 // TopicHash implements Scheme.
-func (s *Murmur3) TopicHash(t Topic, b Brokers) int64 {
-	s.memo.reset(b)
-	s.sink.reset()
-	id := t.ID()
-	buf := append(s.sink.buf, murmur3Version)
-	buf = append(buf, id[:]...)
-	buf = appendMurmur3String(buf, t.Name())
-	n := t.NumPartitions()
-	buf = binary.BigEndian.AppendUint32(buf, uint32(n))
-	for i := range n {
-		racks := s.memo.partitionRacks(s.racks[:0], t.Replicas(i))
-		// Keep distinct racks: equal racks are adjacent after sorting.
-		w := 0
-		for _, r := range racks {
-			if w == 0 || racks[w-1] != r {
-				racks[w] = r
-				w++
-			}
-		}
-		racks = racks[:w]
-		buf = binary.BigEndian.AppendUint32(buf, uint32(i))
-		buf = binary.BigEndian.AppendUint32(buf, uint32(len(racks)))
-		for _, r := range racks {
-			buf = append(buf, s.memo.encoded(r)...)
-		}
-		s.racks = racks
-		s.sink.buf = buf
-		s.sink.maybeFlush()
-		buf = s.sink.buf
-	}
-	s.sink.buf = buf
-	return int64(s.sink.sum())
-}
+func (s *Murmur3) TopicHash(t Topic, b Brokers) int64 { return s.topicHash(t, b) }
 
 // GroupHash returns the wrapping sum of the topic hashes (AllTopicHash).
 func (s *Murmur3) GroupHash(hs []NamedHash) int64 {
@@ -79,5 +73,3 @@ func (s *Murmur3) GroupHash(hs []NamedHash) int64 {
 	}
 	return sum
 }
-
-func (s *Murmur3) brokersSeen() []int32 { return s.memo.ids }

@@ -26,11 +26,8 @@ func (s *sink) reset() {
 	s.flushed = false
 }
 
-// maybeFlush hands a full buffer to the streaming hasher.
-func (s *sink) maybeFlush() {
-	if len(s.buf) < flushAt {
-		return
-	}
+// flush hands the buffer to the streaming hasher.
+func (s *sink) flush() {
 	if !s.flushed {
 		s.stream.Reset()
 		s.flushed = true
