@@ -77,6 +77,13 @@ func (c *Cluster) DeleteTopic(ctx context.Context, name string) error {
 	return err
 }
 
+// AlterTopicConfig sets a topic config ("key=value") with kafka-configs.
+func (c *Cluster) AlterTopicConfig(ctx context.Context, topic, kv string) error {
+	_, err := c.Tool(ctx, c.class("org.apache.kafka.tools.ConfigCommand", "kafka.admin.ConfigCommand"),
+		"--bootstrap-server", c.Bootstrap(), "--alter", "--entity-type", "topics", "--entity-name", topic, "--add-config", kv)
+	return err
+}
+
 // DescribeTopics runs kafka-topics --describe and returns its output.
 func (c *Cluster) DescribeTopics(ctx context.Context) (string, error) {
 	return c.Tool(ctx, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", c.Bootstrap(), "--describe")
@@ -85,10 +92,7 @@ func (c *Cluster) DescribeTopics(ctx context.Context) (string, error) {
 // DumpLog runs kafka-dump-log --cluster-metadata-decoder on metadata log files
 // (.log or .checkpoint) and returns its output.
 func (c *Cluster) DumpLog(ctx context.Context, files ...string) (string, error) {
-	class := "kafka.tools.DumpLogSegments" // up to 4.3
-	if c.hasClass("org/apache/kafka/tools/DumpLogSegments.class") {
-		class = "org.apache.kafka.tools.DumpLogSegments" // 4.4+
-	}
+	class := c.class("org.apache.kafka.tools.DumpLogSegments", "kafka.tools.DumpLogSegments")
 	return c.Tool(ctx, class, "--cluster-metadata-decoder", "--files", strings.Join(files, ","))
 }
 
@@ -133,23 +137,28 @@ func copyFile(from, to string) error {
 	return out.Close()
 }
 
-// hasClass reports whether one of the release's kafka jars holds the class file.
-func (c *Cluster) hasClass(name string) bool {
+// class returns the first of the named classes found in the release's kafka jars: some
+// tools moved from Scala (kafka.*) to Java (org.apache.kafka.tools.*) between releases.
+func (c *Cluster) class(names ...string) string {
 	jars, _ := filepath.Glob(filepath.Join(c.home, "libs", "kafka*.jar"))
-	for _, j := range jars {
-		r, err := zip.OpenReader(j)
-		if err != nil {
-			continue
-		}
-		for _, f := range r.File {
-			if f.Name == name {
-				r.Close()
-				return true
+	for _, name := range names {
+		file := strings.ReplaceAll(name, ".", "/") + ".class"
+		for _, j := range jars {
+			r, err := zip.OpenReader(j)
+			if err != nil {
+				continue
+			}
+			found := false
+			for _, f := range r.File {
+				found = found || f.Name == file
+			}
+			r.Close()
+			if found {
+				return name
 			}
 		}
-		r.Close()
 	}
-	return false
+	return names[len(names)-1]
 }
 
 // Group kinds for StartMember.

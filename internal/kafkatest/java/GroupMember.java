@@ -57,9 +57,13 @@ public class GroupMember {
             if (topics != null) c.subscribe(topics, l);
             else if (kind.equals("consumer")) c.subscribe(new SubscriptionPattern(regex), l);
             else c.subscribe(Pattern.compile(regex), l);
+            long lastCommit = 0;
             while (running) {
                 c.poll(Duration.ofMillis(200));
-                c.commitAsync();
+                if (System.currentTimeMillis() - lastCommit > 2000) {
+                    c.commitAsync();
+                    lastCommit = System.currentTimeMillis();
+                }
             }
         }
     }
