@@ -321,7 +321,18 @@ func (r *reader) consumerGroupMember() *ConsumerGroupMemberMetadataValue {
 		if tag != 0 {
 			return false
 		}
-		// A nullable struct in a tagged field is present only when non-null.
+		// Kafka's generated code writes this nullable struct even when it is null
+		// (its default is taken to be an empty struct): the payload starts with a
+		// uvarint 0 for null or 1 for a struct that follows.
+		switch present := f.Uvarint(); {
+		case f.Err() != nil:
+			return true
+		case present == 0:
+			return true
+		case present != 1:
+			f.Fail(fmt.Errorf("ClassicMemberMetadata presence %d: %w", present, ErrCorrupt))
+			return true
+		}
 		c := &ClassicMemberMetadata{SessionTimeoutMs: f.Int32()}
 		if n := f.CompactArrayLen(1 + 1 + 1); n > 0 {
 			c.SupportedProtocols = make([]ClassicProtocol, n)

@@ -1,6 +1,166 @@
 package groups_test
 
-import "testing"
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 
-// fixtureRecords returns the records of the real-Kafka fixtures in testdata/.
-func fixtureRecords(tb testing.TB) []struct{ Key, Value []byte } { return nil }
+	"github.com/kraftwatch/kraftwatch/groups"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// fixtureRecord is one record of a real-Kafka fixture: testdata/kafka-*/consumer-offsets.txt,
+// lines of "partition<TAB>offset<TAB>key hex<TAB>value hex or null" (see the README
+// beside each file for how it was captured).
+type fixtureRecord struct {
+	Partition, Offset string
+	Key, Value        []byte // Value nil for a tombstone
+}
+
+func fixtureFiles(tb testing.TB) []string {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "kafka-*", "consumer-offsets.txt"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return files
+}
+
+func readFixture(tb testing.TB, path string) []fixtureRecord {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var out []fixtureRecord
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for line := 1; sc.Scan(); line++ {
+		if sc.Text() == "" || strings.HasPrefix(sc.Text(), "#") {
+			continue
+		}
+		fields := strings.Split(sc.Text(), "\t")
+		if len(fields) != 4 {
+			tb.Fatalf("%s:%d: %d fields, want 4", path, line, len(fields))
+		}
+		r := fixtureRecord{Partition: fields[0], Offset: fields[1]}
+		if r.Key, err = hex.DecodeString(fields[2]); err != nil {
+			tb.Fatalf("%s:%d: key: %v", path, line, err)
+		}
+		if fields[3] != "null" {
+			if r.Value, err = hex.DecodeString(fields[3]); err != nil {
+				tb.Fatalf("%s:%d: value: %v", path, line, err)
+			}
+		}
+		out = append(out, r)
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// fixtureRecords returns the records of every fixture, for seeding FuzzRecord.
+func fixtureRecords(tb testing.TB) []struct{ Key, Value []byte } {
+	var out []struct{ Key, Value []byte }
+	for _, path := range fixtureFiles(tb) {
+		for _, r := range readFixture(tb, path) {
+			out = append(out, struct{ Key, Value []byte }{r.Key, r.Value})
+		}
+	}
+	return out
+}
+
+// TestFixtures decodes every record captured from a real Kafka with zero errors,
+// replays them into a State, and compares a readable summary with the golden file
+// beside the fixture (go test ./groups -run TestFixtures -update rewrites it).
+func TestFixtures(t *testing.T) {
+	files := fixtureFiles(t)
+	if len(files) == 0 {
+		t.Skip("no fixtures in testdata/")
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
+			recs := readFixture(t, path)
+			var b bytes.Buffer
+			fmt.Fprintf(&b, "# %s: %d records. Offset commits are counted, not listed.\n", filepath.ToSlash(path), len(recs))
+			s := groups.NewState()
+			commits := map[string]int{}
+			types := map[groups.RecordType]int{}
+			for _, r := range recs {
+				rec, err := groups.Decode(r.Key, r.Value)
+				if err != nil {
+					t.Errorf("partition %s offset %s: %v\nkey   %x\nvalue %x", r.Partition, r.Offset, err, r.Key, r.Value)
+					continue
+				}
+				types[rec.Type]++
+				// Replay decodes again through the State's interning Decoder.
+				ch, err := s.Replay(r.Key, r.Value)
+				if err != nil {
+					t.Errorf("partition %s offset %s: Replay: %v", r.Partition, r.Offset, err)
+				}
+				if rec.Type.IsOffsetCommit() {
+					commits[r.Partition]++
+					continue
+				}
+				fmt.Fprintf(&b, "%s/%s %s%s\n", r.Partition, r.Offset, rec.String(), describeChange(ch))
+			}
+			b.WriteString("\n# record types\n")
+			for rt := groups.RecordType(0); rt <= 24; rt++ {
+				if types[rt] > 0 {
+					fmt.Fprintf(&b, "%s %d\n", rt, types[rt])
+				}
+			}
+			b.WriteString("\n# offset commits per partition\n")
+			for p := 0; p < 1000; p++ {
+				if n := commits[fmt.Sprint(p)]; n > 0 {
+					fmt.Fprintf(&b, "%d %d\n", p, n)
+				}
+			}
+			b.WriteString("\n# state after replay\n")
+			b.WriteString(s.String())
+			golden(t, filepath.Join(filepath.Dir(path), "summary.golden"), b.Bytes())
+		})
+	}
+}
+
+func describeChange(c groups.Change) string {
+	var parts []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{c.Created, "created"}, {c.Removed, "removed"}, {c.Metadata, "metadata"}, {c.Subscription, "subscription"}} {
+		if f.on {
+			parts = append(parts, f.name)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " => " + strings.Join(parts, ",")
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run with -update to rewrite it); got:\n%s", path, got)
+	}
+}

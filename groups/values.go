@@ -60,7 +60,8 @@ type ConsumerGroupMemberMetadataValue struct {
 	RebalanceTimeoutMs   int32
 	ServerAssignor       string
 	// ClassicMemberMetadata (tag 0) is set for members that joined with the classic
-	// protocol; their subscribed topics are already in SubscribedTopicNames.
+	// protocol; their subscribed topics are already in SubscribedTopicNames. Kafka
+	// writes tag 0 for every member, with a null marker for the others.
 	ClassicMemberMetadata *ClassicMemberMetadata
 }
 
@@ -106,9 +107,11 @@ type StreamsGroupMetadataValue struct {
 	Epoch                  int32
 	MetadataHash           int64
 	ValidatedTopologyEpoch int32 // tag 0; -1 when absent
-	// AssignmentConfigs is a plain array in some revisions and the tagged
-	// LastAssignmentConfigs (tag 1) in others; both layouts are read.
+	// AssignmentConfigs is the tagged LastAssignmentConfigs (tag 1) of Kafka 4.2+;
+	// a plain array in one pre-release revision, which is read too.
 	AssignmentConfigs []KeyValue
+	// Kafka 4.4 also writes tags 2 and 3 (StoredDescriptionTopologyEpoch,
+	// FailedDescriptionTopologyEpoch); they are skipped.
 }
 
 // StreamsGroupMemberMetadataValue is the value of type 19.

@@ -165,8 +165,11 @@ func Value(version int16, v groups.Value) ([]byte, error) {
 		w.CompactNullableString(v.SubscribedTopicRegex)
 		w.Int32(v.RebalanceTimeoutMs)
 		w.CompactNullableString(v.ServerAssignor)
+		// Tag 0 is written for every member, as Kafka does: uvarint 0 for null,
+		// or 1 followed by the struct.
 		if c := v.ClassicMemberMetadata; c != nil {
 			t := &Writer{}
+			t.Uvarint(1)
 			t.Int32(c.SessionTimeoutMs)
 			t.Uvarint(uint64(len(c.SupportedProtocols)) + 1)
 			for _, p := range c.SupportedProtocols {
@@ -177,7 +180,7 @@ func Value(version int16, v groups.Value) ([]byte, error) {
 			t.Tags()
 			w.Tags(Tag{0, t.B})
 		} else {
-			w.Tags()
+			w.Tags(Tag{0, []byte{0}})
 		}
 	case *groups.ConsumerGroupRegularExpressionValue:
 		w.CompactStrings(v.Topics)
