@@ -76,7 +76,7 @@ func TestDecode(t *testing.T) {
 			name: "ConsumerGroupMemberMetadata by names",
 			key:  h("0005", s16("g"), s16("m1")),
 			value: h("0000", "00", "00", cs("client"), cs("/10.0.0.1"),
-				"03", cs("bar"), cs("foo"), "00", "0000ea60", cs("uniform"), "01 00 01 00"),
+				"03", cs("bar"), cs("foo"), "01", "0000ea60", cs("uniform"), "01 00 01 00"),
 			want: groups.Record{Type: groups.ConsumerGroupMemberMetadata, GroupID: "g", MemberID: "m1", Version: 0,
 				Value: &groups.ConsumerGroupMemberMetadataValue{ClientId: "client", ClientHost: "/10.0.0.1",
 					SubscribedTopicNames: []string{"bar", "foo"}, RebalanceTimeoutMs: 60000, ServerAssignor: "uniform"}},

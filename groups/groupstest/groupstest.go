@@ -5,7 +5,8 @@
 // encoder; golden tests against real Kafka bytes check both against Kafka.
 //
 // Conventions where the decoded form loses information: an empty Go string is
-// encoded as null in nullable fields, a nil slice as an empty array, a
+// encoded as null in nullable fields (except SubscribedTopicRegex, which Kafka
+// writes as ""), a nil slice as an empty array, a
 // MetadataHash of 0 and a CreationTimeMs of -1 are left out (Kafka's defaults).
 package groupstest
 
@@ -162,7 +163,7 @@ func Value(version int16, v groups.Value) ([]byte, error) {
 		w.CompactString(v.ClientId)
 		w.CompactString(v.ClientHost)
 		w.CompactStrings(v.SubscribedTopicNames)
-		w.CompactNullableString(v.SubscribedTopicRegex)
+		w.CompactString(v.SubscribedTopicRegex) // Kafka writes "", not null, for no regex
 		w.Int32(v.RebalanceTimeoutMs)
 		w.CompactNullableString(v.ServerAssignor)
 		// Tag 0 is written for every member, as Kafka does: uvarint 0 for null,
