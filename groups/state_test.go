@@ -110,14 +110,24 @@ func TestStateConsumerGroup(t *testing.T) {
 	}
 	for topic, want := range map[string][]groups.Subscriber{
 		"a":          {{Group: cg, Via: groups.ViaName}},
+		"orders.b":   nil, // set below
 		"orders.new": {{Group: cg, Via: groups.ViaRegex}},
 		"xorders.eu": nil, // full match only
 		"c":          nil,
 	} {
+		if topic == "orders.b" {
+			continue
+		}
 		if got := s.Subscribers(topic); !reflect.DeepEqual(got, want) {
 			t.Errorf("Subscribers(%q) = %v, want %v", topic, got, want)
 		}
 	}
+	// A topic named by one member and matched by another's regex.
+	replay(t, s, consumerMember("cg", "m5", "", "orders.b"))
+	if got, want := s.Subscribers("orders.b"), []groups.Subscriber{{Group: cg, Via: groups.ViaName | groups.ViaRegex}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Subscribers(orders.b) = %v, want %v", got, want)
+	}
+	replay(t, s, tombstone(groups.ConsumerGroupMemberMetadata, "cg", "m5"))
 
 	// m1 rewritten with the same subscription: nothing changes. Then m1 and m4 leave:
 	// "a" goes when the last member naming it goes.
@@ -252,18 +262,25 @@ func TestStateClassicGroup(t *testing.T) {
 		classic("cg", 1, map[string][]string{"m1": {"a", "b"}, "m2": {"b"}}),
 		classic("cg", 2, map[string][]string{"m1": {"b", "a"}, "m3": {"a"}}),
 		classic("cg", 3, map[string][]string{"m3": {"c"}}),
+		// Topics swap members: the group's set is unchanged.
+		classic("cg", 4, map[string][]string{"m3": {"d"}, "m4": {"c"}}),
+		classic("cg", 5, map[string][]string{"m3": {"c"}, "m4": {"d"}}),
+		classic("cg", 6, map[string][]string{"m4": {"c"}}),
 	)
 	want := []groups.Change{
 		{Group: kg, Created: true, Metadata: true, Subscription: true},
+		{Group: kg, Metadata: true},
+		{Group: kg, Metadata: true, Subscription: true},
+		{Group: kg, Metadata: true, Subscription: true},
 		{Group: kg, Metadata: true},
 		{Group: kg, Metadata: true, Subscription: true},
 	}
 	if !reflect.DeepEqual(ch, want) {
 		t.Fatalf("changes:\n got %+v\nwant %+v", ch, want)
 	}
-	wantDump := `classic:"cg" epoch=3 metadata_hash=0x0000000000000000 protocol_type="consumer" protocol="range"
+	wantDump := `classic:"cg" epoch=6 metadata_hash=0x0000000000000000 protocol_type="consumer" protocol="range"
   topics=[c]
-  member "m3" topics=[c]
+  member "m4" topics=[c]
 `
 	if got := s.String(); got != wantDump {
 		t.Fatalf("state:\n%s\nwant:\n%s", got, wantDump)
