@@ -4,15 +4,15 @@ import "slices"
 
 // rackMemo turns the replica list of a partition into the bytes a scheme writes
 // for its racks, while one topic is hashed. It remembers, for the current topic
-// only, three things:
+// only:
 //   - each distinct broker's rack, so Brokers.Rack is asked once per broker;
-//   - each distinct rack's encoding and its rank in the scheme's rack order, so
-//     sorting a partition's racks compares small integers;
 //   - each distinct replica list's encoded block, so the many partitions of a topic
 //     that share a replica list cost one table lookup and one copy.
 //
-// Everything is forgotten at the next topic (generation stamps instead of
-// clearing), so a rack is never served from an older image.
+// These are forgotten at the next topic (generation stamps instead of clearing),
+// so a broker's rack is never taken from an older image. Across topics it keeps
+// each rack string's encoding and its rank in the scheme's rack order (so sorting
+// a partition's racks compares small integers): both depend on the string alone.
 type rackMemo struct {
 	// compare is the scheme's rack order. encodeRack appends the bytes of one
 	// rack; encodeBlock appends the bytes of a partition given its racks as
@@ -29,8 +29,9 @@ type rackMemo struct {
 	brokers map[int32]int32
 	ids     []int32 // distinct brokers seen, first-seen order
 
-	racks []memoRack
-	enc   []byte // rack encodings
+	racks     []memoRack // every rack string seen, until maxRacks
+	rackIndex map[string]int32
+	enc       []byte // rack encodings
 
 	tuples  []tupleSlot // open addressing over replica lists
 	nTuples int
@@ -47,8 +48,12 @@ type brokerSlot struct {
 type memoRack struct {
 	name     string
 	off, end int32 // encoding in enc
-	rank     int32 // position in sorted order among the racks seen so far
+	rank     int32 // position in sorted order among racks
 }
+
+// maxRacks bounds the racks kept across topics; past it they are forgotten at the
+// next topic.
+const maxRacks = 1 << 14
 
 type tupleSlot struct {
 	gen              uint32
@@ -71,8 +76,11 @@ func (m *rackMemo) reset(src Brokers) {
 	}
 	clear(m.brokers)
 	m.ids = m.ids[:0]
-	m.racks = m.racks[:0]
-	m.enc = m.enc[:0]
+	if len(m.racks) > maxRacks || m.rackIndex == nil {
+		m.racks = m.racks[:0]
+		m.enc = m.enc[:0]
+		m.rackIndex = make(map[string]int32)
+	}
 	m.nTuples = 0
 	m.tIDs = m.tIDs[:0]
 	m.blocks = m.blocks[:0]
@@ -114,10 +122,8 @@ func (m *rackMemo) resolve(id int32) int32 {
 }
 
 func (m *rackMemo) internRack(name string) int32 {
-	for i := range m.racks {
-		if m.racks[i].name == name {
-			return int32(i)
-		}
+	if r, ok := m.rackIndex[name]; ok {
+		return r
 	}
 	rank := int32(0)
 	for i := range m.racks {
@@ -130,6 +136,7 @@ func (m *rackMemo) internRack(name string) int32 {
 	off := int32(len(m.enc))
 	m.enc = m.encodeRack(m.enc, name)
 	m.racks = append(m.racks, memoRack{name: name, off: off, end: int32(len(m.enc)), rank: rank})
+	m.rackIndex[name] = int32(len(m.racks) - 1)
 	return int32(len(m.racks) - 1)
 }
 
