@@ -38,6 +38,7 @@ type rackMemo struct {
 	tIDs    []int32 // replica lists of the tuples
 	blocks  []byte  // encoded blocks of the tuples
 	scratch []int32
+	once    []byte // the block of a replica list not remembered
 }
 
 type brokerSlot struct {
@@ -61,6 +62,10 @@ type tupleSlot struct {
 	idOff, idEnd     int32
 	blockOff, blockE int32
 }
+
+// maxTuples bounds the replica lists remembered per topic, so a topic whose
+// partitions all have different replica lists does not grow the memo without end.
+const maxTuples = 1 << 14
 
 // denseBrokers bounds the directly indexed broker ids; Kafka broker ids are
 // usually small.
@@ -195,6 +200,10 @@ func (m *rackMemo) add(replicas []int32, hash, s uint32) []byte {
 		racks[j] = r
 	}
 	m.scratch = racks
+	if m.nTuples >= maxTuples {
+		m.once = m.encodeBlock(m.once[:0], m, racks)
+		return m.once
+	}
 	e := tupleSlot{gen: m.gen, hash: hash, idOff: int32(len(m.tIDs)), blockOff: int32(len(m.blocks))}
 	m.tIDs = append(m.tIDs, replicas...)
 	m.blocks = m.encodeBlock(m.blocks, m, racks)

@@ -371,3 +371,25 @@ func TestLargeTopicStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestManyDistinctReplicaLists covers a topic with more distinct replica lists
+// than the memo keeps.
+func TestManyDistinctReplicaLists(t *testing.T) {
+	c := hashcachetest.NewCluster()
+	for id := range int32(300) {
+		c.Racks[id] = fmt.Sprintf("r%d", id%7)
+	}
+	top := &hashcachetest.Topic{TopicID: hashcachetest.ID(3, 4), TopicName: "wide"}
+	for i := range 20_000 {
+		top.Partitions = append(top.Partitions, []int32{int32(i % 300), int32(i/300) % 300, 299 - int32(i%13)})
+	}
+	for _, s := range schemes() {
+		want := refMurmur3TopicHash(top, c)
+		if s.Name() == hashcache.SchemeKafka {
+			want = refKafkaTopicHash(top, c)
+		}
+		if got := s.TopicHash(top, c); got != want {
+			t.Errorf("%s: %#x, reference %#x", s.Name(), got, want)
+		}
+	}
+}

@@ -10,7 +10,7 @@ type streamHasher interface {
 
 // flushAt bounds the sink's buffer: a topic's bytes are hashed in one shot when they
 // fit, and streamed in chunks of about this size when they do not, so the buffer
-// does not grow with the largest topic.
+// does not grow with the number of partitions of the largest topic.
 const flushAt = 32 << 10
 
 // sink collects a topic's byte stream and hashes it.
