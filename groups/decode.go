@@ -26,7 +26,7 @@ type Decoder struct {
 }
 
 // NewDecoder returns a Decoder that interns strings.
-func NewDecoder() *Decoder { return &Decoder{strs: make(map[string]string)} }
+func NewDecoder() *Decoder { return &Decoder{strs: make(map[string]string, 1024)} }
 
 // Decode decodes one __consumer_offsets record without interning; see
 // (*Decoder).Decode.
@@ -58,6 +58,19 @@ func (r *reader) reset(b []byte, d *Decoder) { r.Reset(b); r.d = d }
 func (r *reader) str() string {
 	b, _ := r.StringBytes()
 	return r.d.intern(b)
+}
+
+// uniqueStr reads a classic string that is unlikely to repeat (member ids): it is
+// copied, not interned, so the intern table holds only names that repeat.
+func (r *reader) uniqueStr() string {
+	b, _ := r.StringBytes()
+	return string(b)
+}
+
+// uniqueCstr is uniqueStr for compact strings.
+func (r *reader) uniqueCstr() string {
+	b, _ := r.CompactStringBytes()
+	return string(b)
 }
 
 func (r *reader) nullableStr() (string, bool) {
@@ -184,7 +197,7 @@ func (d *Decoder) Decode(key, value []byte) (Record, error) {
 	rec.GroupID = r.str()
 	switch shape {
 	case keyGroupMember:
-		rec.MemberID = r.str()
+		rec.MemberID = r.uniqueStr()
 	case keyGroupRegex:
 		rec.Regex = r.str()
 	}
@@ -309,7 +322,7 @@ func (r *reader) partitionMetadata() *ConsumerGroupPartitionMetadataValue {
 
 func (r *reader) consumerGroupMember() *ConsumerGroupMemberMetadataValue {
 	v := &ConsumerGroupMemberMetadataValue{}
-	v.InstanceId = r.cstr()
+	v.InstanceId = r.uniqueCstr()
 	v.RackId = r.cstr()
 	v.ClientId = r.cstr()
 	v.ClientHost = r.cstr()
@@ -427,13 +440,13 @@ func (v *StreamsGroupMetadataValue) streamsTags(r *reader) {
 
 func (r *reader) streamsGroupMember() *StreamsGroupMemberMetadataValue {
 	v := &StreamsGroupMemberMetadataValue{}
-	v.InstanceId = r.cstr()
+	v.InstanceId = r.uniqueCstr()
 	v.RackId = r.cstr()
 	v.ClientId = r.cstr()
 	v.ClientHost = r.cstr()
 	v.RebalanceTimeoutMs = r.Int32()
 	v.TopologyEpoch = r.Int32()
-	v.ProcessId = r.cstr()
+	v.ProcessId = r.uniqueCstr()
 	// A nullable struct outside a tagged field: int8 -1 for null, 1 when present.
 	switch present := r.Int8(); present {
 	case -1:
@@ -498,12 +511,12 @@ func (r *reader) topicInfos() []TopicInfo {
 // groupMetadata reads GroupMetadataValue v0-v4 (v4 is flexible).
 func (r *reader) groupMetadata(version int16) *GroupMetadataValue {
 	flex := version >= 4
-	str := r.str
+	str, uniqueStr := r.str, r.uniqueStr
 	nullableStr := r.nullableStr
 	bytes := r.Bytes
 	arrayLen := r.ArrayLen
 	if flex {
-		str, nullableStr, bytes, arrayLen = r.cstr, r.nullableCstr, r.CompactBytes, r.CompactArrayLen
+		str, uniqueStr, nullableStr, bytes, arrayLen = r.cstr, r.uniqueCstr, r.nullableCstr, r.CompactBytes, r.CompactArrayLen
 	}
 	v := &GroupMetadataValue{CurrentStateTimestamp: -1}
 	v.ProtocolType = str()
@@ -525,7 +538,7 @@ func (r *reader) groupMetadata(version int16) *GroupMetadataValue {
 		v.Members = make([]GroupMember, n)
 		for i := range v.Members {
 			m := &v.Members[i]
-			m.MemberId = str()
+			m.MemberId = uniqueStr()
 			if version >= 3 {
 				m.GroupInstanceId, _ = nullableStr()
 			}
