@@ -47,8 +47,13 @@ fuzz:
 	  done; \
 	done
 
-fixtures: kafka
-	$(GO) test -tags fixtures -count=1 -v -timeout 20m -run TestGenerateFixtures ./internal/kafkatest/
+# Each release in FIXTURE_VERSIONS writes its own testdata/kafka-<version>/.
+FIXTURE_VERSIONS ?= 4.1.1 4.3.1 4.4.0
+fixtures:
+	@for v in $(FIXTURE_VERSIONS); do \
+	  internal/kafkatest/fetch-kafka.sh $$v && \
+	  KAFKA_VERSION=$$v $(GO) test -tags fixtures -count=1 -v -timeout 20m -run TestGenerateFixtures ./internal/kafkatest/ || exit 1; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
