@@ -10,6 +10,9 @@
 // and skips; no input makes Decode panic or read outside the slices it is given, and
 // a decoded Record never shares memory with them.
 //
+// A Decoder does the same and interns the strings it reads that repeat (group ids,
+// topic names, client ids and hosts); State.Replay uses one.
+//
 // State applies decoded records, in log order, to a model of the groups: members'
 // subscribed topic names and regular expressions, the coordinator's epoch and stored
 // MetadataHash, the coordinator's resolved regular expressions, streams topologies,
@@ -20,7 +23,8 @@
 // Field names of the value structs are Kafka's own (MetadataHash,
 // SubscribedTopicRegex, ...) so they can be read beside Kafka's JSON schemas.
 //
-// Concurrency: Decode is a pure function and safe for concurrent use. A State is not
+// Concurrency: Decode is a pure function and safe for concurrent use; a Decoder is
+// not. A State is not
 // safe for concurrent use; one goroutine owns it. Groups and Members returned by a
 // State belong to it: read them, do not modify them, and do not keep them across the
 // next Apply. The package does no I/O, starts no goroutines, reads no clock and never

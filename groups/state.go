@@ -304,6 +304,11 @@ func (s *State) groupMatches(k GroupKey, topic string) bool {
 // names its members (or topology) give that exist, and every existing name that a
 // valid member regex fully matches. It returns nil for an unknown group. Names are
 // enumerated only when the group has a regex.
+//
+// Regexes are evaluated here, against existing; the coordinator's own resolutions
+// (Group.ResolvedRegex) are kept for comparison only, as they lag: Kafka resolves
+// at most every 10 s, from a heartbeat, and only when a topic was created or the
+// refresh interval passed (spec §3.1).
 func (s *State) SubscribedTopics(k GroupKey, existing TopicNames) []string {
 	g := s.groups[k]
 	if g == nil {

@@ -17,18 +17,29 @@ import (
 	"github.com/kraftwatch/kraftwatch/groups"
 )
 
-// Writer appends Kafka primitives to B.
+// Writer appends Kafka primitives to B (integers big-endian).
 type Writer struct{ B []byte }
 
-func (w *Writer) Int8(v int8)     { w.B = append(w.B, byte(v)) }
-func (w *Writer) Int16(v int16)   { w.B = binary.BigEndian.AppendUint16(w.B, uint16(v)) }
+// Int8 appends one byte.
+func (w *Writer) Int8(v int8) { w.B = append(w.B, byte(v)) }
+
+// Int16 appends a big-endian int16.
+func (w *Writer) Int16(v int16) { w.B = binary.BigEndian.AppendUint16(w.B, uint16(v)) }
+
+// Uint16 appends a big-endian uint16.
 func (w *Writer) Uint16(v uint16) { w.B = binary.BigEndian.AppendUint16(w.B, v) }
-func (w *Writer) Int32(v int32)   { w.B = binary.BigEndian.AppendUint32(w.B, uint32(v)) }
-func (w *Writer) Int64(v int64)   { w.B = binary.BigEndian.AppendUint64(w.B, uint64(v)) }
+
+// Int32 appends a big-endian int32.
+func (w *Writer) Int32(v int32) { w.B = binary.BigEndian.AppendUint32(w.B, uint32(v)) }
+
+// Int64 appends a big-endian int64.
+func (w *Writer) Int64(v int64) { w.B = binary.BigEndian.AppendUint64(w.B, uint64(v)) }
+
+// UUID appends 16 bytes.
 func (w *Writer) UUID(u [16]byte) { w.B = append(w.B, u[:]...) }
-func (w *Writer) Uvarint(v uint64) {
-	w.B = binary.AppendUvarint(w.B, v)
-}
+
+// Uvarint appends an unsigned varint.
+func (w *Writer) Uvarint(v uint64) { w.B = binary.AppendUvarint(w.B, v) }
 
 // String writes an int16-length string.
 func (w *Writer) String(s string) { w.Int16(int16(len(s))); w.B = append(w.B, s...) }
