@@ -1,0 +1,442 @@
+package image
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
+)
+
+// Delta replays metadata records on top of a base Image. Apply publishes the result
+// as a new Image and the Delta carries on from it, so one Delta can follow a whole
+// log: Replay the records of a batch, Apply, Replay the next batch, and so on.
+// A Delta is not safe for concurrent use.
+type Delta struct {
+	base    *Image
+	cur     state
+	edit    *edit
+	touched *touched
+	txn     *txn
+	// featuresOwned is true once cur.features is a private copy.
+	featuresOwned bool
+	// last caches the topic the previous record edited (it carries edit).
+	last       *Topic
+	lastInBase bool
+}
+
+// touched records what a delta changed, to report it at Apply.
+type touched struct {
+	topics   map[UUID]struct{}
+	parts    map[UUID]map[int32]struct{} // only for topics of the base image
+	replaced map[UUID]struct{}           // topics of the base image a TopicRecord emptied
+	brokers  map[int32]struct{}
+	features bool
+}
+
+func newTouched() *touched {
+	return &touched{topics: map[UUID]struct{}{}, parts: map[UUID]map[int32]struct{}{},
+		replaced: map[UUID]struct{}{}, brokers: map[int32]struct{}{}}
+}
+
+func (t *touched) merge(o *touched) {
+	maps.Copy(t.topics, o.topics)
+	for id, ps := range o.parts {
+		if t.parts[id] == nil {
+			t.parts[id] = ps
+		} else {
+			maps.Copy(t.parts[id], ps)
+		}
+	}
+	maps.Copy(t.replaced, o.replaced)
+	maps.Copy(t.brokers, o.brokers)
+	t.features = t.features || o.features
+}
+
+// txn is an open metadata transaction: the state and changes before its Begin.
+type txn struct {
+	saved state
+	outer *touched
+}
+
+// NewDelta returns a Delta on top of base (use Empty to load a snapshot).
+func NewDelta(base *Image) *Delta {
+	return &Delta{base: base, cur: base.s, edit: new(edit), touched: newTouched()}
+}
+
+// Base is the image the delta applies to: the last one Apply returned, or the one
+// given to NewDelta.
+func (d *Delta) Base() *Image { return d.base }
+
+// InTransaction reports whether a metadata transaction is open: Apply will not
+// publish its records until its EndTransactionRecord is replayed.
+func (d *Delta) InTransaction() bool { return d.txn != nil }
+
+// freeze moves the delta to a new edit, so nodes reachable from what came before
+// (a published image, a savepoint) are copied, not changed, from now on.
+func (d *Delta) freeze() {
+	d.edit = new(edit)
+	d.last = nil
+	d.featuresOwned = false
+}
+
+// Replay applies one record to the delta. Records the image does not model (configs,
+// ACLs, quotas, credentials, tokens, producer ids, controllers, NoOp) are accepted
+// and ignored. An error means the record was not applied.
+func (d *Delta) Replay(rec metadata.Record) error {
+	var err error
+	switch r := rec.(type) {
+	case *metadata.BeginTransactionRecord:
+		if d.txn != nil {
+			return fmt.Errorf("BeginTransactionRecord inside a transaction: %w", ErrTransaction)
+		}
+		d.txn = &txn{saved: d.cur, outer: d.touched}
+		d.touched = newTouched()
+		d.freeze()
+	case *metadata.EndTransactionRecord:
+		if d.txn == nil {
+			return fmt.Errorf("EndTransactionRecord without a BeginTransactionRecord: %w", ErrTransaction)
+		}
+		d.txn.outer.merge(d.touched)
+		d.touched = d.txn.outer
+		d.txn = nil
+	case *metadata.AbortTransactionRecord:
+		if d.txn == nil {
+			return fmt.Errorf("AbortTransactionRecord without a BeginTransactionRecord: %w", ErrTransaction)
+		}
+		d.cur = d.txn.saved
+		d.touched = d.txn.outer
+		d.txn = nil
+		d.freeze()
+	case *metadata.TopicRecord:
+		err = d.replayTopic(r)
+	case *metadata.PartitionRecord:
+		err = d.replayPartition(r)
+	case *metadata.PartitionChangeRecord:
+		err = d.replayPartitionChange(r)
+	case *metadata.RemoveTopicRecord:
+		err = d.replayRemoveTopic(r)
+	case *metadata.ClearElrRecord:
+		err = d.replayClearElr(r)
+	case *metadata.RegisterBrokerRecord:
+		d.replayRegisterBroker(r)
+	case *metadata.UnregisterBrokerRecord:
+		if _, ok := d.cur.brokers.get(hashInt32(r.BrokerID), r.BrokerID); ok {
+			d.cur.brokers = d.cur.brokers.del(d.edit, hashInt32(r.BrokerID), r.BrokerID)
+			d.touched.brokers[r.BrokerID] = struct{}{}
+		}
+	case *metadata.BrokerRegistrationChangeRecord:
+		err = d.replayBrokerChange(r.BrokerID, r.BrokerEpoch, r.Fenced, r.InControlledShutdown, r.LogDirs)
+	case *metadata.FenceBrokerRecord:
+		err = d.replayBrokerChange(r.ID, r.Epoch, metadata.FenceFenced, 0, nil)
+	case *metadata.UnfenceBrokerRecord:
+		err = d.replayBrokerChange(r.ID, r.Epoch, metadata.FenceUnfenced, 0, nil)
+	case *metadata.FeatureLevelRecord:
+		err = d.replayFeature(r)
+	case nil:
+		return fmt.Errorf("nil record: %w", ErrInvalid)
+	default:
+		// Known records the image does not model.
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", rec.Type(), err)
+	}
+	return nil
+}
+
+// topic returns the topic id for editing: a copy carrying the delta's edit, stored
+// in cur.topics.
+func (d *Delta) topic(id UUID) (*Topic, error) {
+	if t := d.last; t != nil && t.id == id {
+		return t, nil
+	}
+	h := hashUUID(id)
+	t, ok := d.cur.topics.get(h, id)
+	if !ok {
+		return nil, fmt.Errorf("topic id %s: %w", id, ErrUnknownTopic)
+	}
+	if t.edit != d.edit {
+		c := *t
+		c.edit = d.edit
+		t = &c
+		d.cur.topics = d.cur.topics.set(d.edit, h, id, t)
+	}
+	d.touched.topics[id] = struct{}{}
+	_, d.lastInBase = d.base.s.topics.get(h, id)
+	d.last = t
+	return t, nil
+}
+
+func (d *Delta) touchPartition(id UUID, p int32) {
+	if !d.lastInBase {
+		return
+	}
+	ps := d.touched.parts[id]
+	if ps == nil {
+		ps = map[int32]struct{}{}
+		d.touched.parts[id] = ps
+	}
+	ps[p] = struct{}{}
+}
+
+func (d *Delta) replayTopic(r *metadata.TopicRecord) error {
+	hn := hashString(r.Name)
+	if other, ok := d.cur.names.get(hn, r.Name); ok && other != r.TopicID {
+		return fmt.Errorf("name %q already belongs to topic %s: %w", r.Name, other, ErrInvalid)
+	}
+	h := hashUUID(r.TopicID)
+	if old, ok := d.cur.topics.get(h, r.TopicID); ok {
+		// Kafka replaces the topic with an empty one.
+		d.cur.partitions -= old.NumPartitions()
+		d.touched.replaced[r.TopicID] = struct{}{}
+		if old.name != r.Name {
+			d.cur.names = d.cur.names.del(d.edit, hashString(old.name), old.name)
+		}
+	}
+	t := &Topic{edit: d.edit, id: r.TopicID, name: r.Name}
+	d.cur.topics = d.cur.topics.set(d.edit, h, r.TopicID, t)
+	d.cur.names = d.cur.names.set(d.edit, hn, r.Name, r.TopicID)
+	d.touched.topics[r.TopicID] = struct{}{}
+	_, d.lastInBase = d.base.s.topics.get(h, r.TopicID)
+	d.last = t
+	return nil
+}
+
+func (d *Delta) replayRemoveTopic(r *metadata.RemoveTopicRecord) error {
+	h := hashUUID(r.TopicID)
+	t, ok := d.cur.topics.get(h, r.TopicID)
+	if !ok {
+		return fmt.Errorf("topic id %s: %w", r.TopicID, ErrUnknownTopic)
+	}
+	d.cur.topics = d.cur.topics.del(d.edit, h, r.TopicID)
+	hn := hashString(t.name)
+	if id, ok := d.cur.names.get(hn, t.name); ok && id == r.TopicID {
+		d.cur.names = d.cur.names.del(d.edit, hn, t.name)
+	}
+	d.cur.partitions -= t.NumPartitions()
+	d.touched.topics[r.TopicID] = struct{}{}
+	delete(d.touched.parts, r.TopicID)
+	if d.last != nil && d.last.id == r.TopicID {
+		d.last = nil
+	}
+	return nil
+}
+
+const maxList = 1<<16 - 1
+
+func (d *Delta) replayPartition(r *metadata.PartitionRecord) error {
+	if r.PartitionID < 0 {
+		return fmt.Errorf("partition id %d: %w", r.PartitionID, ErrInvalid)
+	}
+	if r.LeaderRecoveryState != 0 && r.LeaderRecoveryState != 1 {
+		return fmt.Errorf("leader recovery state %d: %w", r.LeaderRecoveryState, ErrInvalid)
+	}
+	if len(r.Directories) > 0 && len(r.Directories) != len(r.Replicas) {
+		return fmt.Errorf("%d directories for %d replicas: %w", len(r.Directories), len(r.Replicas), ErrInvalid)
+	}
+	lists := [listDirs][]int32{r.Replicas, r.ISR, r.RemovingReplicas, r.AddingReplicas, r.EligibleLeaderReplicas, r.LastKnownELR}
+	for _, l := range lists {
+		if len(l) > maxList {
+			return fmt.Errorf("list of %d replicas: %w", len(l), ErrInvalid)
+		}
+	}
+	t, err := d.topic(r.TopicID)
+	if err != nil {
+		return err
+	}
+	p := partition{id: r.PartitionID, leader: r.Leader, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch, lrs: r.LeaderRecoveryState}
+	packLists(&p, lists, r.Directories)
+	if t.parts.set(d.edit, p) {
+		d.cur.partitions++
+	}
+	d.touchPartition(t.id, r.PartitionID)
+	return nil
+}
+
+func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
+	if r.LeaderRecoveryState < -1 || r.LeaderRecoveryState > 1 {
+		return fmt.Errorf("leader recovery state %d: %w", r.LeaderRecoveryState, ErrInvalid)
+	}
+	t, err := d.topic(r.TopicID)
+	if err != nil {
+		return err
+	}
+	old, ok := t.parts.get(r.PartitionID)
+	if !ok {
+		return fmt.Errorf("topic %s (%s) partition %d: %w", t.name, t.id, r.PartitionID, ErrUnknownPartition)
+	}
+	changes := [listDirs][]int32{r.Replicas, r.ISR, r.RemovingReplicas, r.AddingReplicas, r.EligibleLeaderReplicas, r.LastKnownELR}
+	var lists [listDirs][]int32
+	for i, c := range changes {
+		if c != nil {
+			if len(c) > maxList {
+				return fmt.Errorf("list of %d replicas: %w", len(c), ErrInvalid)
+			}
+			lists[i] = c
+		} else {
+			lists[i] = old.list(i)
+		}
+	}
+	var dirs []UUID
+	switch {
+	case r.Directories != nil:
+		dirs = r.Directories
+	case old.n[listDirs] > 0:
+		dirs = Partition{old}.Directories()
+	}
+	p := partition{id: old.id, leader: old.leader, leaderEpoch: old.leaderEpoch, partitionEpoch: old.partitionEpoch + 1, lrs: old.lrs}
+	if r.Leader != metadata.LeaderUnchanged {
+		p.leader = r.Leader
+		p.leaderEpoch++
+	}
+	if r.LeaderRecoveryState != metadata.LeaderRecoveryUnchanged {
+		p.lrs = r.LeaderRecoveryState
+	}
+	packLists(&p, lists, dirs)
+	t.parts.set(d.edit, p)
+	d.touchPartition(t.id, r.PartitionID)
+	return nil
+}
+
+func (d *Delta) replayClearElr(r *metadata.ClearElrRecord) error {
+	var ids []UUID
+	if r.TopicName == "" {
+		d.cur.topics.each(func(id UUID, _ *Topic) bool { ids = append(ids, id); return true })
+	} else {
+		id, ok := d.cur.names.get(hashString(r.TopicName), r.TopicName)
+		if !ok {
+			return fmt.Errorf("topic %q: %w", r.TopicName, ErrUnknownTopic)
+		}
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		t, _ := d.cur.topics.get(hashUUID(id), id)
+		var clear []partition
+		t.parts.each(func(p *partition) bool {
+			if p.n[listELR] > 0 || p.n[listLastKnownELR] > 0 {
+				clear = append(clear, *p)
+			}
+			return true
+		})
+		if len(clear) == 0 {
+			continue
+		}
+		et, _ := d.topic(id)
+		for _, old := range clear {
+			p := old
+			p.partitionEpoch++
+			lists := [listDirs][]int32{old.list(listReplicas), old.list(listISR), old.list(listRemoving), old.list(listAdding), nil, nil}
+			var dirs []UUID
+			if old.n[listDirs] > 0 {
+				dirs = Partition{old}.Directories()
+			}
+			packLists(&p, lists, dirs)
+			et.parts.set(d.edit, p)
+			d.touchPartition(id, p.id)
+		}
+	}
+	return nil
+}
+
+func (d *Delta) replayRegisterBroker(r *metadata.RegisterBrokerRecord) {
+	b := &Broker{
+		ID:                   r.BrokerID,
+		Epoch:                r.BrokerEpoch,
+		IncarnationID:        r.IncarnationID,
+		Fenced:               r.Fenced,
+		InControlledShutdown: r.InControlledShutdown,
+		IsMigratingZkBroker:  r.IsMigratingZkBroker,
+	}
+	if r.Rack != nil {
+		b.Rack, b.HasRack = *r.Rack, true
+	}
+	if len(r.LogDirs) > 0 {
+		b.LogDirs = sortedUUIDs(r.LogDirs)
+	}
+	d.cur.brokers = d.cur.brokers.set(d.edit, hashInt32(r.BrokerID), r.BrokerID, b)
+	d.touched.brokers[r.BrokerID] = struct{}{}
+}
+
+func sortedUUIDs(u []UUID) []UUID {
+	s := slices.Clone(u)
+	slices.SortFunc(s, func(a, b UUID) int { return compareStrings(string(a[:]), string(b[:])) })
+	return s
+}
+
+func (d *Delta) replayBrokerChange(id int32, epoch int64, fenced, shutdown int8, logDirs []UUID) error {
+	h := hashInt32(id)
+	old, ok := d.cur.brokers.get(h, id)
+	if !ok {
+		return fmt.Errorf("broker %d: %w", id, ErrUnknownBroker)
+	}
+	if old.Epoch != epoch {
+		return fmt.Errorf("broker %d has epoch %d, record has %d: %w", id, old.Epoch, epoch, ErrBrokerEpoch)
+	}
+	b := *old
+	switch fenced {
+	case metadata.FenceUnchanged:
+	case metadata.FenceFenced:
+		b.Fenced = true
+	case metadata.FenceUnfenced:
+		b.Fenced = false
+	default:
+		return fmt.Errorf("fenced value %d: %w", fenced, ErrInvalid)
+	}
+	switch shutdown {
+	case 0:
+	case 1:
+		b.InControlledShutdown = true
+	default:
+		return fmt.Errorf("in controlled shutdown value %d: %w", shutdown, ErrInvalid)
+	}
+	if len(logDirs) > 0 {
+		b.LogDirs = sortedUUIDs(logDirs)
+	}
+	d.cur.brokers = d.cur.brokers.set(d.edit, h, id, &b)
+	d.touched.brokers[id] = struct{}{}
+	return nil
+}
+
+func (d *Delta) replayFeature(r *metadata.FeatureLevelRecord) error {
+	if r.Name == "kraft.version" {
+		return nil // from the KRaftVersion control records, not the image (KAFKA-18979)
+	}
+	if r.Name == MetadataVersionFeature && r.FeatureLevel < 1 {
+		return fmt.Errorf("metadata.version level %d: %w", r.FeatureLevel, ErrInvalid)
+	}
+	if !d.featuresOwned {
+		d.cur.features = maps.Clone(d.cur.features)
+		if d.cur.features == nil {
+			d.cur.features = map[string]int16{}
+		}
+		d.featuresOwned = true
+	}
+	if r.FeatureLevel == 0 {
+		delete(d.cur.features, r.Name)
+	} else {
+		d.cur.features[r.Name] = r.FeatureLevel
+	}
+	d.touched.features = true
+	return nil
+}
+
+// Apply publishes the records replayed so far as a new Image with provenance p and
+// reports how it differs from the delta's base. Records of a transaction that is
+// still open are not published: they stay in the delta until their End. The delta
+// then continues on top of the new image.
+func (d *Delta) Apply(p Provenance) (*Image, *Changes) {
+	s, t := d.cur, d.touched
+	if d.txn != nil {
+		s, t = d.txn.saved, d.txn.outer
+	}
+	im := &Image{s: s, prov: p}
+	ch := changes(d.base, im, t)
+	d.base = im
+	if d.txn != nil {
+		d.txn.outer = newTouched()
+	} else {
+		d.touched = newTouched()
+	}
+	d.freeze()
+	return im, ch
+}

@@ -1,0 +1,23 @@
+// Package image holds the KRaft cluster metadata as an immutable Image, and a Delta
+// that replays metadata records on top of one Image and applies them to produce the
+// next, reporting what changed. It follows the vocabulary and the replay rules of
+// Kafka's own image package (MetadataImage, MetadataDelta, replay, apply).
+//
+// Invariants:
+//   - An Image never changes. It is safe to share between goroutines and to keep.
+//   - Applying a Delta costs O(what changed), not O(image): topics, names and brokers
+//     live in persistent hash tries and each topic's partitions in a persistent radix
+//     trie, so an Image shares everything unchanged with the Image it came from.
+//   - A partition costs about 140 bytes of heap with three replicas and directories,
+//     about 90 without directories.
+//   - Records between a BeginTransactionRecord and its EndTransactionRecord become
+//     visible together; records between a Begin and an AbortTransactionRecord never
+//     reach an Image (Kafka's intended semantics, spec §6.3).
+//   - A record that Kafka would reject (an unknown partition, a stale broker epoch) is
+//     returned as an error by Replay and not applied; the Delta stays usable.
+//
+// Concurrency: a Delta is not safe for concurrent use; one goroutine owns it. Images
+// may be read by any number of goroutines, for example through an atomic.Pointer.
+//
+// The package is pure: no I/O, no goroutines, no clock, no logging.
+package image

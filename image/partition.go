@@ -1,0 +1,154 @@
+package image
+
+import (
+	"slices"
+
+	"github.com/kraftwatch/kraftwatch/internal/kbin"
+)
+
+// Partition is one partition's registration. It is a small value that shares its
+// arrays with the Image it came from: the slices its methods return must not be
+// modified.
+type Partition struct {
+	p partition
+}
+
+// partition is the compact form stored in an image, about 56 bytes plus one int32
+// array holding replicas, ISR, removing, adding, ELR and last-known ELR replicas
+// and, when any is set, the directory of each replica (four int32 per uuid).
+type partition struct {
+	data           []int32
+	id             int32
+	leader         int32
+	leaderEpoch    int32
+	partitionEpoch int32
+	n              [nLists]uint16
+	lrs            int8
+	present        bool
+}
+
+// The lists packed in partition.data, in order.
+const (
+	listReplicas = iota
+	listISR
+	listRemoving
+	listAdding
+	listELR
+	listLastKnownELR
+	listDirs // counted in uuids, stored as 4 int32 each
+	nLists
+)
+
+func (p *partition) list(which int) []int32 {
+	start := 0
+	for i := range which {
+		start += p.width(i)
+	}
+	end := start + p.width(which)
+	return p.data[start:end:end]
+}
+
+func (p *partition) width(which int) int {
+	if which == listDirs {
+		return 4 * int(p.n[which])
+	}
+	return int(p.n[which])
+}
+
+// ID is the partition index.
+func (p Partition) ID() int32 { return p.p.id }
+
+// Replicas are the replica broker ids in preferred order. Do not modify.
+func (p Partition) Replicas() []int32 { return p.p.list(listReplicas) }
+
+// ISR is the in-sync replica set. Do not modify.
+func (p Partition) ISR() []int32 { return p.p.list(listISR) }
+
+// RemovingReplicas are replicas being removed by a reassignment. Do not modify.
+func (p Partition) RemovingReplicas() []int32 { return p.p.list(listRemoving) }
+
+// AddingReplicas are replicas being added by a reassignment. Do not modify.
+func (p Partition) AddingReplicas() []int32 { return p.p.list(listAdding) }
+
+// ELR is the eligible leader replica set (KIP-966). Do not modify.
+func (p Partition) ELR() []int32 { return p.p.list(listELR) }
+
+// LastKnownELR is the last known ELR. Do not modify.
+func (p Partition) LastKnownELR() []int32 { return p.p.list(listLastKnownELR) }
+
+// Leader is the leader's broker id, or -1.
+func (p Partition) Leader() int32 { return p.p.leader }
+
+// LeaderEpoch counts leader changes.
+func (p Partition) LeaderEpoch() int32 { return p.p.leaderEpoch }
+
+// PartitionEpoch counts changes of any kind.
+func (p Partition) PartitionEpoch() int32 { return p.p.partitionEpoch }
+
+// LeaderRecoveryState is 0 (recovered) or 1 (recovering from an unclean election).
+func (p Partition) LeaderRecoveryState() int8 { return p.p.lrs }
+
+// Directories returns the log directory of each replica, newly allocated. Replicas
+// with no known directory (Kafka's MIGRATING) have the zero UUID.
+func (p Partition) Directories() []kbin.UUID {
+	d := p.p.list(listDirs)
+	out := make([]kbin.UUID, len(p.Replicas()))
+	if len(d) == 0 {
+		return out
+	}
+	out = out[:len(d)/4]
+	for i := range out {
+		for j := range 4 {
+			v := uint32(d[4*i+j])
+			out[i][4*j], out[i][4*j+1], out[i][4*j+2], out[i][4*j+3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
+		}
+	}
+	return out
+}
+
+// HasDirectories reports whether any replica has a known directory.
+func (p Partition) HasDirectories() bool { return p.p.n[listDirs] > 0 }
+
+// Equal reports whether two partitions have the same registration.
+func (p Partition) Equal(q Partition) bool {
+	return p.p.id == q.p.id && p.p.leader == q.p.leader && p.p.leaderEpoch == q.p.leaderEpoch &&
+		p.p.partitionEpoch == q.p.partitionEpoch && p.p.lrs == q.p.lrs && p.p.n == q.p.n &&
+		slices.Equal(p.p.data, q.p.data)
+}
+
+// packLists builds partition.data from the lists; dirs may be nil.
+func packLists(p *partition, lists [listDirs][]int32, dirs []kbin.UUID) {
+	size := 0
+	for i, l := range lists {
+		p.n[i] = uint16(len(l))
+		size += len(l)
+	}
+	p.n[listDirs] = 0
+	if anyDirectory(dirs) {
+		p.n[listDirs] = uint16(len(dirs))
+		size += 4 * len(dirs)
+	}
+	data := make([]int32, 0, size)
+	for _, l := range lists {
+		data = append(data, l...)
+	}
+	if p.n[listDirs] > 0 {
+		for _, u := range dirs {
+			for j := range 4 {
+				data = append(data, int32(uint32(u[4*j])<<24|uint32(u[4*j+1])<<16|uint32(u[4*j+2])<<8|uint32(u[4*j+3])))
+			}
+		}
+	}
+	p.data = data
+}
+
+// anyDirectory reports whether some uuid is not MIGRATING (the zero UUID); Kafka
+// stores an all-MIGRATING list as "no directories".
+func anyDirectory(dirs []kbin.UUID) bool {
+	for _, u := range dirs {
+		if u != (kbin.UUID{}) {
+			return true
+		}
+	}
+	return false
+}

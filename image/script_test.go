@@ -1,0 +1,317 @@
+package image
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kraftwatch/kraftwatch/internal/kbin"
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected output of testdata scripts")
+
+// Script tests: each file in testdata/scripts is a list of cases in the style of
+// cockroachdb/datadriven:
+//
+//	command arg=value ...
+//	input lines
+//	----
+//	expected output
+//	<blank line>
+//
+// Commands:
+//
+//	replay          replay the input records (metadata text form), one per line
+//	apply [offset=N epoch=N ts=N]   publish, print the changes
+//	image           print the current image
+//	reset           start again from the empty image
+//	save NAME       remember the current image
+//	diff NAME       print Diff(saved image NAME, current image)
+//
+// UUIDs are written as short names (t1, foo-id, ...) that map to UUIDs holding the
+// name's bytes; go test -update rewrites the expected output.
+
+func TestScripts(t *testing.T) {
+	files, _ := filepath.Glob("testdata/scripts/*.txt")
+	if len(files) == 0 {
+		t.Fatal("no scripts")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) { runScript(t, f) })
+	}
+}
+
+// symUUID maps a short name to a UUID holding its bytes, and back.
+var symUUID = &metadata.TextUUID{
+	Format: formatSym,
+	Parse: func(s string) (UUID, error) {
+		if len(s) == 22 {
+			return kbin.ParseUUID(s)
+		}
+		if s == "0" {
+			return UUID{}, nil
+		}
+		if len(s) == 0 || len(s) > 16 {
+			return UUID{}, fmt.Errorf("bad uuid name %q", s)
+		}
+		var u UUID
+		copy(u[:], s)
+		return u, nil
+	},
+}
+
+func formatSym(u UUID) string {
+	n := 0
+	for n < 16 && u[n] != 0 {
+		if u[n] < '!' || u[n] > '~' {
+			return u.String()
+		}
+		n++
+	}
+	for _, b := range u[n:] {
+		if b != 0 {
+			return u.String()
+		}
+	}
+	if n == 0 {
+		return "0"
+	}
+	return string(u[:n])
+}
+
+type scriptCase struct {
+	pos     string
+	cmd     string
+	args    []string
+	input   []string
+	want    []string
+	lineIdx int // line of "----" in the file
+}
+
+func parseScript(t *testing.T, path string) ([]string, []scriptCase) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	var cases []scriptCase
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		c := scriptCase{pos: fmt.Sprintf("%s:%d", path, i+1)}
+		f := strings.Fields(l)
+		c.cmd, c.args = f[0], f[1:]
+		for i++; i < len(lines) && lines[i] != "----"; i++ {
+			c.input = append(c.input, lines[i])
+		}
+		if i >= len(lines) {
+			t.Fatalf("%s: no ---- line", c.pos)
+		}
+		c.lineIdx = i
+		for i++; i < len(lines) && lines[i] != ""; i++ {
+			c.want = append(c.want, lines[i])
+		}
+		cases = append(cases, c)
+	}
+	return lines, cases
+}
+
+func runScript(t *testing.T, path string) {
+	lines, cases := parseScript(t, path)
+	d := NewDelta(Empty)
+	saved := map[string]*Image{}
+	var out []string
+	next := 0 // next line of the file to copy
+	for _, c := range cases {
+		got := runCase(t, c, &d, saved)
+		out = append(out, lines[next:c.lineIdx+1]...)
+		out = append(out, got...)
+		next = c.lineIdx + 1 + len(c.want)
+		if !*update && !slices.Equal(got, c.want) {
+			t.Errorf("%s: %s\n got:\n%s\nwant:\n%s", c.pos, c.cmd, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+		}
+	}
+	out = append(out, lines[next:]...)
+	if *update {
+		if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func runCase(t *testing.T, c scriptCase, d **Delta, saved map[string]*Image) []string {
+	t.Helper()
+	args := map[string]string{}
+	for _, a := range c.args {
+		k, v, _ := strings.Cut(a, "=")
+		args[k] = v
+	}
+	num := func(k string, def int64) int64 {
+		if s, ok := args[k]; ok {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %s=%s: %v", c.pos, k, s, err)
+			}
+			return n
+		}
+		return def
+	}
+	switch c.cmd {
+	case "replay":
+		var out []string
+		for i, l := range c.input {
+			rec, err := metadata.ParseText(l, symUUID)
+			if err != nil {
+				t.Fatalf("%s: input line %d: %v", c.pos, i+1, err)
+			}
+			if err := (*d).Replay(rec); err != nil {
+				out = append(out, symbolize(fmt.Sprintf("line %d: %v", i+1, err)))
+			}
+		}
+		if (*d).InTransaction() {
+			out = append(out, "(in transaction)")
+		}
+		if len(out) == 0 {
+			out = []string{"ok"}
+		}
+		return out
+	case "apply":
+		_, ch := (*d).Apply(Provenance{Offset: num("offset", 0), Epoch: int32(num("epoch", 0)), Timestamp: num("ts", 0)})
+		return changeLines(ch)
+	case "image":
+		return imageLines((*d).Base())
+	case "reset":
+		*d = NewDelta(Empty)
+		return []string{"ok"}
+	case "save":
+		saved[c.args[0]] = (*d).Base()
+		return []string{"ok"}
+	case "diff":
+		old, ok := saved[c.args[0]]
+		if !ok {
+			t.Fatalf("%s: no saved image %q", c.pos, c.args[0])
+		}
+		return changeLines(Diff(old, (*d).Base()))
+	}
+	t.Fatalf("%s: unknown command %q", c.pos, c.cmd)
+	return nil
+}
+
+func changeLines(ch *Changes) []string {
+	if ch.Empty() {
+		return []string{"no changes"}
+	}
+	s := ch.String()
+	// Short names for ids in the output.
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		out = append(out, symbolize(l))
+	}
+	return out
+}
+
+var token = regexp.MustCompile(`[A-Za-z0-9_-]+`)
+
+// symbolize replaces the base64 UUIDs of short names by the names.
+func symbolize(l string) string {
+	return token.ReplaceAllStringFunc(l, func(w string) string {
+		if len(w) != 22 {
+			return w
+		}
+		if u, err := kbin.ParseUUID(w); err == nil && u.String() == w {
+			return formatSym(u)
+		}
+		return w
+	})
+}
+
+func ints(s []int32) string {
+	p := make([]string, len(s))
+	for i, v := range s {
+		p[i] = strconv.Itoa(int(v))
+	}
+	return "[" + strings.Join(p, ",") + "]"
+}
+
+// imageLines prints an image: provenance, features, brokers, topics and partitions.
+func imageLines(im *Image) []string {
+	var out []string
+	p := im.Provenance()
+	out = append(out, fmt.Sprintf("provenance offset=%d epoch=%d ts=%d", p.Offset, p.Epoch, p.Timestamp))
+	feats := im.Features()
+	names := slices.Sorted(func(yield func(string) bool) {
+		for k := range feats {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	if len(names) > 0 {
+		var fs []string
+		for _, n := range names {
+			fs = append(fs, fmt.Sprintf("%s=%d", n, feats[n]))
+		}
+		out = append(out, "features "+strings.Join(fs, " "))
+	}
+	for _, b := range im.Brokers() {
+		l := fmt.Sprintf("broker %d epoch=%d incarnation=%s", b.ID, b.Epoch, formatSym(b.IncarnationID))
+		if b.HasRack {
+			l += " rack=" + strconv.Quote(b.Rack)
+		}
+		if b.Fenced {
+			l += " fenced"
+		}
+		if b.InControlledShutdown {
+			l += " in-controlled-shutdown"
+		}
+		if len(b.LogDirs) > 0 {
+			var ds []string
+			for _, u := range b.LogDirs {
+				ds = append(ds, formatSym(u))
+			}
+			l += " dirs=[" + strings.Join(ds, ",") + "]"
+		}
+		out = append(out, l)
+	}
+	for _, t := range im.SortedTopics() {
+		out = append(out, fmt.Sprintf("topic %s id=%s partitions=%d", t.Name(), formatSym(t.ID()), t.NumPartitions()))
+		for p := range t.Partitions() {
+			l := fmt.Sprintf("  %d replicas=%s isr=%s leader=%d leaderEpoch=%d partitionEpoch=%d",
+				p.ID(), ints(p.Replicas()), ints(p.ISR()), p.Leader(), p.LeaderEpoch(), p.PartitionEpoch())
+			for _, x := range []struct {
+				name string
+				l    []int32
+			}{{"removing", p.RemovingReplicas()}, {"adding", p.AddingReplicas()}, {"elr", p.ELR()}, {"lastKnownElr", p.LastKnownELR()}} {
+				if len(x.l) > 0 {
+					l += " " + x.name + "=" + ints(x.l)
+				}
+			}
+			if p.LeaderRecoveryState() != 0 {
+				l += fmt.Sprintf(" leaderRecoveryState=%d", p.LeaderRecoveryState())
+			}
+			if p.HasDirectories() {
+				var ds []string
+				for _, u := range p.Directories() {
+					ds = append(ds, formatSym(u))
+				}
+				l += " dirs=[" + strings.Join(ds, ",") + "]"
+			}
+			out = append(out, l)
+		}
+	}
+	if im.NumTopics() == 0 && im.NumBrokers() == 0 {
+		out = append(out, "(empty)")
+	}
+	out = append(out, fmt.Sprintf("totals topics=%d partitions=%d brokers=%d", im.NumTopics(), im.NumPartitions(), im.NumBrokers()))
+	return out
+}
