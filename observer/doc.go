@@ -1,0 +1,46 @@
+// Package observer reads a KRaft metadata log directory (…/__cluster_metadata-0) the
+// way a new Kafka listener is fed: the newest usable snapshot, then the log segments
+// after it, then the log live as Kafka writes it. It hands on one record batch, or one
+// whole metadata transaction, at a time, never merging two, so that two observers of
+// the same log make the same decisions at the same offsets.
+//
+// The observer owns an image.Image. For each unit it builds an image.Delta, applies
+// it, publishes the new image through an atomic pointer, and calls the handler with
+// the image, the changes and the provenance (offset, epoch and append time of the
+// unit's last record).
+//
+// What it reads, and how (spec kraft-metadata-log.md §1, §2.8, §6):
+//   - Snapshots are the *.checkpoint files named OFFSET-EPOCH; the newest in Kafka's
+//     order (epoch, then offset) that reads cleanly is used. A snapshot without its
+//     SnapshotHeader or SnapshotFooter, or with a bad batch, is skipped (logged and
+//     counted) for an older one; with none left, the log is replayed from offset 0 if
+//     it starts there, and otherwise nothing is published (ErrNoStart): never an image
+//     built from part of the log. .part and .deleted snapshots and producer-state
+//     .snapshot files are ignored.
+//   - Segments are the NNN.log files. Batches below the snapshot's end offset are
+//     skipped; after it, every batch must follow the previous one (offset and epoch).
+//   - Following: the end of the newest segment, or a batch not yet whole, is waited
+//     for. A newer segment means the current one is complete. Deleted old segments
+//     are fine. A new snapshot is not reloaded while the observer is past it.
+//   - Truncation: before reading on, the observer checks that the last batch it read is
+//     still there unchanged (Kafka cuts a diverged tail and appends new batches in its
+//     place, possibly of the same sizes). If not, it rebuilds from the newest snapshot
+//     and announces the difference from its previous image as one update (Reset).
+//   - Corruption: a bad batch with more data after it, or a segment that ends inside a
+//     batch while a newer one follows, is an error naming the file and byte position
+//     (*PosError wrapping ErrCorrupt), logged, counted and retried with backoff; the
+//     last good image stays published. Bytes that are not a batch at the very end of
+//     the newest segment are a torn write: waited for (logged once, counted) while
+//     following, an error while (re)building, so no image rests on them.
+//   - Records of an unknown type or version are skipped, counted, and logged once per
+//     (apiKey, version). Transactions: records from BeginTransactionRecord to
+//     EndTransactionRecord are one unit; an AbortTransactionRecord drops them.
+//
+// Files are opened read-only, and only inside the directory given; Kafka's .lock (in
+// the parent directory) is never touched. Changes are noticed through file
+// notifications (fsnotify) with a polling timer as fallback.
+//
+// Concurrency: Run owns all mutable state on the caller's goroutine; the handler is
+// called on it. Image, Ready, LastError and Metrics may be used from any goroutine.
+// The subpackage observertest writes metadata log directories for tests.
+package observer

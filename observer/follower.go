@@ -1,0 +1,464 @@
+package observer
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
+	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
+)
+
+// rebuild is a full state: a snapshot (nil when the log is replayed from offset 0) and
+// the units of the log that follow it, as far as the log went when it was read.
+type rebuild struct {
+	snap  *snapshot
+	units []Unit
+	why   string
+}
+
+// sink receives what the follower reads, in log order.
+type sink interface {
+	rebuild(f *follower, r *rebuild) error
+	unit(u Unit) error
+}
+
+// batchRef remembers the last batch consumed, to notice when the log under it changes.
+type batchRef struct {
+	seg   int64 // segment base offset
+	pos   int64 // byte position in the segment
+	base  int64 // batch base offset
+	epoch int32
+	crc   uint32
+	size  int
+}
+
+// follower is the observer's reading state: where it is in which segment, the open
+// metadata transaction, and what it read last. It does file I/O but owns no goroutine
+// and reads no clock: poll reads everything available now and returns. Not safe for
+// concurrent use.
+type follower struct {
+	dir string
+	log *slog.Logger
+	m   *Metrics
+	dec decoder
+
+	loaded    bool  // a rebuild succeeded and the state below is valid
+	next      int64 // offset of the next record to read
+	epoch     int32 // epoch of the last batch read (of the snapshot after a rebuild)
+	cur       *segment
+	last      *batchRef
+	txn       *Unit // open metadata transaction: its entries so far
+	replaying bool  // inside a rebuild: inconsistencies are errors, not rebuilds
+	torn      batchRef
+}
+
+func newFollower(dir string, log *slog.Logger, m *Metrics) *follower {
+	return &follower{dir: dir, log: log, m: m, dec: decoder{log: log, m: m}}
+}
+
+func (f *follower) close() {
+	f.cur.close()
+	f.cur = nil
+}
+
+// poll reads what the log holds now and hands it to s: a rebuild first (the initial
+// load, or after the log was truncated under what was read), then one unit at a time.
+func (f *follower) poll(s sink) error {
+	if !f.loaded {
+		return f.rebuild(s, "initial load")
+	}
+	ls, err := listDir(f.dir)
+	if err != nil {
+		return err
+	}
+	err = f.verify(&ls)
+	if err == nil {
+		err = f.readAvailable(&ls, s.unit)
+	}
+	var r *errReset
+	if errors.As(err, &r) {
+		f.m.Resets.Add(1)
+		f.log.Warn("metadata log changed under the observer; rebuilding from the newest snapshot",
+			"reason", r.why, "offset", f.next-1, "epoch", f.epoch)
+		f.loaded = false
+		return f.rebuild(s, r.why)
+	}
+	return err
+}
+
+// rebuild loads the newest usable snapshot and replays the log after it.
+func (f *follower) rebuild(s sink, why string) error {
+	f.close()
+	f.loaded = false
+	ls, err := listDir(f.dir)
+	if err != nil {
+		return err
+	}
+	if len(ls.segments) == 0 && len(ls.snapshots) == 0 {
+		return fmt.Errorf("%s: %w", f.dir, ErrNoLog)
+	}
+	var snap *snapshot
+	for i := len(ls.snapshots) - 1; i >= 0 && snap == nil; i-- {
+		id := ls.snapshots[i]
+		path := filepath.Join(f.dir, id.FileName())
+		sn, err := readSnapshot(path, id)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted since the listing
+		}
+		if err == nil {
+			err = checkRecords(sn)
+		}
+		if err != nil {
+			f.m.BadSnapshots.Add(1)
+			f.log.Error("skipping unusable snapshot, trying an older one", "snapshot", path, "error", err)
+			continue
+		}
+		if len(ls.segments) > 0 && ls.segments[0] > id.EndOffset {
+			return fmt.Errorf("%s: snapshot %s ends at offset %d but the log starts at %d: %w",
+				f.dir, id, id.EndOffset, ls.segments[0], ErrNoStart)
+		}
+		snap = sn
+	}
+	f.next, f.epoch = 0, -1
+	if snap == nil {
+		if len(ls.segments) == 0 || ls.segments[0] != 0 {
+			first := "no segment"
+			if len(ls.segments) > 0 {
+				first = fmt.Sprintf("the first segment starts at offset %d", ls.segments[0])
+			}
+			return fmt.Errorf("%s: no usable snapshot and %s: %w", f.dir, first, ErrNoStart)
+		}
+	} else {
+		f.next, f.epoch = snap.id.EndOffset, snap.id.Epoch
+	}
+	f.last, f.txn, f.torn = nil, nil, batchRef{}
+	r := &rebuild{snap: snap, why: why}
+	f.replaying = true
+	err = f.readAvailable(&ls, func(u Unit) error {
+		r.units = append(r.units, u)
+		return nil
+	})
+	f.replaying = false
+	if err != nil {
+		f.close()
+		return err
+	}
+	if err := s.rebuild(f, r); err != nil {
+		f.close()
+		return err
+	}
+	f.loaded = true
+	if snap != nil {
+		f.m.SnapshotsLoaded.Add(1)
+	}
+	return nil
+}
+
+// checkRecords checks the record framing of every batch of a snapshot, so that a bad
+// snapshot is rejected before any of it is replayed.
+func checkRecords(s *snapshot) error {
+	for i := range s.batches {
+		it := s.batches[i].Iter()
+		for it.Next() {
+		}
+		if err := it.Err(); err != nil {
+			return &PosError{File: s.path, Position: s.positions[i], Offset: -1, Err: fmt.Errorf("%w: %w", err, ErrBadSnapshot)}
+		}
+	}
+	return nil
+}
+
+// snapshotRecords calls fn for every metadata record of s in order, with its offset in
+// the snapshot file. The record is only valid during the call.
+func (f *follower) snapshotRecords(s *snapshot, fn func(e Entry) error) error {
+	for i := range s.batches {
+		b := &s.batches[i]
+		if b.IsControl() {
+			continue
+		}
+		it := b.Iter()
+		for it.Next() {
+			f.m.SnapshotRecords.Add(1)
+			rec, v, ok := f.dec.decode(it.Record().Value, it.Offset(), s.path, true)
+			if !ok {
+				continue
+			}
+			if err := fn(Entry{Offset: it.Offset(), Version: v, Record: rec}); err != nil {
+				return err
+			}
+		}
+		if err := it.Err(); err != nil { // checked by checkRecords; a file cannot change
+			return err
+		}
+	}
+	return nil
+}
+
+// problem is what an inconsistency becomes: while following, a reason to rebuild from
+// the newest snapshot; while rebuilding, an error.
+func (f *follower) problem(file string, pos int64, format string, args ...any) error {
+	why := fmt.Sprintf(format, args...)
+	if f.replaying {
+		f.m.CorruptBatches.Add(1)
+		return &PosError{File: file, Position: pos, Offset: f.next, Err: fmt.Errorf("%s: %w", why, ErrCorrupt)}
+	}
+	return &errReset{why: fmt.Sprintf("%s (%s at byte %d)", why, file, pos)}
+}
+
+// verify checks that the last batch read is still where it was, unchanged: Kafka
+// truncates a diverged tail in place and then appends new batches, possibly of the
+// same sizes, so a longer file does not prove that nothing changed.
+func (f *follower) verify(ls *listing) error {
+	l := f.last
+	if l == nil {
+		return nil
+	}
+	path := segmentPath(f.dir, l.seg)
+	var file *os.File
+	if f.cur != nil && f.cur.base == l.seg {
+		file = f.cur.f
+	}
+	present := ls.hasSegment(l.seg)
+	if present && file != nil {
+		a, err1 := os.Stat(path)
+		b, err2 := file.Stat()
+		present = err1 == nil && err2 == nil && os.SameFile(a, b)
+	}
+	if !present {
+		// Kafka deletes a segment only once a snapshot covers it; a truncation cannot
+		// remove what a snapshot covers.
+		if ls.maxSnapshotEnd() >= f.next {
+			return nil
+		}
+		return &errReset{why: fmt.Sprintf("segment %s holding offset %d is gone and no snapshot covers it", path, f.next-1)}
+	}
+	if file == nil {
+		fh, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return &errReset{why: fmt.Sprintf("segment %s holding offset %d is gone", path, f.next-1)}
+		}
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		file = fh
+	}
+	fi, err := file.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() < l.pos+int64(l.size) {
+		return &errReset{why: fmt.Sprintf("segment %s was truncated to %d bytes, below offset %d", path, fi.Size(), f.next-1)}
+	}
+	// BaseOffset, Length, PartitionLeaderEpoch, Magic, CRC: the first 21 bytes.
+	var hdr [21]byte
+	if _, err := file.ReadAt(hdr[:], l.pos); err != nil {
+		return err
+	}
+	base := int64(binary.BigEndian.Uint64(hdr[0:]))
+	size := int(int32(binary.BigEndian.Uint32(hdr[8:]))) + recordbatch.LogOverhead
+	epoch := int32(binary.BigEndian.Uint32(hdr[12:]))
+	crc := binary.BigEndian.Uint32(hdr[17:])
+	if base != l.base || epoch != l.epoch || crc != l.crc || size != l.size {
+		return &errReset{why: fmt.Sprintf("the batch at offset %d (epoch %d) in %s was replaced (now offset %d, epoch %d)",
+			l.base, l.epoch, path, base, epoch)}
+	}
+	return nil
+}
+
+// readAvailable reads every complete batch the log holds after f.next and hands the
+// units they make to emit.
+func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
+	if f.cur != nil {
+		f.cur.rewind()
+	}
+	for {
+		if f.cur == nil {
+			base, ok := ls.segmentFor(f.next)
+			if !ok {
+				if len(ls.segments) == 0 {
+					return nil // a snapshot alone: wait for the log
+				}
+				return f.problem(f.dir, 0, "the log starts at offset %d, after offset %d", ls.segments[0], f.next)
+			}
+			seg, err := openSegment(f.dir, base)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // gone since the listing; look again next time
+			}
+			if err != nil {
+				return err
+			}
+			f.cur = seg
+		}
+		b, pos, err := f.cur.read()
+		switch {
+		case err == nil:
+			if err := f.consume(&b, pos, emit); err != nil {
+				return err
+			}
+		case errors.Is(err, errShrunk):
+			return f.problem(f.cur.path, f.cur.pos, "segment shrank below the read position")
+		case errors.Is(err, errWait):
+			nb, ok := ls.after(f.cur.base)
+			if !ok {
+				if !ls.hasSegment(f.cur.base) {
+					return f.problem(f.cur.path, f.cur.pos, "segment is gone and no newer segment follows it")
+				}
+				return nil // the end of the log, for now
+			}
+			// A newer segment exists, so this one is complete.
+			if n := f.cur.pending(); n > 0 {
+				f.m.CorruptBatches.Add(1)
+				return &PosError{File: f.cur.path, Position: f.cur.pos, Offset: f.next,
+					Err: fmt.Errorf("segment ends inside a batch (%d bytes) although segment %d follows it: %w", n, nb, ErrCorrupt)}
+			}
+			if nb > f.next || (nb < f.next && f.last != nil) {
+				return f.problem(segmentPath(f.dir, nb), 0, "segment starts at offset %d, expected %d", nb, f.next)
+			}
+			f.close()
+			seg, err := openSegment(f.dir, nb)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return f.problem(segmentPath(f.dir, nb), 0, "segment vanished")
+				}
+				return err
+			}
+			f.cur = seg
+		case errors.Is(err, recordbatch.ErrCorrupt):
+			// While rebuilding, an unreadable tail is an error: no image is published
+			// until the log reads cleanly (Kafka's recovery cuts such a tail off).
+			if _, newer := ls.after(f.cur.base); !newer && !f.replaying && f.cur.corruptAtTail() {
+				// Kafka writes whole batches; bytes that are not one at the very end of
+				// the newest segment are a torn write that its recovery will cut off.
+				if f.torn.seg != f.cur.base || f.torn.pos != f.cur.pos {
+					f.torn = batchRef{seg: f.cur.base, pos: f.cur.pos}
+					f.m.TornTails.Add(1)
+					f.log.Warn("waiting at an unreadable tail of the newest segment",
+						"segment", f.cur.path, "position", f.cur.pos, "offset", f.next, "error", err)
+				}
+				return nil
+			}
+			f.m.CorruptBatches.Add(1)
+			return &PosError{File: f.cur.path, Position: f.cur.pos, Offset: f.next, Err: fmt.Errorf("%w: %w", err, ErrCorrupt)}
+		default:
+			return err
+		}
+	}
+}
+
+// consume checks that b continues the log and hands on its records.
+func (f *follower) consume(b *recordbatch.Batch, pos int64, emit func(Unit) error) error {
+	skipBelow := int64(-1)
+	if f.last == nil && b.BaseOffset < f.next {
+		if b.LastOffset() < f.next {
+			return nil // before the snapshot
+		}
+		skipBelow = f.next // Kafka's snapshots are batch-aligned, but be safe
+	} else if b.BaseOffset != f.next {
+		return f.problem(f.cur.path, pos, "batch has offset %d, expected %d", b.BaseOffset, f.next)
+	}
+	if b.PartitionLeaderEpoch < f.epoch {
+		return f.problem(f.cur.path, pos, "epoch went down from %d to %d at offset %d", f.epoch, b.PartitionLeaderEpoch, b.BaseOffset)
+	}
+	// Check every record's framing before handing any on: a batch is taken whole or not.
+	it := b.Iter()
+	for it.Next() {
+	}
+	if err := it.Err(); err != nil {
+		f.m.CorruptBatches.Add(1)
+		return &PosError{File: f.cur.path, Position: pos, Offset: b.BaseOffset, Err: fmt.Errorf("%w: %w", err, ErrCorrupt)}
+	}
+	f.m.Batches.Add(1)
+	if err := f.records(b, skipBelow, emit); err != nil {
+		return err
+	}
+	f.next = b.NextOffset()
+	f.epoch = b.PartitionLeaderEpoch
+	f.last = &batchRef{seg: f.cur.base, pos: pos, base: b.BaseOffset, epoch: b.PartitionLeaderEpoch, crc: b.CRC, size: b.Size()}
+	return nil
+}
+
+// records cuts a batch into units: the whole batch, or the parts before and after
+// transaction markers; records inside a transaction wait for its End.
+func (f *follower) records(b *recordbatch.Batch, skipBelow int64, emit func(Unit) error) error {
+	at := func(off int64) Provenance {
+		return Provenance{Offset: off, Epoch: b.PartitionLeaderEpoch, Timestamp: b.MaxTimestamp}
+	}
+	send := func(u Unit) error {
+		f.m.Units.Add(1)
+		return emit(u)
+	}
+	if b.IsControl() {
+		if f.txn != nil {
+			return nil
+		}
+		return send(Unit{Control: true, Provenance: at(b.LastOffset())})
+	}
+	var acc []Entry
+	done := max(b.BaseOffset, skipBelow) - 1 // offsets up to here are handed on
+	it := b.Iter()
+	for it.Next() {
+		off := it.Offset()
+		if off < skipBelow {
+			continue
+		}
+		f.m.Records.Add(1)
+		rec, v, ok := f.dec.decode(it.Record().Value, off, f.cur.path, false)
+		if !ok {
+			continue
+		}
+		switch rec.Type() {
+		case metadata.TypeBeginTransaction:
+			if f.txn != nil {
+				f.txnError("BeginTransactionRecord inside a transaction", off, f.txn.Provenance.Offset)
+				continue
+			}
+			if len(acc) > 0 || done < off-1 {
+				if err := send(Unit{Entries: acc, Provenance: at(off - 1)}); err != nil {
+					return err
+				}
+				acc = nil
+			}
+			f.txn = &Unit{Transaction: true, Provenance: at(off)}
+			done = off
+		case metadata.TypeEndTransaction, metadata.TypeAbortTransaction:
+			if f.txn == nil {
+				f.txnError(rec.Type().String()+" without a BeginTransactionRecord", off, -1)
+				continue
+			}
+			u := *f.txn
+			f.txn = nil
+			u.Provenance = at(off)
+			if rec.Type() == metadata.TypeAbortTransaction {
+				f.m.AbortedTransactions.Add(1)
+				f.log.Info("dropping an aborted metadata transaction", "offset", off, "records", len(u.Entries))
+				u = Unit{Aborted: true, Provenance: u.Provenance}
+			}
+			if err := send(u); err != nil {
+				return err
+			}
+			done = off
+		default:
+			e := Entry{Offset: off, Version: v, Record: rec}
+			if f.txn != nil {
+				f.txn.Entries = append(f.txn.Entries, e)
+			} else {
+				acc = append(acc, e)
+			}
+		}
+	}
+	if f.txn == nil && (len(acc) > 0 || done < b.LastOffset()) {
+		return send(Unit{Entries: acc, Provenance: at(b.LastOffset())})
+	}
+	return nil
+}
+
+func (f *follower) txnError(what string, off, begin int64) {
+	f.m.TransactionErrors.Add(1)
+	f.log.Error("ignoring a metadata transaction marker out of place", "what", what, "offset", off, "begin_offset", begin)
+}

@@ -1,0 +1,92 @@
+package observer
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
+)
+
+// Provenance says where in the metadata log an update ends, like Kafka's
+// MetadataProvenance.
+type Provenance struct {
+	// Offset is the offset of the last record the update includes.
+	Offset int64
+	// Epoch is the partition leader epoch of the batch holding that record.
+	Epoch int32
+	// Timestamp is that batch's append time, in ms since the Unix epoch.
+	Timestamp int64
+}
+
+// Entry is one metadata record with its log offset.
+type Entry struct {
+	Offset  int64
+	Version int16
+	Record  metadata.Record
+}
+
+// A Unit is what the observer hands on at once: the metadata records of one record
+// batch, or of one whole metadata transaction (BeginTransactionRecord to
+// EndTransactionRecord, which may span batches; the markers themselves are not in
+// Entries). Units are never merged. A batch that holds a Begin after other records is
+// split there: the records before it are a unit of their own, which ends at the
+// offset before the Begin.
+type Unit struct {
+	// Entries are the records in offset order. Records of unknown type or version, and
+	// records that do not decode, are not here (they are logged and counted).
+	Entries []Entry
+	// Provenance is the position of the unit's last record (the End record of a
+	// transaction).
+	Provenance Provenance
+	// Transaction marks a whole committed metadata transaction.
+	Transaction bool
+	// Aborted marks a metadata transaction ended by an AbortTransactionRecord: its
+	// records are dropped and Entries is empty.
+	Aborted bool
+	// Control marks a control batch (LeaderChange, KRaftVersion, Voters): no metadata
+	// records, but the log moved on.
+	Control bool
+}
+
+// decoder decodes metadata record values, skipping (with a log line and a count) the
+// ones it cannot use.
+type decoder struct {
+	log  *slog.Logger
+	m    *Metrics
+	seen map[[2]int]bool
+	dec  metadata.Decoder
+}
+
+// decode decodes one record value at offset. With reuse, the record is only valid until
+// the next call (snapshot loading); otherwise it is newly allocated. ok is false for a
+// record that must be skipped.
+func (d *decoder) decode(value []byte, offset int64, file string, reuse bool) (metadata.Record, int16, bool) {
+	var rec metadata.Record
+	var v int16
+	var err error
+	if reuse {
+		rec, v, err = d.dec.Decode(value)
+	} else {
+		rec, v, err = metadata.Decode(value)
+	}
+	if err == nil {
+		return rec, v, true
+	}
+	var de *metadata.DecodeError
+	if errors.As(err, &de) && de.Unknown() {
+		d.m.UnknownRecords.Add(1)
+		key := [2]int{de.APIKey, de.Version}
+		if d.seen == nil {
+			d.seen = map[[2]int]bool{}
+		}
+		if !d.seen[key] {
+			d.seen[key] = true
+			d.log.Warn("skipping metadata records of unknown type or version (logged once per type and version)",
+				"api_key", de.APIKey, "version", de.Version, "offset", offset, "file", file, "error", err)
+		}
+		return nil, 0, false
+	}
+	d.m.CorruptRecords.Add(1)
+	d.log.Error("skipping a metadata record that does not decode", "offset", offset, "file", file, "error", err)
+	return nil, 0, false
+}
