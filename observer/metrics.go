@@ -30,6 +30,9 @@ type Metrics struct {
 	UnknownRecords atomic.Int64
 	// CorruptRecords counts records whose value could not be decoded, skipped.
 	CorruptRecords atomic.Int64
+	// ReplayErrors counts records the image refused (Kafka's loader reports and skips
+	// them the same way): an unknown partition, a stale broker epoch.
+	ReplayErrors atomic.Int64
 	// TransactionErrors counts Begin/End/Abort records out of place (ignored).
 	TransactionErrors atomic.Int64
 	// AbortedTransactions counts metadata transactions dropped by an Abort.

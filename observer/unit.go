@@ -4,19 +4,13 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 )
 
-// Provenance says where in the metadata log an update ends, like Kafka's
-// MetadataProvenance.
-type Provenance struct {
-	// Offset is the offset of the last record the update includes.
-	Offset int64
-	// Epoch is the partition leader epoch of the batch holding that record.
-	Epoch int32
-	// Timestamp is that batch's append time, in ms since the Unix epoch.
-	Timestamp int64
-}
+// Provenance says where in the metadata log an update ends: the offset of its last
+// record, the leader epoch of the batch holding it, and that batch's append time.
+type Provenance = image.Provenance
 
 // Entry is one metadata record with its log offset.
 type Entry struct {

@@ -1,0 +1,253 @@
+package observer
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/kraftwatch/kraftwatch/image"
+)
+
+// Update is what the observer publishes for each unit of the log, and for each rebuild
+// from a snapshot.
+type Update struct {
+	// Image is the new image; Changes how it differs from the previous one.
+	Image   *image.Image
+	Changes *image.Changes
+	// Provenance is the image's position in the log (Image.Provenance()).
+	Provenance Provenance
+	// Unit is the batch or transaction applied; nil for a reset.
+	Unit *Unit
+	// Reset marks an image rebuilt from a snapshot and the log after it: the initial
+	// load (Changes then lists everything as created), or a rebuild after the log was
+	// truncated under what the observer had read (Changes is the difference from the
+	// image published before). Reason says which.
+	Reset  bool
+	Reason string
+}
+
+// Observer follows one metadata log directory. Create it with New and start it with
+// Run; see the package documentation.
+type Observer struct {
+	cfg     Config
+	f       *follower
+	delta   *image.Delta
+	img     atomic.Pointer[image.Image]
+	lastErr atomic.Pointer[error]
+	ready   chan struct{}
+	once    sync.Once
+	running atomic.Bool
+}
+
+// New returns an Observer of cfg.Dir. It does not touch the directory: Run does, and
+// waits for it to appear.
+func New(cfg Config) (*Observer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.withDefaults()
+	o := &Observer{cfg: cfg, ready: make(chan struct{})}
+	o.f = newFollower(filepath.Clean(cfg.Dir), cfg.Logger, cfg.Metrics)
+	return o, nil
+}
+
+// Image returns the newest published image, nil before the initial load.
+func (o *Observer) Image() *image.Image { return o.img.Load() }
+
+// Ready is closed once the initial snapshot and the log after it have been replayed
+// and the first image published.
+func (o *Observer) Ready() <-chan struct{} { return o.ready }
+
+// Metrics returns the observer's counters.
+func (o *Observer) Metrics() *Metrics { return o.cfg.Metrics }
+
+// LastError returns the error of the last attempt to read the log, nil when it
+// succeeded. Errors are retried with backoff; the last good image stays published.
+func (o *Observer) LastError() error {
+	if p := o.lastErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Run follows the log until ctx ends, then returns nil. Errors reading the log are
+// logged, counted and retried with backoff; they do not end Run. Run may be called
+// once.
+func (o *Observer) Run(ctx context.Context) error {
+	if !o.running.CompareAndSwap(false, true) {
+		return errors.New("observer: Run called twice")
+	}
+	defer o.f.close()
+	log := o.cfg.Logger
+	var w *fsnotify.Watcher
+	defer func() {
+		if w != nil {
+			w.Close()
+		}
+	}()
+	watch := func() {
+		if o.cfg.NoNotify || w != nil {
+			return
+		}
+		nw, err := fsnotify.NewWatcher()
+		if err == nil {
+			err = nw.Add(o.f.dir)
+			if err != nil {
+				nw.Close()
+			}
+		}
+		if err != nil {
+			log.Debug("no file notifications for the metadata log dir; polling", "dir", o.f.dir,
+				"poll_interval", o.cfg.PollInterval, "error", err)
+			return
+		}
+		w = nw
+	}
+	ticker := time.NewTicker(o.cfg.PollInterval)
+	defer ticker.Stop()
+	var backoff time.Duration
+	for {
+		watch()
+		err := o.f.poll(o)
+		if err != nil {
+			o.cfg.Metrics.Errors.Add(1)
+			o.lastErr.Store(&err)
+			backoff = min(max(2*backoff, o.cfg.MinBackoff), o.cfg.MaxBackoff)
+			if errors.Is(err, ErrNoLog) || errors.Is(err, fs.ErrNotExist) {
+				log.Warn("waiting for the metadata log", "dir", o.f.dir, "retry_in", backoff, "error", err)
+			} else {
+				log.Error("reading the metadata log failed; retrying", "dir", o.f.dir, "retry_in", backoff, "error", err)
+			}
+			t := time.NewTimer(backoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+			continue
+		}
+		if backoff > 0 {
+			log.Info("reading the metadata log again", "dir", o.f.dir, "offset", o.f.next-1)
+		}
+		backoff = 0
+		o.lastErr.Store(nil)
+		var events <-chan fsnotify.Event
+		var errs <-chan error
+		if w != nil {
+			events, errs = w.Events, w.Errors
+		}
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-ticker.C:
+				break wait
+			case ev, ok := <-events:
+				if !ok {
+					w, events, errs = nil, nil, nil
+					break wait
+				}
+				if ev.Name == o.f.dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+					w.Close() // the directory itself went away: watch again when it is back
+					w, events, errs = nil, nil, nil
+					break wait
+				}
+				if relevant(ev) {
+					break wait
+				}
+			case err, ok := <-errs:
+				if ok {
+					log.Warn("file notifications failed; polling", "dir", o.f.dir, "error", err)
+				}
+				w.Close()
+				w, events, errs = nil, nil, nil
+				break wait
+			}
+		}
+	}
+}
+
+// relevant reports whether a notification can mean new data for the observer: a write
+// to a segment, or any file appearing or going (segments, snapshots).
+func relevant(ev fsnotify.Event) bool {
+	if ev.Has(fsnotify.Create | fsnotify.Remove | fsnotify.Rename) {
+		return true
+	}
+	return ev.Has(fsnotify.Write) && strings.HasSuffix(ev.Name, ".log")
+}
+
+// rebuild implements sink: the image of a snapshot and the log after it.
+func (o *Observer) rebuild(f *follower, r *rebuild) error {
+	d := image.NewDelta(image.Empty)
+	prov := image.Empty.Provenance()
+	if r.snap != nil {
+		if err := f.snapshotRecords(r.snap, func(e Entry) error {
+			o.replay(d, e, r.snap.path)
+			return nil
+		}); err != nil {
+			return err
+		}
+		prov = Provenance{Offset: r.snap.id.EndOffset - 1, Epoch: r.snap.id.Epoch, Timestamp: r.snap.lastTimestamp()}
+	}
+	for i := range r.units {
+		for _, e := range r.units[i].Entries {
+			o.replay(d, e, "")
+		}
+		prov = r.units[i].Provenance
+	}
+	im, ch := d.Apply(prov)
+	if old := o.img.Load(); old != nil {
+		ch = image.Diff(old, im)
+	}
+	o.delta = d
+	snap := "none"
+	if r.snap != nil {
+		snap = r.snap.path
+	}
+	o.cfg.Logger.Info("metadata image rebuilt", "reason", r.why, "snapshot", snap, "offset", prov.Offset,
+		"epoch", prov.Epoch, "topics", im.NumTopics(), "partitions", im.NumPartitions(), "brokers", im.NumBrokers())
+	o.publish(Update{Image: im, Changes: ch, Provenance: prov, Reset: true, Reason: r.why})
+	o.once.Do(func() { close(o.ready) })
+	return nil
+}
+
+// unit implements sink: one batch or transaction applied to the current image.
+func (o *Observer) unit(u Unit) error {
+	for _, e := range u.Entries {
+		o.replay(o.delta, e, "")
+	}
+	im, ch := o.delta.Apply(u.Provenance)
+	o.publish(Update{Image: im, Changes: ch, Provenance: u.Provenance, Unit: &u})
+	return nil
+}
+
+func (o *Observer) replay(d *image.Delta, e Entry, file string) {
+	if err := d.Replay(e.Record); err != nil {
+		o.cfg.Metrics.ReplayErrors.Add(1)
+		args := []any{"offset", e.Offset, "record", e.Record.Type().String(), "error", err}
+		if file != "" {
+			args = append(args, "snapshot", file)
+		}
+		o.cfg.Logger.Error("metadata record not applied", args...)
+	}
+}
+
+func (o *Observer) publish(u Update) {
+	o.img.Store(u.Image)
+	m := o.cfg.Metrics
+	m.Offset.Store(u.Provenance.Offset)
+	m.Epoch.Store(int64(u.Provenance.Epoch))
+	m.Timestamp.Store(u.Provenance.Timestamp)
+	if o.cfg.Handler != nil {
+		o.cfg.Handler(u)
+	}
+}
