@@ -151,8 +151,8 @@ func BenchmarkApplyOneRecord(b *testing.B) {
 
 // TestHeapPerPartition measures the heap a 1M-partition image holds, by partition.
 func TestHeapPerPartition(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a 1M-partition image")
+	if testing.Short() || raceEnabled {
+		t.Skip("builds a 1M-partition image; run without -short and -race to measure")
 	}
 	snap := synthSnapshot(10_000, 100, 12)
 	var before, after runtime.MemStats

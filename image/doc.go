@@ -8,7 +8,7 @@
 //   - Applying a Delta costs O(what changed), not O(image): topics, names and brokers
 //     live in persistent hash tries and each topic's partitions in a persistent radix
 //     trie, so an Image shares everything unchanged with the Image it came from.
-//   - Partitions are stored compactly: one 64-byte slot and one int32 array each. A
+//   - Partitions are stored compactly: one 56-byte slot and one int32 array each. A
 //     1M-partition image with three replicas and a directory per replica holds about
 //     150 bytes of heap per partition (TestHeapPerPartition).
 //   - Records between a BeginTransactionRecord and its EndTransactionRecord become
