@@ -82,7 +82,8 @@ func (d *Delta) freeze() {
 
 // Replay applies one record to the delta. Records the image does not model (configs,
 // ACLs, quotas, credentials, tokens, producer ids, controllers, NoOp) are accepted
-// and ignored. An error means the record was not applied.
+// and ignored. An error means the record was not applied. Replay keeps nothing of
+// rec, so records from a metadata.Decoder (valid until its next call) may be passed.
 func (d *Delta) Replay(rec metadata.Record) error {
 	var err error
 	switch r := rec.(type) {
