@@ -1,0 +1,31 @@
+package publish
+
+import "errors"
+
+// ErrBadToken reports a subject token that EscapeToken cannot have produced.
+var ErrBadToken = errors.New("publish: bad subject token")
+
+// ErrHashedToken reports a token that stands for a group id too long to escape whole;
+// UnescapeToken returns the id's prefix with it. The full id is in the event's data.
+var ErrHashedToken = errors.New("publish: hashed token holds only a prefix of the id")
+
+// ErrBadSubject reports a subject that is not <prefix>.<cluster>.group.<type>.<group>.
+var ErrBadSubject = errors.New("publish: bad subject")
+
+// ErrInvalidEvent reports an event that Enqueue refuses (unknown group type or reason
+// kind, a cluster id that is not the publisher's, ...). Nothing is queued.
+var ErrInvalidEvent = errors.New("publish: invalid event")
+
+// ErrNotEvent reports bytes that Decode cannot read as a rebalance-needed CloudEvent.
+var ErrNotEvent = errors.New("publish: not a rebalance-needed event")
+
+// ErrInvalidConfig reports a Config that Validate refuses; the message names each bad
+// field.
+var ErrInvalidConfig = errors.New("publish: invalid config")
+
+// ErrClosed reports an Enqueue after Run began to shut down, or a second Run.
+var ErrClosed = errors.New("publish: publisher closed")
+
+// ErrDrainTimeout reports that Run returned with events still unpublished because the
+// drain timeout ran out; the error message gives their number.
+var ErrDrainTimeout = errors.New("publish: drain timeout")

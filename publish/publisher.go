@@ -1,0 +1,504 @@
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Publisher publishes rebalance-needed events. Enqueue, Ready, Stats, LastPublished and
+// LoadLastPublished are safe for concurrent use; Run is called once and owns the worker
+// goroutines.
+type Publisher struct {
+	cfg  Config
+	log  *slog.Logger
+	nc   *nats.Conn
+	js   jetstream.JetStream // nil in ModeCore
+	root string              // "<prefix>.<cluster token>"
+	seed maphash.Seed
+
+	shards []chan *pending
+
+	// enqMu orders Enqueue's sends before Run closes the shard channels: Enqueue holds
+	// it for reading while it sends, Run takes it for writing after closing stopping.
+	enqMu    sync.RWMutex
+	stopping chan struct{}
+	started  atomic.Bool
+	running  atomic.Bool
+
+	streamMu   sync.Mutex
+	stream     jetstream.Stream // guarded by streamMu; nil until ensured
+	streamName atomic.Pointer[string]
+
+	// mu guards last and loaded: what this publisher knows of each subject's last
+	// message. last holds entries for subjects read or published; when loaded is true
+	// (after LoadLastPublished), a subject without an entry had no message at load time.
+	mu     sync.Mutex
+	last   map[string]*lastState
+	loaded bool
+
+	failing atomic.Int32 // workers whose current event's last attempt failed
+	queued  atomic.Int64
+	stats   counters
+}
+
+// pending is an event encoded by Enqueue, waiting for a worker.
+type pending struct {
+	key     GroupKey
+	subject string
+	id      string
+	body    []byte
+	hash    int64
+	scheme  string
+	cause   Cause
+	time    time.Time
+}
+
+// lastState is what is known of a subject's last message.
+type lastState struct {
+	seq   uint64     // stream sequence, 0 when the subject has none (or in ModeCore)
+	ev    *lastEvent // nil when there is no message or it could not be decoded
+	stale bool       // must be read again before use
+}
+
+type lastEvent struct {
+	key    GroupKey
+	id     string
+	hash   int64
+	scheme string
+	cause  Cause
+	time   time.Time
+}
+
+func (l *lastEvent) export(seq uint64) Last {
+	return Last{Hash: l.hash, HashScheme: l.scheme, Cause: l.cause, MsgID: l.id, Seq: seq, Time: l.time}
+}
+
+// Last is the last event stored for a group.
+type Last struct {
+	Hash       int64
+	HashScheme string
+	Cause      Cause
+	MsgID      string
+	Seq        uint64 // stream sequence; 0 in ModeCore
+	Time       time.Time
+}
+
+// Stats are counters since New. Events counts each event once, by how it ended;
+// Failed and Retried count attempts.
+type Stats struct {
+	Enqueued uint64 // events accepted by Enqueue
+	// Published: events this publisher stored (JetStream) or sent (core).
+	Published uint64
+	// AlreadyPublished: events found already stored (same id, or the group's last event
+	// already announces the same hash), e.g. by another replica; not published again.
+	AlreadyPublished uint64
+	// Superseded: events older (by Cause) than the group's last stored event; dropped
+	// on purpose so a lagging replica never rolls a group back.
+	Superseded uint64
+	// Conflicts: publishes refused because another publisher had written the subject
+	// since it was read (wrong last sequence); the subject is read again.
+	Conflicts uint64
+	// Failed: attempts that failed (NATS unreachable, timeout, server error).
+	Failed uint64
+	// Retried: attempts made again after a failure or a conflict.
+	Retried uint64
+	// Dropped: events given up, each with an error log line: a permanent error (payload
+	// above the server's max_payload) or the drain timeout.
+	Dropped uint64
+	// Queued: events accepted and not yet finished.
+	Queued int64
+}
+
+type counters struct {
+	enqueued, published, already, superseded, conflicts, failed, retried, dropped atomic.Uint64
+}
+
+// New returns a Publisher for cfg; it does no I/O. Run must be called for events to be
+// published.
+func New(cfg Config) (*Publisher, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	p := &Publisher{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		nc:       cfg.Conn,
+		root:     cfg.subjectRoot(),
+		seed:     maphash.MakeSeed(),
+		stopping: make(chan struct{}),
+		last:     make(map[string]*lastState),
+	}
+	if cfg.Mode == ModeJetStream {
+		js, err := jetstream.New(cfg.Conn)
+		if err != nil {
+			return nil, fmt.Errorf("publish: jetstream: %w", err)
+		}
+		p.js = js
+	}
+	per := max(cfg.BufferSize/cfg.Workers, 1)
+	p.shards = make([]chan *pending, cfg.Workers)
+	for i := range p.shards {
+		p.shards[i] = make(chan *pending, per)
+	}
+	return p, nil
+}
+
+// Subject returns the subject of a group's events.
+func (p *Publisher) Subject(t GroupType, groupID string) string {
+	return p.root + ".group." + t.String() + "." + EscapeToken(groupID)
+}
+
+// StreamSubjects returns the subject filter the stream captures: "<prefix>.<cluster>.>".
+func (p *Publisher) StreamSubjects() string { return p.root + ".>" }
+
+// Enqueue validates ev, encodes it and queues it for publishing. It blocks while the
+// buffer is full (nothing is dropped) until there is room, ctx ends (ctx.Err()) or Run
+// shuts down (ErrClosed). Events of one group are published in Enqueue order. An invalid
+// event gives an error wrapping ErrInvalidEvent and is not queued. Empty ClusterID and
+// HashScheme are filled from the Config; other values are an error.
+func (p *Publisher) Enqueue(ctx context.Context, ev Event) error {
+	if ev.ClusterID == "" {
+		ev.ClusterID = p.cfg.ClusterID
+	} else if ev.ClusterID != p.cfg.ClusterID {
+		return fmt.Errorf("%w: group %q: cluster id %q, publisher's is %q", ErrInvalidEvent, ev.GroupID, ev.ClusterID, p.cfg.ClusterID)
+	}
+	if ev.HashScheme == "" {
+		ev.HashScheme = p.cfg.HashScheme
+	} else if ev.HashScheme != p.cfg.HashScheme {
+		return fmt.Errorf("%w: group %q: hash scheme %q, publisher's is %q", ErrInvalidEvent, ev.GroupID, ev.HashScheme, p.cfg.HashScheme)
+	}
+	env, err := ev.Wrap(p.cfg.Now())
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(env)
+	if err != nil {
+		return fmt.Errorf("%w: group %q: %w", ErrInvalidEvent, ev.GroupID, err)
+	}
+	pm := &pending{
+		key:     ev.Key(),
+		subject: p.Subject(ev.GroupType, ev.GroupID),
+		id:      env.ID,
+		body:    body,
+		hash:    int64(ev.NewHash),
+		scheme:  ev.HashScheme,
+		cause:   ev.Cause,
+		time:    env.Time,
+	}
+	ch := p.shards[maphash.String(p.seed, pm.subject)%uint64(len(p.shards))]
+
+	p.enqMu.RLock()
+	defer p.enqMu.RUnlock()
+	select {
+	case <-p.stopping:
+		return ErrClosed
+	default:
+	}
+	p.queued.Add(1)
+	select {
+	case ch <- pm:
+		p.stats.enqueued.Add(1)
+		return nil
+	case <-p.stopping:
+		p.queued.Add(-1)
+		return ErrClosed
+	case <-ctx.Done():
+		p.queued.Add(-1)
+		return ctx.Err()
+	}
+}
+
+// Ready reports whether events flow: Run is running, the connection is up, the stream
+// exists (JetStream) and no worker's last attempt failed.
+func (p *Publisher) Ready() bool {
+	if !p.running.Load() || !p.nc.IsConnected() || p.failing.Load() != 0 {
+		return false
+	}
+	return p.js == nil || p.streamName.Load() != nil
+}
+
+// Stats returns the counters.
+func (p *Publisher) Stats() Stats {
+	s := &p.stats
+	return Stats{
+		Enqueued:         s.enqueued.Load(),
+		Published:        s.published.Load(),
+		AlreadyPublished: s.already.Load(),
+		Superseded:       s.superseded.Load(),
+		Conflicts:        s.conflicts.Load(),
+		Failed:           s.failed.Load(),
+		Retried:          s.retried.Load(),
+		Dropped:          s.dropped.Load(),
+		Queued:           p.queued.Load(),
+	}
+}
+
+// Run publishes queued events until ctx ends, then stops Enqueue (ErrClosed), publishes
+// what is queued within Config.DrainTimeout and returns: nil, or an error wrapping
+// ErrDrainTimeout that counts the events left unpublished (each also logged). In
+// JetStream mode it first makes sure the stream exists, retrying with backoff. Run may
+// be called once.
+func (p *Publisher) Run(ctx context.Context) error {
+	if !p.started.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: Run called twice", ErrClosed)
+	}
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	var wg sync.WaitGroup
+	var drainDropped atomic.Uint64
+	for i, ch := range p.shards {
+		wg.Go(func() {
+			for pm := range ch {
+				if !p.deliver(workCtx, i, pm) && workCtx.Err() != nil {
+					drainDropped.Add(1)
+				}
+				p.queued.Add(-1)
+			}
+		})
+	}
+	p.running.Store(true)
+	p.log.Info("publisher started", "mode", p.cfg.Mode.String(), "subject", p.StreamSubjects(),
+		"workers", len(p.shards), "buffer", p.cfg.BufferSize)
+	if p.js != nil {
+		for failures := 0; ctx.Err() == nil; {
+			if _, err := p.ensureStream(ctx); err == nil {
+				break
+			} else if ctx.Err() == nil {
+				failures++
+				d := jitter(backoff(p.cfg.RetryMin, p.cfg.RetryMax, failures))
+				p.log.Warn("stream not ready; retrying", "stream", p.cfg.Stream, "attempt", failures, "delay", d, "error", err)
+				sleep(ctx, d)
+			}
+		}
+	}
+	<-ctx.Done()
+
+	p.running.Store(false)
+	close(p.stopping)
+	p.enqMu.Lock() // wait for Enqueue calls that are sending
+	p.enqMu.Unlock()
+	for _, ch := range p.shards {
+		close(ch)
+	}
+	p.log.Info("publisher draining", "queued", p.queued.Load(), "timeout", p.cfg.DrainTimeout)
+	timer := time.AfterFunc(p.cfg.DrainTimeout, stopWork)
+	wg.Wait()
+	timer.Stop()
+	if n := drainDropped.Load(); n > 0 {
+		return fmt.Errorf("%w: %d events not published", ErrDrainTimeout, n)
+	}
+	p.log.Info("publisher stopped")
+	return nil
+}
+
+// outcome is how one attempt ended.
+type outcome uint8
+
+const (
+	outPublished outcome = iota
+	outAlready
+	outSuperseded
+	outConflict
+)
+
+// errNotConnected is an attempt refused locally: publishing into the client's reconnect
+// buffer would hide the failure.
+var errNotConnected = errors.New("not connected to NATS")
+
+// deliver publishes pm, retrying until it is done or ctx ends. It reports whether the
+// event ended normally (published, already there or superseded).
+func (p *Publisher) deliver(ctx context.Context, worker int, pm *pending) bool {
+	failures, conflicts := 0, 0
+	refresh := false
+	for {
+		if err := ctx.Err(); err != nil {
+			p.drop(pm, failures, err)
+			if failures > 0 {
+				p.failing.Add(-1)
+			}
+			return false
+		}
+		var out outcome
+		var seq uint64
+		var err error
+		if p.js != nil {
+			out, seq, err = p.tryJetStream(ctx, pm, refresh)
+		} else {
+			out, err = p.tryCore(ctx, pm)
+		}
+		if err == nil && out == outConflict {
+			p.stats.conflicts.Add(1)
+			p.stats.retried.Add(1)
+			conflicts++
+			refresh = true
+			p.log.Debug("subject written by another publisher; reading it again", "group", pm.key.ID,
+				"group_type", pm.key.Type.String(), "subject", pm.subject, "msg_id", pm.id, "conflicts", conflicts)
+			if conflicts > 3 { // many publishers racing on one group: let them breathe
+				sleep(ctx, jitter(backoff(p.cfg.RetryMin, p.cfg.RetryMax, conflicts-3)))
+			}
+			continue
+		}
+		if err == nil {
+			if failures > 0 {
+				p.failing.Add(-1)
+				p.log.Info("publish recovered", "group", pm.key.ID, "subject", pm.subject, "attempts", failures+1)
+			}
+			p.finish(pm, out, seq)
+			return true
+		}
+		p.stats.failed.Add(1)
+		if permanent(err) {
+			if failures > 0 {
+				p.failing.Add(-1)
+			}
+			p.drop(pm, failures+1, err)
+			return false
+		}
+		if failures == 0 {
+			p.failing.Add(1)
+		}
+		failures++
+		refresh = true
+		d := jitter(backoff(p.cfg.RetryMin, p.cfg.RetryMax, failures))
+		if failures == 1 || failures%10 == 0 {
+			p.log.Warn("publish failed; retrying", "group", pm.key.ID, "group_type", pm.key.Type.String(),
+				"subject", pm.subject, "msg_id", pm.id, "worker", worker, "attempt", failures, "delay", d, "error", err)
+		}
+		p.stats.retried.Add(1)
+		sleep(ctx, d)
+	}
+}
+
+func (p *Publisher) finish(pm *pending, out outcome, seq uint64) {
+	args := []any{"group", pm.key.ID, "group_type", pm.key.Type.String(), "subject", pm.subject,
+		"msg_id", pm.id, "new_hash", strconv.FormatInt(pm.hash, 10), "offset", pm.cause.MetadataOffset}
+	switch out {
+	case outPublished:
+		p.stats.published.Add(1)
+		p.log.Debug("event published", append(args, "seq", seq)...)
+	case outAlready:
+		p.stats.already.Add(1)
+		p.log.Info("event already published; skipped", args...)
+	case outSuperseded:
+		p.stats.superseded.Add(1)
+		p.log.Info("event superseded by a later stored event; skipped", args...)
+	}
+}
+
+func (p *Publisher) drop(pm *pending, attempts int, err error) {
+	p.stats.dropped.Add(1)
+	p.log.Error("event dropped", "group", pm.key.ID, "group_type", pm.key.Type.String(), "subject", pm.subject,
+		"msg_id", pm.id, "new_hash", strconv.FormatInt(pm.hash, 10), "attempts", attempts, "error", err)
+}
+
+// judge applies the rules that make an event unnecessary given the subject's last
+// stored event l: the same event; an event announcing the same hash (same scheme); or a
+// later one. It returns false when pm must be published.
+func judge(l *lastEvent, pm *pending) (outcome, bool) {
+	switch {
+	case l == nil:
+		return 0, false
+	case l.id == pm.id:
+		return outAlready, true
+	case l.scheme == pm.scheme && l.hash == pm.hash:
+		return outAlready, true
+	case l.cause.Supersedes(pm.cause):
+		return outSuperseded, true
+	}
+	return 0, false
+}
+
+// newMsg builds the NATS message for one attempt (publishing mutates headers).
+func (pm *pending) newMsg() *nats.Msg {
+	m := nats.NewMsg(pm.subject)
+	m.Data = pm.body
+	m.Header.Set(jetstream.MsgIDHeader, pm.id)
+	m.Header.Set("Content-Type", ContentType)
+	return m
+}
+
+func (pm *pending) lastEvent() *lastEvent {
+	return &lastEvent{key: pm.key, id: pm.id, hash: pm.hash, scheme: pm.scheme, cause: pm.cause, time: pm.time}
+}
+
+// tryCore makes one core-NATS attempt: publish, then flush so the server has it.
+func (p *Publisher) tryCore(ctx context.Context, pm *pending) (outcome, error) {
+	p.mu.Lock()
+	var l *lastEvent
+	if st := p.last[pm.subject]; st != nil {
+		l = st.ev
+	}
+	p.mu.Unlock()
+	if out, done := judge(l, pm); done {
+		return out, nil
+	}
+	if !p.nc.IsConnected() {
+		return 0, errNotConnected
+	}
+	if err := p.nc.PublishMsg(pm.newMsg()); err != nil {
+		return 0, err
+	}
+	actx, cancel := context.WithTimeout(ctx, p.cfg.PublishTimeout)
+	defer cancel()
+	if err := p.nc.FlushWithContext(actx); err != nil {
+		return 0, fmt.Errorf("flush: %w", err)
+	}
+	p.mu.Lock()
+	p.last[pm.subject] = &lastState{ev: pm.lastEvent()}
+	p.mu.Unlock()
+	return outPublished, nil
+}
+
+// permanent reports errors that no retry can fix.
+func permanent(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, nats.ErrBadSubject) ||
+		errors.Is(err, nats.ErrInvalidMsg) ||
+		errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum
+}
+
+// backoff returns min·2^(failures-1), at most max.
+func backoff(min, max time.Duration, failures int) time.Duration {
+	d := min
+	for i := 1; i < failures && d < max; i++ {
+		d *= 2
+	}
+	return minDur(d, max)
+}
+
+func minDur(a, b time.Duration) time.Duration {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// jitter returns a duration in (d/2, d] so that workers and replicas spread out.
+func jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	return d - rand.N(d/2)
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
