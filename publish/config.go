@@ -205,7 +205,7 @@ func (c Config) Validate() error {
 		bad("HashScheme %q: want murmur3 or kafka", c.HashScheme)
 	}
 	if c.Mode == ModeJetStream {
-		if c.Stream == "" || !validPrefix(c.Stream) || strings.Contains(c.Stream, ".") {
+		if c.ClusterID != "" && c.Stream == "" || c.Stream != "" && !validPrefix(c.Stream) || strings.Contains(c.Stream, ".") {
 			bad("Stream %q: want a name of A-Z a-z 0-9 - _", c.Stream)
 		}
 		if c.Replicas < 1 || c.Replicas > 5 {

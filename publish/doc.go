@@ -24,10 +24,11 @@
 // another publisher (a second kraftwatch replica) wrote the subject, the publisher looks
 // at the subject's last event and skips its own when that event
 //
-//   - is the same event (same id), or announces the same new hash (same scheme): counted
-//     in Stats.AlreadyPublished;
+//   - is the same event (same id): counted in Stats.AlreadyPublished;
 //   - has a later Cause (Cause.Supersedes): counted in Stats.Superseded, so a lagging
 //     replica never rolls a group's last announced hash back;
+//   - announces the same new hash (same scheme): nothing changed since the last
+//     announcement; counted in Stats.AlreadyPublished;
 //
 // otherwise it publishes again expecting the new last sequence. Two replicas deciding the
 // same transitions therefore store each transition once, in order. After a restart,

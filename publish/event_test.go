@@ -218,7 +218,9 @@ func TestMsgID(t *testing.T) {
 }
 
 func TestCauseSupersedes(t *testing.T) {
-	co := func(p int32, o int64) *publish.OffsetsPosition { return &publish.OffsetsPosition{Partition: p, Offset: o} }
+	co := func(p int32, o int64) *publish.OffsetsPosition {
+		return &publish.OffsetsPosition{Partition: p, Offset: o}
+	}
 	for _, tc := range []struct {
 		name string
 		a, b publish.Cause

@@ -51,12 +51,17 @@ func (p *Publisher) ensureStream(ctx context.Context) (jetstream.Stream, error) 
 	return s, nil
 }
 
-// forgetStream makes the next attempt look the stream up again (deleted, or replaced).
+// forgetStream makes the next attempt look the stream up again (deleted, or replaced),
+// and forgets every subject's last message: a new stream numbers from 1 again.
 func (p *Publisher) forgetStream() {
 	p.streamMu.Lock()
 	p.stream = nil
 	p.streamName.Store(nil)
 	p.streamMu.Unlock()
+	p.mu.Lock()
+	clear(p.last)
+	p.loaded = false
+	p.mu.Unlock()
 }
 
 func (p *Publisher) streamConfig() jetstream.StreamConfig {
@@ -73,7 +78,9 @@ func (p *Publisher) streamConfig() jetstream.StreamConfig {
 		MaxMsgs:           -1,
 		Discard:           jetstream.DiscardOld,
 		Duplicates:        p.cfg.DuplicateWindow,
-		AllowDirect:       true,
+		// Reads of a subject's last message go to the stream leader: direct gets may be
+		// answered by a replica that lags.
+		AllowDirect: false,
 	}
 }
 
@@ -189,15 +196,12 @@ func (p *Publisher) decodeLast(subject string, seq uint64, data []byte) *lastEve
 	return &lastEvent{key: d.Key(), id: env.ID, hash: int64(d.NewHash), scheme: d.HashScheme, cause: d.Cause, time: env.Time}
 }
 
-// remember records st as subject's last message unless a later one is already known,
-// and returns what is known now.
+// remember records st as subject's last message and returns it. The latest read or ack
+// wins even when its sequence is lower: the stream may have been purged or made anew, and
+// a read that raced with a newer ack only costs a refused publish and a new read.
 func (p *Publisher) remember(subject string, st lastState) lastState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if cur, ok := p.last[subject]; ok && cur.seq > st.seq {
-		cur.stale = false
-		return *cur
-	}
 	st.stale = false
 	p.last[subject] = &st
 	return st
@@ -285,34 +289,14 @@ func (p *Publisher) LoadLastPublished(ctx context.Context) (map[GroupKey]Last, e
 		}
 	}()
 	states := make(map[string]lastState)
-	left := c.CachedInfo().NumPending
-	for left > 0 {
-		batch, err := c.Fetch(int(min(left, 1000)), jetstream.FetchMaxWait(p.cfg.PublishTimeout), jetstream.FetchContext(ctx))
-		if err != nil {
+	for left := c.CachedInfo().NumPending; left > 0; {
+		if left, err = p.fetchLast(ctx, c, left, states); err != nil {
 			return nil, fmt.Errorf("reading last events: %w", err)
-		}
-		n := 0
-		for m := range batch.Messages() {
-			n++
-			meta, err := m.Metadata()
-			if err != nil {
-				return nil, fmt.Errorf("reading last events: %w", err)
-			}
-			left = meta.NumPending
-			states[m.Subject()] = lastState{seq: meta.Sequence.Stream, ev: p.decodeLast(m.Subject(), meta.Sequence.Stream, m.Data())}
-		}
-		if err := batch.Error(); err != nil {
-			return nil, fmt.Errorf("reading last events: %w", err)
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("reading last events: none arrived within %v, %d pending", p.cfg.PublishTimeout, left)
 		}
 	}
 	p.mu.Lock()
 	for subject, st := range states {
-		if cur, ok := p.last[subject]; !ok || cur.seq <= st.seq {
-			p.last[subject] = &st
-		}
+		p.last[subject] = &st
 	}
 	p.loaded = true
 	for _, st := range p.last {
@@ -324,4 +308,32 @@ func (p *Publisher) LoadLastPublished(ctx context.Context) (map[GroupKey]Last, e
 	p.log.Info("last events loaded", "stream", s.CachedInfo().Config.Name, "groups", len(out), "subjects", len(states),
 		"elapsed", time.Since(start))
 	return out, nil
+}
+
+// fetchLast reads up to left messages (at most 1000) of the last-per-subject consumer c
+// into states and returns how many the consumer has left.
+func (p *Publisher) fetchLast(ctx context.Context, c jetstream.Consumer, left uint64, states map[string]lastState) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.PublishTimeout)
+	defer cancel()
+	batch, err := c.Fetch(int(min(left, 1000)), jetstream.FetchContext(ctx))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for m := range batch.Messages() {
+		n++
+		meta, err := m.Metadata()
+		if err != nil {
+			return 0, err
+		}
+		left = meta.NumPending
+		states[m.Subject()] = lastState{seq: meta.Sequence.Stream, ev: p.decodeLast(m.Subject(), meta.Sequence.Stream, m.Data())}
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("none arrived within %v, %d pending: %w", p.cfg.PublishTimeout, left, batch.Error())
+	}
+	if err := batch.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return 0, err
+	}
+	return left, nil
 }

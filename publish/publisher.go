@@ -255,8 +255,8 @@ func (p *Publisher) Run(ctx context.Context) error {
 	if !p.started.CompareAndSwap(false, true) {
 		return fmt.Errorf("%w: Run called twice", ErrClosed)
 	}
-	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWork()
+	workCtx, stopWork := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopWork(nil)
 	var wg sync.WaitGroup
 	var drainDropped atomic.Uint64
 	for i, ch := range p.shards {
@@ -294,7 +294,7 @@ func (p *Publisher) Run(ctx context.Context) error {
 		close(ch)
 	}
 	p.log.Info("publisher draining", "queued", p.queued.Load(), "timeout", p.cfg.DrainTimeout)
-	timer := time.AfterFunc(p.cfg.DrainTimeout, stopWork)
+	timer := time.AfterFunc(p.cfg.DrainTimeout, func() { stopWork(ErrDrainTimeout) })
 	wg.Wait()
 	timer.Stop()
 	if n := drainDropped.Load(); n > 0 {
@@ -324,8 +324,8 @@ func (p *Publisher) deliver(ctx context.Context, worker int, pm *pending) bool {
 	failures, conflicts := 0, 0
 	refresh := false
 	for {
-		if err := ctx.Err(); err != nil {
-			p.drop(pm, failures, err)
+		if ctx.Err() != nil {
+			p.drop(pm, failures, context.Cause(ctx))
 			if failures > 0 {
 				p.failing.Add(-1)
 			}
@@ -405,18 +405,18 @@ func (p *Publisher) drop(pm *pending, attempts int, err error) {
 }
 
 // judge applies the rules that make an event unnecessary given the subject's last
-// stored event l: the same event; an event announcing the same hash (same scheme); or a
-// later one. It returns false when pm must be published.
+// stored event l: the same event; a later one; or one announcing the same hash (same
+// scheme). It returns false when pm must be published.
 func judge(l *lastEvent, pm *pending) (outcome, bool) {
 	switch {
 	case l == nil:
 		return 0, false
 	case l.id == pm.id:
 		return outAlready, true
-	case l.scheme == pm.scheme && l.hash == pm.hash:
-		return outAlready, true
 	case l.cause.Supersedes(pm.cause):
 		return outSuperseded, true
+	case l.scheme == pm.scheme && l.hash == pm.hash:
+		return outAlready, true
 	}
 	return 0, false
 }

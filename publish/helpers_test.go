@@ -1,0 +1,255 @@
+package publish_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+// oddIDs are group ids that need the escape.
+var oddIDs = []string{"", "plain", "my.app", "*", ">", "a.*.>", "with space", "tab\there", "100%",
+	"%2E", "~tilde", "$SYS", "é-unicode-🚀", "\u2028", strings.Repeat("long.", 60), strings.Repeat("x", 5000)}
+
+// connect opens a connection that reconnects forever; it is closed at the end of the test.
+func connect(t testing.TB, url string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond),
+		nats.RetryOnFailedConnect(true), nats.Name(t.Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// testLogger logs to the test at level Warn and above (Info with -v is too chatty).
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+func baseConfig(t testing.TB, nc *nats.Conn) publish.Config {
+	return publish.Config{
+		Conn:      nc,
+		ClusterID: clusterID,
+		RetryMin:  20 * time.Millisecond,
+		RetryMax:  200 * time.Millisecond,
+		Logger:    testLogger(t),
+	}
+}
+
+type running struct {
+	p      *publish.Publisher
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+// start runs p until stop or the end of the test.
+func start(t testing.TB, p *publish.Publisher) *running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{p: p, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- p.Run(ctx) }()
+	t.Cleanup(func() { _ = r.stop() })
+	return r
+}
+
+// stop ends Run and returns its error.
+func (r *running) stop() error {
+	r.once.Do(func() {
+		r.cancel()
+		r.err = <-r.done
+	})
+	return r.err
+}
+
+func newPublisher(t testing.TB, cfg publish.Config) *publish.Publisher {
+	t.Helper()
+	p, err := publish.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// transition returns the k-th hash change of a group: hashes alternate between two values
+// and one fresh value every third step, so "same hash again" cases occur.
+func transition(group string, k int) publish.Event {
+	h := func(k int) int64 {
+		if k < 0 {
+			return 0
+		}
+		if k%3 == 2 {
+			return int64(len(group))*1_000_003 + int64(k)*-7_777_777_777_777
+		}
+		return int64(k%2)*-6148914691236517206 + int64(len(group))
+	}
+	ev := publish.Event{
+		GroupID:   group,
+		GroupType: publish.ConsumerGroup,
+		NewHash:   publish.Hash(h(k)),
+		Reasons: []publish.Reason{{Kind: publish.PartitionsAdded, Topic: "t" + fmt.Sprint(k),
+			TopicID: "AAAAAAAAAAAAAAAAAAAAAA", OldPartitions: int32(k + 1), NewPartitions: int32(k + 2)}},
+		Cause:            publish.Cause{MetadataOffset: int64(100 * (k + 1)), MetadataEpoch: 1},
+		CoordinatorEpoch: int32(k),
+		Time:             time.Date(2025, 1, 1, 0, 0, k, 0, time.UTC),
+	}
+	if k > 0 {
+		ev.PreviousHash = publish.SomeHash(h(k - 1))
+	}
+	return ev
+}
+
+func enqueue(t testing.TB, p *publish.Publisher, ev publish.Event) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.Enqueue(ctx, ev); err != nil {
+		t.Fatalf("Enqueue %q: %v", ev.GroupID, err)
+	}
+}
+
+// waitFor polls cond until it holds or timeout passes.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// finished reports whether every enqueued event of p has ended.
+func finished(p *publish.Publisher, want uint64) func() bool {
+	return func() bool {
+		s := p.Stats()
+		return s.Queued == 0 && s.Published+s.AlreadyPublished+s.Superseded+s.Dropped >= want
+	}
+}
+
+type stored struct {
+	seq uint64
+	env publish.Envelope
+}
+
+// readStream reads every message of the stream capturing this cluster's subjects, checks
+// each (schema, Nats-Msg-Id = id, subject = Subject of its group, ids unique) and returns
+// them by subject in stream order.
+func readStream(t testing.TB, nc *nats.Conn, prefix string) map[string][]stored {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := prefix + "." + publish.EscapeToken(clusterID)
+	name, err := js.StreamNameBySubject(ctx, root+".>")
+	if err != nil {
+		t.Fatalf("no stream for %s: %v", root, err)
+	}
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := s.CachedInfo().State.Msgs
+	out := make(map[string][]stored)
+	if total == 0 {
+		return out
+	}
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{root + ".>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make(map[string]uint64)
+	for n := uint64(0); n < total; {
+		batch, err := c.Fetch(int(min(total-n, 1000)), jetstream.FetchMaxWait(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for m := range batch.Messages() {
+			got++
+			meta, err := m.Metadata()
+			if err != nil {
+				t.Fatal(err)
+			}
+			validateEvent(t, m.Data())
+			env, err := publish.Decode(m.Data())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h := m.Headers().Get(jetstream.MsgIDHeader); h != env.ID {
+				t.Fatalf("seq %d: Nats-Msg-Id %q, event id %q", meta.Sequence.Stream, h, env.ID)
+			}
+			if ct := m.Headers().Get("Content-Type"); ct != publish.ContentType {
+				t.Fatalf("seq %d: Content-Type %q", meta.Sequence.Stream, ct)
+			}
+			if want := publish.Subject(prefix, clusterID, env.Data.GroupType, env.Data.GroupID); m.Subject() != want {
+				t.Fatalf("seq %d: subject %q, want %q", meta.Sequence.Stream, m.Subject(), want)
+			}
+			if prev, dup := ids[env.ID]; dup {
+				t.Fatalf("event %s stored twice: seq %d and %d (group %q)", env.ID, prev, meta.Sequence.Stream, env.Data.GroupID)
+			}
+			ids[env.ID] = meta.Sequence.Stream
+			out[m.Subject()] = append(out[m.Subject()], stored{meta.Sequence.Stream, env})
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			t.Fatal(err)
+		}
+		if got == 0 {
+			t.Fatalf("stream %s: read %d of %d messages, then nothing", name, n, total)
+		}
+		n += uint64(got)
+	}
+	return out
+}
+
+// checkTransitions fails unless subject holds exactly transitions 0..n-1 of group, in order.
+func checkTransitions(t testing.TB, msgs map[string][]stored, prefix, group string, n int) {
+	t.Helper()
+	subject := publish.Subject(prefix, clusterID, publish.ConsumerGroup, group)
+	got := msgs[subject]
+	var ids []string
+	for _, s := range got {
+		ids = append(ids, s.env.ID)
+	}
+	var want []string
+	for k := range n {
+		ev := transition(group, k)
+		ev.ClusterID, ev.HashScheme = clusterID, publish.SchemeMurmur3
+		want = append(want, ev.MsgID())
+	}
+	if strings.Join(ids, ",") != strings.Join(want, ",") {
+		t.Fatalf("group %.40q: stored %d events %v, want transitions 0..%d %v", group, len(ids), ids, n-1, want)
+	}
+	for i, s := range got {
+		if s.env.Data.GroupID != group {
+			t.Fatalf("group %.40q: event %d names group %.40q", group, i, s.env.Data.GroupID)
+		}
+	}
+}
+
+func containsWord(s, w string) bool { return strings.Contains(s, w) }
+
+func splitLines(s string) []string { return strings.Split(strings.TrimSpace(s), "\n") }

@@ -1,0 +1,506 @@
+package publish_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kraftwatch/kraftwatch/internal/natstest"
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+// TestJetStream publishes three transitions for groups with every kind of id: the stream
+// holds each once, in order, on the right subject, schema-valid; a plain core-NATS
+// subscriber sees them all; LastPublished and LoadLastPublished read them back.
+func TestJetStream(t *testing.T) {
+	srv := natstest.Start(t)
+	nc := connect(t, srv.ClientURL())
+
+	sub, err := nc.SubscribeSync("kraftwatch.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.SetPendingLimits(-1, -1); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := baseConfig(t, nc)
+	p := newPublisher(t, cfg)
+	r := start(t, p)
+	ctx := context.Background()
+	if last, err := p.LoadLastPublished(ctx); err != nil || len(last) != 0 {
+		t.Fatalf("LoadLastPublished on an empty stream = %v, %v", last, err)
+	}
+	const n = 3
+	for k := range n {
+		for _, g := range oddIDs {
+			enqueue(t, p, transition(g, k))
+		}
+	}
+	total := uint64(n * len(oddIDs))
+	waitFor(t, 30*time.Second, "events published", finished(p, total))
+	if s := p.Stats(); s.Published != total || s.Failed != 0 || s.Dropped != 0 {
+		t.Fatalf("stats %+v, want %d published and no failures", s, total)
+	}
+	if !p.Ready() {
+		t.Fatal("not ready after publishing")
+	}
+
+	msgs := readStream(t, nc, "kraftwatch")
+	for _, g := range oddIDs {
+		checkTransitions(t, msgs, "kraftwatch", g, n)
+	}
+
+	// Core subscribers see every event.
+	seen := 0
+	for seen < int(total) {
+		m, err := sub.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatalf("core subscriber got %d of %d events: %v", seen, total, err)
+		}
+		validateEvent(t, m.Data)
+		seen++
+	}
+
+	for _, g := range oddIDs {
+		want := transition(g, n-1).NewHash
+		h, ok, err := p.LastPublished(ctx, publish.ConsumerGroup, g)
+		if err != nil || !ok || h != int64(want) {
+			t.Fatalf("LastPublished(%.40q) = %d, %v, %v; want %d", g, h, ok, err, want)
+		}
+	}
+	if _, ok, err := p.LastPublished(ctx, publish.ShareGroup, "plain"); ok || err != nil {
+		t.Fatalf("LastPublished of a group without events = %v, %v", ok, err)
+	}
+
+	js, _ := jetstream.New(nc)
+	s, err := js.Stream(ctx, "KRAFTWATCH_"+clusterID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := s.CachedInfo().Config
+	if len(sc.Subjects) != 1 || sc.Subjects[0] != "kraftwatch."+clusterID+".>" || sc.MaxMsgsPerSubject != publish.DefaultMaxMsgsPerSubject ||
+		sc.Retention != jetstream.LimitsPolicy || sc.Duplicates != publish.DefaultDuplicateWindow {
+		t.Fatalf("stream config %+v", sc)
+	}
+	if err := r.stop(); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if p.Ready() {
+		t.Fatal("ready after Run returned")
+	}
+	if err := p.Enqueue(ctx, transition("late", 0)); !errors.Is(err, publish.ErrClosed) {
+		t.Fatalf("Enqueue after Run = %v, want ErrClosed", err)
+	}
+}
+
+// TestTwoPublishers runs two publishers (two kraftwatch replicas, own connections) that
+// enqueue the same transitions at the same time: each transition is stored once, in order.
+func TestTwoPublishers(t *testing.T) {
+	srv := natstest.Start(t)
+	const groups, steps = 150, 5
+	var ps []*publish.Publisher
+	for range 2 {
+		cfg := baseConfig(t, connect(t, srv.ClientURL()))
+		cfg.Workers = 8
+		p := newPublisher(t, cfg)
+		start(t, p)
+		ps = append(ps, p)
+	}
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		wg.Go(func() {
+			for k := range steps {
+				for g := range groups {
+					// The second replica walks the groups backwards so that both lead
+					// on some groups and lag on others.
+					if i == 1 {
+						g = groups - 1 - g
+					}
+					enqueue(t, p, transition(fmt.Sprintf("group-%03d", g), k))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range ps {
+		waitFor(t, 60*time.Second, "both publishers done", finished(p, groups*steps))
+	}
+	msgs := readStream(t, connect(t, srv.ClientURL()), "kraftwatch")
+	for g := range groups {
+		checkTransitions(t, msgs, "kraftwatch", fmt.Sprintf("group-%03d", g), steps)
+	}
+	a, b := ps[0].Stats(), ps[1].Stats()
+	t.Logf("replica A %+v", a)
+	t.Logf("replica B %+v", b)
+	if a.Published+b.Published != groups*steps {
+		t.Fatalf("published %d + %d, want %d in all", a.Published, b.Published, groups*steps)
+	}
+	for _, s := range []publish.Stats{a, b} {
+		if s.Published+s.AlreadyPublished+s.Superseded != groups*steps || s.Dropped != 0 {
+			t.Fatalf("stats %+v: every event should be published or skipped", s)
+		}
+	}
+	if a.Conflicts+b.Conflicts == 0 {
+		t.Log("no sequence conflicts happened: the replicas did not race this time")
+	}
+}
+
+// TestRestart: a new publisher reads the last hashes back, does not republish what is
+// stored, and publishes a change made while "kraftwatch was down" once.
+func TestRestart(t *testing.T) {
+	srv := natstest.Start(t)
+	ctx := context.Background()
+	groups := oddIDs
+	{
+		p := newPublisher(t, baseConfig(t, connect(t, srv.ClientURL())))
+		r := start(t, p)
+		for k := range 3 {
+			for _, g := range groups {
+				enqueue(t, p, transition(g, k))
+			}
+		}
+		if err := r.stop(); err != nil { // drains
+			t.Fatal(err)
+		}
+		if s := p.Stats(); s.Published != uint64(3*len(groups)) {
+			t.Fatalf("first run: %+v", s)
+		}
+	}
+
+	// Bulk load.
+	p := newPublisher(t, baseConfig(t, connect(t, srv.ClientURL())))
+	last, err := p.LoadLastPublished(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(last) != len(groups) {
+		t.Fatalf("LoadLastPublished: %d groups, want %d", len(last), len(groups))
+	}
+	for _, g := range groups {
+		l, ok := last[publish.GroupKey{Type: publish.ConsumerGroup, ID: g}]
+		want := transition(g, 2)
+		if !ok || l.Hash != int64(want.NewHash) || l.HashScheme != publish.SchemeMurmur3 || l.Cause.MetadataOffset != want.MetadataOffset || l.Seq == 0 {
+			t.Fatalf("LoadLastPublished[%.40q] = %+v, %v; want hash %d", g, l, ok, want.NewHash)
+		}
+	}
+	r := start(t, p)
+	// The caller announces what it believes: the last transition again for every group
+	// (nothing to do) and a new one for "plain" (changed while down).
+	for _, g := range groups {
+		enqueue(t, p, transition(g, 2))
+	}
+	enqueue(t, p, transition("plain", 3))
+	waitFor(t, 30*time.Second, "restart events", finished(p, uint64(len(groups)+1)))
+	if s := p.Stats(); s.Published != 1 || s.AlreadyPublished != uint64(len(groups)) {
+		t.Fatalf("after restart: %+v, want 1 published and %d already published", s, len(groups))
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Lazy: a third publisher, without LoadLastPublished.
+	p3 := newPublisher(t, baseConfig(t, connect(t, srv.ClientURL())))
+	h, ok, err := p3.LastPublished(ctx, publish.ConsumerGroup, "plain")
+	if want := transition("plain", 3).NewHash; err != nil || !ok || h != int64(want) {
+		t.Fatalf("LastPublished(plain) = %d, %v, %v; want %d", h, ok, err, want)
+	}
+	start(t, p3)
+	for _, g := range groups {
+		enqueue(t, p3, transition(g, 1)) // older than what is stored: superseded
+	}
+	enqueue(t, p3, transition("plain", 3))
+	waitFor(t, 30*time.Second, "lazy events", finished(p3, uint64(len(groups)+1)))
+	if s := p3.Stats(); s.Published != 0 || s.AlreadyPublished != 1 || s.Superseded != uint64(len(groups)) {
+		t.Fatalf("lazy publisher: %+v, want nothing published, 1 already, %d superseded", s, len(groups))
+	}
+	msgs := readStream(t, connect(t, srv.ClientURL()), "kraftwatch")
+	for _, g := range groups {
+		n := 3
+		if g == "plain" {
+			n = 4
+		}
+		checkTransitions(t, msgs, "kraftwatch", g, n)
+	}
+}
+
+// TestSchemeChange: a stored event of another scheme counts as no announcement.
+func TestSchemeChange(t *testing.T) {
+	srv := natstest.Start(t)
+	p := newPublisher(t, baseConfig(t, connect(t, srv.ClientURL())))
+	r := start(t, p)
+	enqueue(t, p, transition("g", 0))
+	waitFor(t, 10*time.Second, "published", finished(p, 1))
+	_ = r.stop()
+
+	cfg := baseConfig(t, connect(t, srv.ClientURL()))
+	cfg.HashScheme = publish.SchemeKafka
+	pk := newPublisher(t, cfg)
+	if _, ok, err := pk.LastPublished(context.Background(), publish.ConsumerGroup, "g"); ok || err != nil {
+		t.Fatalf("LastPublished across schemes = %v, %v; want not ok", ok, err)
+	}
+	last, err := pk.LoadLastPublished(context.Background())
+	if l := last[publish.GroupKey{Type: publish.ConsumerGroup, ID: "g"}]; err != nil || l.HashScheme != publish.SchemeMurmur3 {
+		t.Fatalf("LoadLastPublished = %+v, %v; want the murmur3 event", l, err)
+	}
+	ev := transition("g", 0)
+	ev.HashScheme = publish.SchemeMurmur3
+	if err := pk.Enqueue(context.Background(), ev); !errors.Is(err, publish.ErrInvalidEvent) {
+		t.Fatalf("Enqueue of a murmur3 event to a kafka publisher = %v", err)
+	}
+}
+
+// TestCoreMode publishes without JetStream: subscribers get every event, no stream is
+// created, and the last hashes live in this process only.
+func TestCoreMode(t *testing.T) {
+	srv := natstest.Start(t)
+	nc := connect(t, srv.ClientURL())
+	sub, err := nc.SubscribeSync("kraftwatch.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := baseConfig(t, nc)
+	cfg.Mode = publish.ModeCore
+	p := newPublisher(t, cfg)
+	r := start(t, p)
+	for k := range 2 {
+		for _, g := range oddIDs {
+			enqueue(t, p, transition(g, k))
+		}
+	}
+	enqueue(t, p, transition("plain", 1)) // same hash as the last published: skipped
+	total := 2*len(oddIDs) + 1
+	waitFor(t, 30*time.Second, "core events", finished(p, uint64(total)))
+	if s := p.Stats(); s.Published != uint64(total-1) || s.AlreadyPublished != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	got := map[string][]string{}
+	for range total - 1 {
+		m, err := sub.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		validateEvent(t, m.Data)
+		env, err := publish.Decode(m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Subject != p.Subject(env.Data.GroupType, env.Data.GroupID) || m.Header.Get(jetstream.MsgIDHeader) != env.ID {
+			t.Fatalf("message on %q: %+v", m.Subject, m.Header)
+		}
+		got[env.Data.GroupID] = append(got[env.Data.GroupID], env.ID)
+	}
+	if m, err := sub.NextMsg(100 * time.Millisecond); err == nil {
+		t.Fatalf("extra event on %s", m.Subject)
+	}
+	for _, g := range oddIDs {
+		if len(got[g]) != 2 {
+			t.Fatalf("group %.40q: %d events", g, len(got[g]))
+		}
+		h, ok, err := p.LastPublished(context.Background(), publish.ConsumerGroup, g)
+		if err != nil || !ok || h != int64(transition(g, 1).NewHash) {
+			t.Fatalf("LastPublished(%.40q) = %d, %v, %v", g, h, ok, err)
+		}
+	}
+	if last, _ := p.LoadLastPublished(context.Background()); len(last) != len(oddIDs) {
+		t.Fatalf("LoadLastPublished: %d groups", len(last))
+	}
+	js, _ := jetstream.New(nc)
+	if names := js.StreamNames(context.Background()); func() int {
+		n := 0
+		for range names.Name() {
+			n++
+		}
+		return n
+	}() != 0 {
+		t.Fatal("core mode created a stream")
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	p2 := newPublisher(t, cfg)
+	if _, ok, err := p2.LastPublished(context.Background(), publish.ConsumerGroup, "plain"); ok || err != nil {
+		t.Fatalf("a new core publisher knows a last hash: %v, %v", ok, err)
+	}
+}
+
+// TestBackpressure: a full buffer blocks Enqueue until there is room; nothing is dropped.
+func TestBackpressure(t *testing.T) {
+	srv := natstest.Start(t)
+	cfg := baseConfig(t, connect(t, srv.ClientURL()))
+	cfg.Workers, cfg.BufferSize = 1, 2
+	p := newPublisher(t, cfg)
+	enqueue(t, p, transition("a", 0)) // Run is not started: these fill the buffer
+	enqueue(t, p, transition("b", 0))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := p.Enqueue(ctx, transition("c", 0)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Enqueue into a full buffer = %v, want DeadlineExceeded", err)
+	}
+	if s := p.Stats(); s.Queued != 2 || s.Enqueued != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Enqueue(context.Background(), transition("c", 0)) }()
+	r := start(t, p)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "published", finished(p, 3))
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Published != 3 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestDrain: events queued when the context ends are still published.
+func TestDrain(t *testing.T) {
+	srv := natstest.Start(t)
+	nc := connect(t, srv.ClientURL())
+	p := newPublisher(t, baseConfig(t, nc))
+	for g := range 500 {
+		enqueue(t, p, transition(fmt.Sprint("g", g), 0))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Run starts already cancelled: it only drains
+	if err := p.Run(ctx); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if s := p.Stats(); s.Published != 500 || s.Queued != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	if n := len(readStream(t, nc, "kraftwatch")); n != 500 {
+		t.Fatalf("%d subjects stored", n)
+	}
+	if err := p.Run(context.Background()); !errors.Is(err, publish.ErrClosed) {
+		t.Fatalf("second Run = %v", err)
+	}
+}
+
+// TestDrainTimeout: with NATS gone, Run gives up after the drain timeout and says how
+// many events were left.
+func TestDrainTimeout(t *testing.T) {
+	srv := natstest.Start(t)
+	nc := connect(t, srv.ClientURL())
+	cfg := baseConfig(t, nc)
+	cfg.DrainTimeout = 300 * time.Millisecond
+	p := newPublisher(t, cfg)
+	r := start(t, p)
+	waitFor(t, 10*time.Second, "ready", p.Ready)
+	srv.Shutdown()
+	waitFor(t, 10*time.Second, "disconnected", func() bool { return !nc.IsConnected() })
+	for g := range 5 {
+		enqueue(t, p, transition(fmt.Sprint("g", g), 0))
+	}
+	waitFor(t, 10*time.Second, "failed attempts", func() bool { return p.Stats().Failed > 0 })
+	if p.Ready() {
+		t.Fatal("ready while NATS is down")
+	}
+	err := r.stop()
+	if !errors.Is(err, publish.ErrDrainTimeout) {
+		t.Fatalf("Run = %v, want ErrDrainTimeout", err)
+	}
+	if s := p.Stats(); s.Dropped != 5 || s.Published != 0 || s.Retried == 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	t.Log(err)
+}
+
+// TestExistingStream: a stream made by an operator that captures the subjects is used
+// as it is.
+func TestExistingStream(t *testing.T) {
+	srv := natstest.Start(t)
+	nc := connect(t, srv.ClientURL())
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OPS", Subjects: []string{"kraftwatch.>"}, Storage: jetstream.MemoryStorage}); err != nil {
+		t.Fatal(err)
+	}
+	p := newPublisher(t, baseConfig(t, nc))
+	start(t, p)
+	enqueue(t, p, transition("g", 0))
+	waitFor(t, 10*time.Second, "published", finished(p, 1))
+	s, _ := js.Stream(ctx, "OPS")
+	if s.CachedInfo().State.Msgs != 1 {
+		t.Fatalf("OPS holds %d messages", s.CachedInfo().State.Msgs)
+	}
+	if _, err := js.Stream(ctx, "KRAFTWATCH_"+clusterID); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatalf("a second stream was created: %v", err)
+	}
+}
+
+// TestStreamDeleted: a stream deleted under a running publisher is created again.
+func TestStreamDeleted(t *testing.T) {
+	srv := natstest.Start(t)
+	nc := connect(t, srv.ClientURL())
+	p := newPublisher(t, baseConfig(t, nc))
+	start(t, p)
+	enqueue(t, p, transition("g", 0))
+	waitFor(t, 10*time.Second, "published", finished(p, 1))
+	js, _ := jetstream.New(nc)
+	if err := js.DeleteStream(context.Background(), "KRAFTWATCH_"+clusterID); err != nil {
+		t.Fatal(err)
+	}
+	enqueue(t, p, transition("g", 1))
+	waitFor(t, 20*time.Second, "published again", finished(p, 2))
+	msgs := readStream(t, nc, "kraftwatch")
+	if got := msgs[p.Subject(publish.ConsumerGroup, "g")]; len(got) != 1 || got[0].env.ID != mustID(transition("g", 1)) {
+		t.Fatalf("after the stream was deleted: %+v", got)
+	}
+}
+
+func mustID(ev publish.Event) string {
+	ev.ClusterID, ev.HashScheme = clusterID, publish.SchemeMurmur3
+	return ev.MsgID()
+}
+
+func TestConfigValidate(t *testing.T) {
+	nc := &nats.Conn{}
+	ok := publish.Config{Conn: nc, ClusterID: "c"}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("minimal config: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*publish.Config)
+		want string
+	}{
+		{"no conn", func(c *publish.Config) { c.Conn = nil }, "Conn"},
+		{"no cluster", func(c *publish.Config) { c.ClusterID = "" }, "ClusterID"},
+		{"prefix wildcard", func(c *publish.Config) { c.Prefix = "kw.>" }, "Prefix"},
+		{"prefix empty token", func(c *publish.Config) { c.Prefix = "a..b" }, "Prefix"},
+		{"prefix space", func(c *publish.Config) { c.Prefix = "a b" }, "Prefix"},
+		{"scheme", func(c *publish.Config) { c.HashScheme = "sha1" }, "HashScheme"},
+		{"mode", func(c *publish.Config) { c.Mode = 9 }, "Mode"},
+		{"stream", func(c *publish.Config) { c.Stream = "a.b" }, "Stream"},
+		{"replicas", func(c *publish.Config) { c.Replicas = 7 }, "Replicas"},
+		{"max age", func(c *publish.Config) { c.MaxAge = -time.Second }, "MaxAge"},
+		{"dup window", func(c *publish.Config) { c.MaxAge = time.Second }, "DuplicateWindow"},
+		{"per subject", func(c *publish.Config) { c.MaxMsgsPerSubject = -5 }, "MaxMsgsPerSubject"},
+		{"buffer", func(c *publish.Config) { c.BufferSize = -1 }, "BufferSize"},
+		{"workers", func(c *publish.Config) { c.Workers = -1 }, "Workers"},
+		{"retry", func(c *publish.Config) { c.RetryMin, c.RetryMax = time.Second, time.Millisecond }, "RetryMin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := ok
+			tc.edit(&c)
+			err := c.Validate()
+			if !errors.Is(err, publish.ErrInvalidConfig) || !containsWord(err.Error(), tc.want) {
+				t.Fatalf("Validate = %v, want an error about %s", err, tc.want)
+			}
+		})
+	}
+	// Every problem is reported, one line each.
+	err := publish.Config{Prefix: "a b", Replicas: 9}.Validate()
+	if got := len(splitLines(err.Error())); got != 4 {
+		t.Fatalf("Validate of a config with 4 problems:\n%v", err)
+	}
+}
