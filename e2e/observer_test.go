@@ -80,8 +80,8 @@ type running struct {
 	name  string
 	o     *observer.Observer
 	snaps int64 // snapshots loaded by the initial load (0 when the log starts at 0)
-	mu   sync.Mutex
-	lat  []time.Duration // wall time from the batch's append time to the update
+	mu    sync.Mutex
+	lat   []time.Duration // wall time from the batch's append time to the update
 }
 
 func startObserver(ctx context.Context, t *testing.T, name, dir string) *running {
