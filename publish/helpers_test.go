@@ -120,11 +120,19 @@ func transition(group string, k int) publish.Event {
 
 func enqueue(t testing.TB, p *publish.Publisher, ev publish.Event) {
 	t.Helper()
+	if err := tryEnqueue(p, ev); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryEnqueue is enqueue for goroutines other than the test's, which must not call Fatal.
+func tryEnqueue(p *publish.Publisher, ev publish.Event) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := p.Enqueue(ctx, ev); err != nil {
-		t.Fatalf("Enqueue %q: %v", ev.GroupID, err)
+		return fmt.Errorf("Enqueue %.40q: %w", ev.GroupID, err)
 	}
+	return nil
 }
 
 // waitFor polls cond until it holds or timeout passes.

@@ -123,7 +123,10 @@ func TestTwoPublishers(t *testing.T) {
 					if i == 1 {
 						g = groups - 1 - g
 					}
-					enqueue(t, p, transition(fmt.Sprintf("group-%03d", g), k))
+					if err := tryEnqueue(p, transition(fmt.Sprintf("group-%03d", g), k)); err != nil {
+						t.Error(err)
+						return
+					}
 				}
 			}
 		})
