@@ -52,8 +52,9 @@ type follower struct {
 	epoch     int32 // epoch of the last batch read (of the snapshot after a rebuild)
 	cur       *segment
 	last      *batchRef
-	txn       *Unit // open metadata transaction: its entries so far
-	replaying bool  // inside a rebuild: inconsistencies are errors, not rebuilds
+	txn       *Unit  // open metadata transaction: its entries so far
+	replaying bool   // inside a rebuild: inconsistencies are errors, not rebuilds
+	why       string // why the next rebuild is needed ("" for the initial load)
 	torn      batchRef
 }
 
@@ -70,7 +71,11 @@ func (f *follower) close() {
 // load, or after the log was truncated under what was read), then one unit at a time.
 func (f *follower) poll(s sink) error {
 	if !f.loaded {
-		return f.rebuild(s, "initial load")
+		why := f.why
+		if why == "" {
+			why = "initial load"
+		}
+		return f.rebuild(s, why)
 	}
 	ls, err := listDir(f.dir)
 	if err != nil {
@@ -86,6 +91,7 @@ func (f *follower) poll(s sink) error {
 		f.log.Warn("metadata log changed under the observer; rebuilding from the newest snapshot",
 			"reason", r.why, "offset", f.next-1, "epoch", f.epoch)
 		f.loaded = false
+		f.why = r.why // kept for the retries if this rebuild fails
 		return f.rebuild(s, r.why)
 	}
 	return err
@@ -152,7 +158,7 @@ func (f *follower) rebuild(s sink, why string) error {
 		f.close()
 		return err
 	}
-	f.loaded = true
+	f.loaded, f.why = true, ""
 	if snap != nil {
 		f.m.SnapshotsLoaded.Add(1)
 	}

@@ -173,6 +173,15 @@ func (o *Observer) Run(ctx context.Context) error {
 				break wait
 			}
 		}
+		// One poll reads everything: drop the notifications already queued.
+		for drained := false; !drained && events != nil; {
+			select {
+			case _, ok := <-events:
+				drained = !ok
+			default:
+				drained = true
+			}
+		}
 	}
 }
 
