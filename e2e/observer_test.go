@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/dump"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
 	"github.com/kraftwatch/kraftwatch/observer"
 )
@@ -192,6 +194,8 @@ func TestObserverLive(t *testing.T) {
 	}
 	check("new snapshot")
 	t.Logf("snapshots now: %v", baseNames(snaps()))
+	newest := snaps()[len(snaps())-1]
+	agreeWithMetadataShell(ctx, t, c, newest)
 
 	// Old segments deleted: Kafka cleans every 60 s; with a retention of 1 byte it
 	// deletes every segment below the newest snapshot.
@@ -241,14 +245,21 @@ func baseNames(paths []string) []string {
 // replicas and broker racks as the cluster's metadata seen through kafka-go.
 func agreeWithKafkaGo(ctx context.Context, t *testing.T, step string, r *running, client *kafka.Client) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	var diff string
+	start := time.Now()
+	deadline := start.Add(30 * time.Second)
+	var diff, first string
 	for time.Now().Before(deadline) {
 		md, err := client.Metadata(ctx, &kafka.MetadataRequest{})
 		if err != nil {
 			diff = err.Error()
 		} else if diff = compareKafkaGo(md, r.o.Image()); diff == "" {
+			if d := time.Since(start); d > time.Second {
+				t.Logf("%s: observer of %s agreed with kafka-go after %v; first difference: %s", step, r.name, d.Round(time.Millisecond), first)
+			}
 			return
+		}
+		if first == "" {
+			first = diff
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -426,4 +437,105 @@ func dumpLogState(ctx context.Context, c *kafkatest.Cluster, dir string) (map[st
 		}
 	}
 	return ids, racks, nil
+}
+
+// agreeWithMetadataShell compares `kraftwatch dump --json` of one snapshot file with
+// kafka-metadata-shell's tree of the same file: topic names, ids and replicas, broker
+// racks.
+func agreeWithMetadataShell(ctx context.Context, t *testing.T, c *kafkatest.Cluster, snap string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := dump.Main([]string{"--json", snap}, &out, &errb); code != 0 {
+		t.Fatalf("kraftwatch dump %s: exit %d: %s", snap, code, errb.String())
+	}
+	var ours dump.Summary
+	if err := json.Unmarshal(out.Bytes(), &ours); err != nil {
+		t.Fatal(err)
+	}
+	topics, err := c.MetadataShell(ctx, snap, "tree", "/image/topics/byName")
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokers, err := c.MetadataShell(ctx, snap, "tree", "/image/cluster/brokers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kafkaTopics := shellTree(topics)
+	kafkaBrokers := shellTree(brokers)
+	replicasRE := regexp.MustCompile(`replicas=\[([0-9, ]*)\]`)
+	rackRE := regexp.MustCompile(`rack=(Optional\[(.*?)\]|Optional\.empty)`)
+	var diffs []string
+	names := map[string]bool{}
+	for path := range kafkaTopics {
+		names[strings.Split(path, "/")[0]] = true
+	}
+	if len(names) != len(ours.Topics) {
+		diffs = append(diffs, fmt.Sprintf("%d topics in the shell, %d in kraftwatch dump", len(names), len(ours.Topics)))
+	}
+	for _, tp := range ours.Topics {
+		base := tp.Name
+		if got := kafkaTopics[base+"/id"]; got != tp.ID {
+			diffs = append(diffs, fmt.Sprintf("topic %s: id %s in the shell, %s in kraftwatch dump", tp.Name, got, tp.ID))
+		}
+		for _, p := range tp.Partitions {
+			reg := kafkaTopics[fmt.Sprintf("%s/%d", base, p.Partition)]
+			m := replicasRE.FindStringSubmatch(reg)
+			if m == nil || strings.ReplaceAll(m[1], " ", "") != strings.Trim(ints(p.Replicas), "[]") {
+				diffs = append(diffs, fmt.Sprintf("topic %s partition %d: shell %q, kraftwatch dump replicas %v", tp.Name, p.Partition, reg, p.Replicas))
+			}
+		}
+	}
+	for _, b := range ours.Brokers {
+		reg := kafkaBrokers[strconv.Itoa(int(b.ID))]
+		m := rackRE.FindStringSubmatch(reg)
+		want := "<none>"
+		if b.Rack != nil {
+			want = *b.Rack
+		}
+		got := "<none>"
+		if m != nil && m[1] != "Optional.empty" {
+			got = m[2]
+		}
+		if m == nil || got != want {
+			diffs = append(diffs, fmt.Sprintf("broker %d: shell %q, kraftwatch dump rack %s", b.ID, reg, want))
+		}
+	}
+	if len(diffs) > 0 {
+		t.Fatalf("kraftwatch dump of %s disagrees with kafka-metadata-shell:\n%s", snap, strings.Join(diffs, "\n"))
+	}
+	t.Logf("kraftwatch dump of %s agrees with kafka-metadata-shell: %d topics, %d brokers",
+		filepath.Base(snap), len(ours.Topics), len(ours.Brokers))
+}
+
+// shellTree reads kafka-metadata-shell's `tree` output (the node's children, two
+// spaces of indent per level, "name:" for a node, a value line under each leaf) into
+// path -> value, paths relative to the node given to tree.
+func shellTree(out string) map[string]string {
+	vals := map[string]string{}
+	var stack []string
+	for _, line := range strings.Split(out, "\n") {
+		trimmed := strings.TrimLeft(line, " ")
+		if trimmed == "" || strings.Contains(line, "] ERROR ") || strings.Contains(line, "] WARN ") {
+			continue
+		}
+		depth := (len(line) - len(trimmed)) / 2
+		if depth > len(stack) {
+			continue
+		}
+		stack = stack[:depth]
+		if strings.HasSuffix(trimmed, ":") && !strings.Contains(trimmed, " ") {
+			stack = append(stack, strings.TrimSuffix(trimmed, ":"))
+			continue
+		}
+		vals[strings.Join(stack, "/")] = trimmed
+	}
+	return vals
+}
+
+func ints(s []int32) string {
+	parts := make([]string, len(s))
+	for i, v := range s {
+		parts[i] = strconv.Itoa(int(v))
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }
