@@ -9,6 +9,13 @@
 // the image, the changes and the provenance (offset, epoch and append time of the
 // unit's last record).
 //
+// The initial load, and each rebuild, is one update (Update.Reset): the snapshot and
+// every complete unit of the log after it folded into one image; Ready is closed after
+// the first. From then on each unit is its own update.
+//
+// Load reads a directory once and ReadFile the records of one file, for tools
+// (kraftwatch dump) and tests.
+//
 // What it reads, and how (spec kraft-metadata-log.md §1, §2.8, §6):
 //   - Snapshots are the *.checkpoint files named OFFSET-EPOCH; the newest in Kafka's
 //     order (epoch, then offset) that reads cleanly is used. A snapshot without its
