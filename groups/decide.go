@@ -1,0 +1,741 @@
+package groups
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kraftwatch/kraftwatch/hashcache"
+	"github.com/kraftwatch/kraftwatch/image"
+)
+
+// ReasonKind says why a topic changed a group's hash.
+type ReasonKind uint8
+
+// Reason kinds. String gives the names the published events use.
+const (
+	// UnknownReason: the hash of a subscribed topic changed in a way none of the
+	// other kinds describes (a partition count that shrank, which Kafka never
+	// writes).
+	UnknownReason ReasonKind = iota
+	// TopicCreated: a topic the group names now exists.
+	TopicCreated
+	// TopicDeleted: a topic the group read was deleted.
+	TopicDeleted
+	// TopicRecreated: a topic the group reads was deleted and created again with a
+	// new id within one metadata update (Reason.OldTopicID is the old id).
+	TopicRecreated
+	// PartitionsAdded: a topic the group reads grew.
+	PartitionsAdded
+	// RacksChanged: the racks of a topic's replicas changed: a broker came back
+	// with another broker.rack, was unregistered or registered, or a reassignment
+	// moved replicas to other racks.
+	RacksChanged
+	// SubscriptionChanged: the group's members (or topology) started or stopped
+	// reading an existing topic. Reason.NewPartitions is set for a topic the group
+	// now reads, Reason.OldPartitions for one it no longer reads.
+	SubscriptionChanged
+	// RegexMatched: a topic was created whose name a regex of the group (and no
+	// subscribed name) matches in full (Reason.Regex is that regex).
+	RegexMatched
+)
+
+var reasonNames = [...]string{"unknown", "created", "deleted", "recreated", "partitions_added",
+	"racks_changed", "subscription_changed", "regex_matched"}
+
+// String returns the kind's name, such as "partitions_added", or "unknown".
+func (k ReasonKind) String() string {
+	if int(k) < len(reasonNames) {
+		return reasonNames[k]
+	}
+	return "unknown"
+}
+
+// Reason is one topic's part in a change of a group's hash.
+type Reason struct {
+	Kind  ReasonKind
+	Topic string
+	// TopicID is the topic's id: the new one, or the old one for TopicDeleted. It
+	// is zero for a SubscriptionChanged reason about a topic that no longer exists.
+	TopicID image.UUID
+	// OldTopicID is the previous id of a TopicRecreated topic.
+	OldTopicID image.UUID
+	// OldPartitions and NewPartitions are the partition counts before and after,
+	// 0 when the topic did not exist (or was not read) on that side.
+	OldPartitions, NewPartitions int32
+	// Regex is the group's regex that matched the topic, for RegexMatched.
+	Regex string
+}
+
+// String gives a one-line form: kind, quoted topic, then the fields that are set.
+func (r Reason) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %q", r.Kind, r.Topic)
+	if r.TopicID != (image.UUID{}) {
+		fmt.Fprintf(&b, " id=%s", r.TopicID)
+	}
+	if r.OldTopicID != (image.UUID{}) {
+		fmt.Fprintf(&b, " old_id=%s", r.OldTopicID)
+	}
+	if r.OldPartitions != 0 || r.NewPartitions != 0 {
+		fmt.Fprintf(&b, " partitions=%d->%d", r.OldPartitions, r.NewPartitions)
+	}
+	if r.Regex != "" {
+		fmt.Fprintf(&b, " regex=%q", r.Regex)
+	}
+	return b.String()
+}
+
+func compareReasons(a, b Reason) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return int(a.Kind) - int(b.Kind)
+}
+
+// Decision is a group whose hash changed: kraftwatch's call that the group needs a
+// rebalance.
+type Decision struct {
+	Group GroupKey
+	// PreviousHash is the hash the Tracker last computed (or was given by Seed) for
+	// the group; HasPrevious is false when it had none, and PreviousHash is then 0.
+	PreviousHash int64
+	HasPrevious  bool
+	// Hash is the group's new hash.
+	Hash int64
+	// Reasons lists, sorted by topic then kind, the topics whose change moved the
+	// hash. It is empty for decisions of Sync, which compares hashes without
+	// knowing what happened in between. It may share its array with other
+	// decisions of the same call: do not modify it.
+	Reasons []Reason
+}
+
+// String gives a one-line form for logs and golden files.
+func (d Decision) String() string {
+	var b strings.Builder
+	b.WriteString(d.Group.String())
+	if d.HasPrevious {
+		fmt.Fprintf(&b, " %016x", uint64(d.PreviousHash))
+	} else {
+		b.WriteString(" (none)")
+	}
+	fmt.Fprintf(&b, " -> %016x", uint64(d.Hash))
+	for i, r := range d.Reasons {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(r.String())
+	}
+	return b.String()
+}
+
+// Tracker decides which groups need a rebalance. It keeps, per group of a State,
+// the hash it last computed and the existing topics that hash covers, and turns
+// metadata updates (Metadata) and group record changes (Group) into Decisions: the
+// groups whose hash moved, with the previous and the new hash and the reasons.
+//
+// The group hash is the scheme's combination (hashcache.Cache.GroupHash) of the
+// topic hashes of every existing topic the group reads: the names its members (or
+// its streams topology) subscribe to, and every topic name one of its members'
+// valid regexes matches in full, evaluated against the current image (not the
+// coordinator's resolution, which lags; see State.SubscribedTopics). With the
+// "kafka" scheme it is the MetadataHash Kafka's coordinator computes for consumer,
+// share and streams groups.
+//
+// Cost: Metadata is proportional to what the update changed and to the groups that
+// read a changed topic: subscribers by name come from the State's index, and each
+// changed topic name is matched once against each distinct regex in use. A
+// leader, ISR, epoch or config change costs next to nothing. Group recomputes one
+// group, scanning the image's topic names only when the group's set of regexes
+// changed.
+//
+// Invariant: every existing topic that a tracked group reads has an entry in the
+// cache, since the group's hash was computed after the last update that dropped
+// one; broker changes (rack changed, registered, unregistered) therefore find the
+// topics they touch from the cache (hashcache.Cache.Invalidate) without scanning
+// the image. This holds as long as the Tracker is the only user of its cache and
+// is told of every metadata update and every group Change.
+//
+// A Tracker is pure (no I/O, goroutines, clock or logging) and not safe for
+// concurrent use: the goroutine that owns its State and its cache calls it. The
+// State and the cache must not be changed by anything else between calls, except
+// by State.Replay/Apply whose Changes are then passed to Group.
+type Tracker struct {
+	state *State
+	cache *hashcache.Cache
+	image *image.Image
+	hs    map[GroupKey]*tracked
+
+	// scratch of Metadata
+	events  []topicEvent
+	byName  map[string]int
+	pending []pending
+	index   map[*Group]int
+	touched []string
+	names   []string
+}
+
+// tracked is what a Tracker knows of one group.
+type tracked struct {
+	hash    int64
+	hasHash bool
+	// known is true when topics, regexes and matched are up to date with the
+	// tracker's image and the group's subscription (false after Seed).
+	known   bool
+	topics  []string // existing topics the hash covers, sorted
+	regexes []string // the group's valid regexes that matched was computed for, sorted
+	matched []string // existing topics one of regexes matches in full, sorted
+}
+
+// NewTracker returns a Tracker of the groups in s, hashing topics with c. It starts
+// with the empty image and no hashes; call Sync once the image and the State are
+// loaded. The Tracker is the only user of c from then on.
+func NewTracker(s *State, c *hashcache.Cache) *Tracker {
+	return &Tracker{
+		state:  s,
+		cache:  c,
+		image:  image.Empty,
+		hs:     make(map[GroupKey]*tracked),
+		byName: make(map[string]int),
+		index:  make(map[*Group]int),
+	}
+}
+
+// Image returns the image the Tracker's hashes are computed against.
+func (t *Tracker) Image() *image.Image { return t.image }
+
+// Hash returns the hash last computed (or seeded) for group k.
+func (t *Tracker) Hash(k GroupKey) (int64, bool) {
+	tr := t.hs[k]
+	if tr == nil || !tr.hasHash {
+		return 0, false
+	}
+	return tr.hash, true
+}
+
+// Topics returns the existing topics the last computed hash of group k covers,
+// sorted; nil when the group has not been computed. Do not modify the slice.
+func (t *Tracker) Topics(k GroupKey) []string {
+	if tr := t.hs[k]; tr != nil && tr.known {
+		return tr.topics
+	}
+	return nil
+}
+
+// Len returns the number of groups the Tracker has a hash for.
+func (t *Tracker) Len() int { return len(t.hs) }
+
+// Seed sets the previous hash of group k, for example the hash of the last event
+// published for it, so that the next decision about the group compares with it.
+// The group is recomputed in full the next time it is looked at.
+func (t *Tracker) Seed(k GroupKey, hash int64) {
+	t.hs[k] = &tracked{hash: hash, hasHash: true}
+}
+
+// Sync makes cur the Tracker's image and recomputes every group of the State in
+// full, returning a Decision for each whose hash differs from its previous one
+// (computed or seeded); a group without a previous hash gets one when its hash is
+// not 0, the hash of no topics. Decisions of Sync have no reasons. Groups no longer
+// in the State are forgotten. The cost is that of hashing every group, and for
+// every group with regexes a scan of the image's topic names: call it once, after
+// the initial load, or after losing track (a metadata update that was not passed
+// to Metadata).
+func (t *Tracker) Sync(cur *image.Image) []Decision {
+	if cur != t.image {
+		t.cache.Clear()
+		t.image = cur
+	}
+	for k := range t.hs {
+		if _, ok := t.state.groups[k]; !ok {
+			delete(t.hs, k)
+		}
+	}
+	var out []Decision
+	for _, k := range t.state.Keys() {
+		tr := t.entry(k)
+		tr.known = false
+		t.refresh(t.state.groups[k], tr, nil)
+		if d, ok := t.rehash(k, tr, nil); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Group updates the Tracker for one Change returned by State.Replay or State.Apply,
+// against the Tracker's image, and returns the decision for the group if its hash
+// moved. A removed group is forgotten, without a decision. The reasons are
+// SubscriptionChanged, one per existing topic the group started or stopped reading.
+func (t *Tracker) Group(ch Change) (Decision, bool) {
+	if ch.Removed {
+		delete(t.hs, ch.Group)
+		return Decision{}, false
+	}
+	if !ch.Created && !ch.Subscription {
+		return Decision{}, false
+	}
+	g := t.state.groups[ch.Group]
+	if g == nil {
+		delete(t.hs, ch.Group)
+		return Decision{}, false
+	}
+	tr := t.entry(ch.Group)
+	var before []string
+	if tr.known {
+		before = tr.topics
+	}
+	t.refresh(g, tr, nil)
+	var reasons []Reason
+	after := tr.topics
+	for len(before) > 0 || len(after) > 0 {
+		switch {
+		case len(after) == 0 || len(before) > 0 && before[0] < after[0]:
+			// The topic exists: a deleted one would have left before via Metadata.
+			r := Reason{Kind: SubscriptionChanged, Topic: before[0]}
+			if tp, ok := t.image.TopicByName(before[0]); ok {
+				r.TopicID, r.OldPartitions = tp.ID(), int32(tp.NumPartitions())
+			}
+			reasons = append(reasons, r)
+			before = before[1:]
+		case len(before) == 0 || after[0] < before[0]:
+			r := Reason{Kind: SubscriptionChanged, Topic: after[0]}
+			if tp, ok := t.image.TopicByName(after[0]); ok {
+				r.TopicID, r.NewPartitions = tp.ID(), int32(tp.NumPartitions())
+			}
+			reasons = append(reasons, r)
+			after = after[1:]
+		default:
+			before, after = before[1:], after[1:]
+		}
+	}
+	return t.rehash(ch.Group, tr, reasons)
+}
+
+// entry returns the tracked entry of k, adding an empty one.
+func (t *Tracker) entry(k GroupKey) *tracked {
+	tr := t.hs[k]
+	if tr == nil {
+		tr = &tracked{}
+		t.hs[k] = tr
+	}
+	return tr
+}
+
+// rehash computes the group hash of tr.topics and returns a decision when it moved.
+func (t *Tracker) rehash(k GroupKey, tr *tracked, reasons []Reason) (Decision, bool) {
+	h := t.cache.GroupHash(hashcache.ImageCluster{Image: t.image}, tr.topics)
+	d := Decision{Group: k, PreviousHash: tr.hash, HasPrevious: tr.hasHash, Hash: h, Reasons: reasons}
+	tr.hash, tr.hasHash = h, true
+	if d.HasPrevious && d.PreviousHash == h || !d.HasPrevious && h == 0 {
+		return Decision{}, false
+	}
+	return d, true
+}
+
+// refresh brings tr.topics up to date with g's subscription and the image. The
+// regex matches are recomputed from the image's topic names when the group's regexes
+// changed or tr is not known; otherwise only the names in touched (created or
+// deleted by the update being applied) are checked against them.
+func (t *Tracker) refresh(g *Group, tr *tracked, touched []string) {
+	res := t.validRegexes(g)
+	if !tr.known || !slices.Equal(res, tr.regexes) {
+		tr.regexes, tr.matched = res, t.scan(res)
+	} else if len(res) > 0 {
+		for _, name := range touched {
+			i, found := slices.BinarySearch(tr.matched, name)
+			_, exists := t.image.TopicByName(name)
+			switch {
+			case exists && !found && t.matches(res, name):
+				tr.matched = slices.Insert(tr.matched, i, name)
+			case !exists && found:
+				tr.matched = slices.Delete(tr.matched, i, i+1)
+			}
+		}
+	}
+	topics := make([]string, 0, len(g.names)+len(tr.matched))
+	for name := range g.names {
+		if _, ok := t.image.TopicByName(name); ok {
+			topics = append(topics, name)
+		}
+	}
+	if len(tr.matched) > 0 {
+		topics = append(topics, tr.matched...)
+		slices.Sort(topics)
+		topics = slices.Compact(topics)
+	} else {
+		slices.Sort(topics)
+	}
+	tr.topics, tr.known = topics, true
+}
+
+// validRegexes returns g's regexes that compile, sorted; nil when there are none.
+func (t *Tracker) validRegexes(g *Group) []string {
+	if len(g.regexes) == 0 {
+		return nil
+	}
+	var out []string
+	for re := range g.regexes {
+		if e := t.state.regexes[re]; e != nil && e.re != nil {
+			out = append(out, re)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// matches reports whether one of the regexes res matches name in full.
+func (t *Tracker) matches(res []string, name string) bool {
+	for _, re := range res {
+		if e := t.state.regexes[re]; e != nil && e.re != nil && e.re.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// scan returns the image's topic names that one of res matches in full, sorted.
+func (t *Tracker) scan(res []string) []string {
+	if len(res) == 0 {
+		return nil
+	}
+	var out []string
+	for tp := range t.image.Topics() {
+		if t.matches(res, tp.Name()) {
+			out = append(out, tp.Name())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// topicEvent is what one metadata update did to one topic name.
+type topicEvent struct {
+	name    string
+	created *image.TopicRef
+	deleted *image.TopicRef
+	changed *image.TopicChange
+	brokers bool // a broker of one of its replicas changed rack or registration
+	oldHash int64
+	oldOK   bool
+	// reasons for the groups that name the topic (for a created topic, groups
+	// that only match it by a regex get RegexMatched instead).
+	reasons []Reason
+	// membership is true when the topic appeared or disappeared.
+	membership bool
+}
+
+// recreated reports whether the topic was deleted and created again in the update.
+func (ev *topicEvent) recreated() bool {
+	return ev.created != nil && (ev.deleted != nil || ev.created.PreviousID != (image.UUID{}))
+}
+
+// pending collects one affected group's reasons during Metadata.
+type pending struct {
+	g          *Group
+	reasons    []Reason
+	shared     bool // reasons is an event's slice, to be copied before appending
+	membership bool
+	last       int // index of the last event that added reasons
+}
+
+// Metadata applies one metadata update: cur is the new image and ch how it differs
+// from the Tracker's image (image.Delta.Apply's Changes, or an observer update's).
+// It drops the cache entries the update made stale, recomputes the hash of every
+// group that reads a topic whose hash changed or that appeared or disappeared, and
+// returns a Decision for each group whose hash moved, sorted by group.
+//
+// Reasons per topic: TopicCreated (or RegexMatched for a group that only matches
+// the name by regex), TopicDeleted, TopicRecreated (deleted and created again in
+// this update), PartitionsAdded, RacksChanged. A topic whose hash did not change
+// (leader, ISR or epoch changes, a reassignment within the same racks) gives no
+// reason, and groups reading only such topics no decision.
+func (t *Tracker) Metadata(cur *image.Image, ch *image.Changes) []Decision {
+	old := t.image
+	t.image = cur
+	if ch == nil || cur == old {
+		return nil
+	}
+	oldCl, curCl := hashcache.ImageCluster{Image: old}, hashcache.ImageCluster{Image: cur}
+	t.collect(ch)
+
+	// Old hashes of changed topics that some group reads, before dropping them.
+	for i := range t.events {
+		ev := &t.events[i]
+		if ev.changed != nil && t.subscribed(ev.name) {
+			ev.oldHash, ev.oldOK = t.cache.TopicHash(oldCl, ev.name)
+		}
+	}
+	inv := hashcache.Invalidation{}
+	for i := range t.events {
+		ev := &t.events[i]
+		if ev.deleted != nil {
+			inv.Deleted = append(inv.Deleted, ev.name)
+		}
+		if ev.created != nil || ev.changed != nil {
+			inv.Changed = append(inv.Changed, ev.name)
+		}
+	}
+	t.cache.Invalidate(inv, nil)
+	var brokers []int32
+	for _, b := range ch.Brokers {
+		if b.RackChanged || b.Registered || b.Unregistered {
+			brokers = append(brokers, b.ID)
+		}
+	}
+	if len(brokers) > 0 {
+		t.names = t.cache.Invalidate(hashcache.Invalidation{Brokers: brokers}, t.names[:0])
+		scheme := t.cache.Scheme()
+		for _, name := range t.names {
+			if !t.subscribed(name) {
+				continue
+			}
+			ev := t.event(name)
+			ev.brokers = true
+			if ev.created == nil && ev.deleted == nil && ev.changed == nil {
+				if tp, ok := oldCl.Topic(name); ok {
+					ev.oldHash, ev.oldOK = scheme.TopicHash(tp, oldCl), true
+				}
+			}
+		}
+		clear(t.names)
+	}
+
+	// Reasons per topic, then the groups that read each topic.
+	t.pending, t.touched = t.pending[:0], t.touched[:0]
+	clear(t.index)
+	for i := range t.events {
+		ev := &t.events[i]
+		if !t.reasons(ev, old, cur, curCl) {
+			continue
+		}
+		if ev.membership {
+			t.touched = append(t.touched, ev.name)
+		}
+		for g := range t.state.byTopic[ev.name] {
+			t.add(g, i, ev, ev.reasons)
+		}
+		for re, e := range t.state.regexes {
+			if e.re == nil || !e.re.MatchString(ev.name) {
+				continue
+			}
+			for g := range e.groups {
+				if g.names[ev.name] > 0 {
+					continue // added by name
+				}
+				rs := ev.reasons
+				if ev.created != nil && !ev.recreated() {
+					r := rs[0]
+					r.Kind, r.Regex = RegexMatched, re
+					rs = []Reason{r}
+				}
+				t.add(g, i, ev, rs)
+			}
+		}
+	}
+	clear(t.events)
+	t.events = t.events[:0]
+	clear(t.byName)
+
+	// New hashes of the affected groups.
+	var out []Decision
+	for i := range t.pending {
+		p := &t.pending[i]
+		tr := t.entry(p.g.Key)
+		if !tr.known || p.membership {
+			t.refresh(p.g, tr, t.touched)
+		}
+		if !p.shared {
+			slices.SortFunc(p.reasons, compareReasons)
+		}
+		if d, ok := t.rehash(p.g.Key, tr, p.reasons); ok {
+			out = append(out, d)
+		}
+	}
+	clear(t.pending)
+	t.pending = t.pending[:0]
+	slices.SortFunc(out, func(a, b Decision) int { return a.Group.Compare(b.Group) })
+	return out
+}
+
+// add records reasons rs of event i for group g. A group reached again for the
+// same event (through a second regex) keeps the reasons it has, with the smaller
+// regex for a RegexMatched one, so the result does not depend on map order.
+func (t *Tracker) add(g *Group, i int, ev *topicEvent, rs []Reason) {
+	j, ok := t.index[g]
+	if !ok {
+		t.index[g] = len(t.pending)
+		t.pending = append(t.pending, pending{g: g, reasons: rs, shared: true, membership: ev.membership, last: i})
+		return
+	}
+	p := &t.pending[j]
+	if p.last == i {
+		if r := &p.reasons[len(p.reasons)-1]; r.Kind == RegexMatched && rs[0].Regex < r.Regex {
+			if p.shared {
+				p.reasons, p.shared = slices.Clone(p.reasons), false
+				r = &p.reasons[len(p.reasons)-1]
+			}
+			r.Regex = rs[0].Regex
+		}
+		return
+	}
+	if p.shared {
+		p.reasons = append(slices.Clip(p.reasons), rs...) // copies
+		p.shared = false
+	} else {
+		p.reasons = append(p.reasons, rs...)
+	}
+	p.membership = p.membership || ev.membership
+	p.last = i
+}
+
+// collect turns ch into t.events: one per topic name created, deleted, or whose
+// replicas or partition count changed. Leader, ISR and epoch changes are left out:
+// no hash reads them.
+func (t *Tracker) collect(ch *image.Changes) {
+	for i := range ch.Deleted {
+		t.event(ch.Deleted[i].Name).deleted = &ch.Deleted[i]
+	}
+	for i := range ch.Created {
+		t.event(ch.Created[i].Name).created = &ch.Created[i]
+	}
+	for i := range ch.Changed {
+		tc := &ch.Changed[i]
+		if tc.ReplicasChanged || tc.Partitions != tc.OldPartitions {
+			t.event(tc.Name).changed = tc
+		}
+	}
+}
+
+// event returns the event of topic name, adding it.
+func (t *Tracker) event(name string) *topicEvent {
+	if i, ok := t.byName[name]; ok {
+		return &t.events[i]
+	}
+	t.byName[name] = len(t.events)
+	t.events = append(t.events, topicEvent{name: name})
+	return &t.events[len(t.events)-1]
+}
+
+// subscribed reports whether some group reads topic name, by name or by regex.
+func (t *Tracker) subscribed(name string) bool {
+	if len(t.state.byTopic[name]) > 0 {
+		return true
+	}
+	for _, e := range t.state.regexes {
+		if e.re != nil && e.re.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// reasons fills ev.reasons and reports whether the topic moves the hash of the
+// groups that read it. Topics nobody reads are not hashed.
+func (t *Tracker) reasons(ev *topicEvent, old, cur *image.Image, curCl hashcache.ImageCluster) bool {
+	switch {
+	case ev.recreated():
+		r := Reason{Kind: TopicRecreated, Topic: ev.name, TopicID: ev.created.ID, OldTopicID: ev.created.PreviousID}
+		if ev.deleted != nil {
+			r.OldTopicID = ev.deleted.ID
+		}
+		if tp, ok := old.Topic(r.OldTopicID); ok {
+			r.OldPartitions = int32(tp.NumPartitions())
+		}
+		if tp, ok := cur.Topic(r.TopicID); ok {
+			r.NewPartitions = int32(tp.NumPartitions())
+		}
+		ev.reasons = []Reason{r}
+		return true
+	case ev.created != nil:
+		r := Reason{Kind: TopicCreated, Topic: ev.name, TopicID: ev.created.ID}
+		if tp, ok := cur.Topic(r.TopicID); ok {
+			r.NewPartitions = int32(tp.NumPartitions())
+		}
+		ev.reasons, ev.membership = []Reason{r}, true
+		return true
+	case ev.deleted != nil:
+		r := Reason{Kind: TopicDeleted, Topic: ev.name, TopicID: ev.deleted.ID}
+		if tp, ok := old.Topic(r.TopicID); ok {
+			r.OldPartitions = int32(tp.NumPartitions())
+		}
+		ev.reasons, ev.membership = []Reason{r}, true
+		return true
+	}
+	if !ev.oldOK {
+		return false // nobody reads it (or it is new to the image, which created covers)
+	}
+	newHash, ok := t.cache.TopicHash(curCl, ev.name)
+	if !ok || newHash == ev.oldHash {
+		return false
+	}
+	tp, _ := cur.TopicByName(ev.name)
+	n := int32(tp.NumPartitions())
+	base := Reason{Topic: ev.name, TopicID: tp.ID(), OldPartitions: n, NewPartitions: n}
+	tc := ev.changed
+	if tc == nil || tc.Partitions == tc.OldPartitions {
+		// Same id, name and partition count: only racks can have moved the hash.
+		r := base
+		r.Kind = RacksChanged
+		ev.reasons = []Reason{r}
+		return true
+	}
+	r := base
+	r.OldPartitions = int32(tc.OldPartitions)
+	if tc.Partitions > tc.OldPartitions {
+		r.Kind = PartitionsAdded
+	} // else UnknownReason: Kafka never shrinks a topic
+	rs := []Reason{r}
+	parts := tc.Changed
+	if ev.brokers {
+		parts = nil // every partition that existed before
+	}
+	if racksMoved(old, cur, tc, parts) {
+		r.Kind = RacksChanged
+		rs = append(rs, r)
+	}
+	ev.reasons = rs
+	return true
+}
+
+// racksMoved reports whether one of the partitions parts (nil: all) that existed
+// before the change now has another multiset of replica racks.
+func racksMoved(old, cur *image.Image, tc *image.TopicChange, parts []int32) bool {
+	ot, ok1 := old.Topic(tc.ID)
+	nt, ok2 := cur.Topic(tc.ID)
+	if !ok1 || !ok2 {
+		return false
+	}
+	moved := func(id int32) bool {
+		op, ok1 := ot.Partition(id)
+		np, ok2 := nt.Partition(id)
+		return ok1 && ok2 && !slices.Equal(racks(old, op.Replicas()), racks(cur, np.Replicas()))
+	}
+	if parts == nil {
+		for id := range int32(tc.OldPartitions) {
+			if moved(id) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range parts {
+		if int(id) < tc.OldPartitions && moved(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// racks returns the sorted racks of replicas, duplicates kept.
+func racks(im *image.Image, replicas []int32) []string {
+	var out []string
+	for _, id := range replicas {
+		if b, ok := im.Broker(id); ok && b.HasRack {
+			out = append(out, b.Rack)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,461 @@
+package groups_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/groups/groupstest"
+	"github.com/kraftwatch/kraftwatch/hashcache"
+	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/kbin"
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
+)
+
+// TestDecideScripts runs the scripts in testdata/decide. Each is a list of cases in
+// the style of cockroachdb/datadriven:
+//
+//	command arg=value ...
+//	input lines
+//	----
+//	expected output
+//	<blank line>
+//
+// Lines starting with '#' between cases are comments. go test -update (the flag of
+// fixture_test.go) rewrites the expected output. Commands:
+//
+//	new [scheme=kafka|murmur3]   empty image, State, cache and Tracker (kafka by default)
+//	metadata [offset=N]          replay the input metadata records (text form, ids as
+//	                             short names) as one update; print the image changes,
+//	                             then the decisions of Tracker.Metadata
+//	group [tracker=off]          replay the input group records (see groupRecord), one
+//	                             by one; print each decision of Tracker.Group (with
+//	                             tracker=off the Tracker is not told, as while
+//	                             catching up before Sync)
+//	sync                         Tracker.Sync against the current image
+//	seed TYPE GROUP HASH         Tracker.Seed (HASH in hex)
+//	hashes                       every group: its hash and the topics it covers
+//
+// Decisions print as Decision.String, with topic ids as their short names. After
+// every command each tracked group's hash is checked against one computed from
+// scratch (State.SubscribedTopics and a new cache).
+func TestDecideScripts(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "decide", "*.txt"))
+	if len(files) == 0 {
+		t.Fatal("no scripts in testdata/decide")
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) { runDecideScript(t, f) })
+	}
+}
+
+type decideCase struct {
+	pos   string
+	cmd   string
+	args  []string
+	input []string
+	want  []string
+	sep   int // index of the "----" line
+}
+
+func parseDecideScript(t *testing.T, path string) ([]string, []decideCase) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	var cases []decideCase
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		c := decideCase{pos: fmt.Sprintf("%s:%d", path, i+1)}
+		f := strings.Fields(l)
+		c.cmd, c.args = f[0], f[1:]
+		for i++; i < len(lines) && lines[i] != "----"; i++ {
+			c.input = append(c.input, lines[i])
+		}
+		if i >= len(lines) {
+			t.Fatalf("%s: no ---- line", c.pos)
+		}
+		c.sep = i
+		for i++; i < len(lines) && lines[i] != ""; i++ {
+			c.want = append(c.want, lines[i])
+		}
+		cases = append(cases, c)
+	}
+	return lines, cases
+}
+
+func runDecideScript(t *testing.T, path string) {
+	lines, cases := parseDecideScript(t, path)
+	w := newWorld(t, hashcache.SchemeKafka)
+	var out []string
+	next := 0
+	for _, c := range cases {
+		got := w.run(t, c)
+		w.check(t, c.pos)
+		if len(got) == 0 {
+			got = []string{"ok"}
+		}
+		out = append(out, lines[next:c.sep+1]...)
+		out = append(out, got...)
+		next = c.sep + 1 + len(c.want)
+		if !*update && !slices.Equal(got, c.want) {
+			t.Errorf("%s: %s\n got:\n%s\nwant:\n%s", c.pos, c.cmd, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+		}
+	}
+	out = append(out, lines[next:]...)
+	if *update {
+		if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// world is what a script drives: an image built by a Delta, a State, and a Tracker.
+type world struct {
+	delta   *image.Delta
+	state   *groups.State
+	cache   *hashcache.Cache
+	tracker *groups.Tracker
+	// behind is set while the Tracker was not told of some group changes.
+	behind bool
+}
+
+// check compares the tracked hash of every group with one computed from scratch.
+func (w *world) check(t *testing.T, pos string) {
+	t.Helper()
+	if w.behind {
+		return
+	}
+	im := w.tracker.Image()
+	names := groups.NameSet{}
+	for tp := range im.Topics() {
+		names[tp.Name()] = struct{}{}
+	}
+	fresh, err := hashcache.New(hashcache.Config{Scheme: w.cache.Scheme().Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range w.state.Keys() {
+		h, ok := w.tracker.Hash(k)
+		if !ok {
+			continue
+		}
+		topics := w.state.SubscribedTopics(k, names)
+		if got := w.tracker.Topics(k); !slices.Equal(got, topics) {
+			t.Errorf("%s: %s: tracked topics %q, from scratch %q", pos, k, got, topics)
+		}
+		if want := fresh.GroupHash(hashcache.ImageCluster{Image: im}, topics); h != want {
+			t.Errorf("%s: %s: tracked hash %016x, from scratch %016x", pos, k, uint64(h), uint64(want))
+		}
+	}
+}
+
+func newWorld(t testing.TB, scheme string) *world {
+	t.Helper()
+	c, err := hashcache.New(hashcache.Config{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := groups.NewState()
+	return &world{delta: image.NewDelta(image.Empty), state: s, cache: c, tracker: groups.NewTracker(s, c)}
+}
+
+func (w *world) run(t *testing.T, c decideCase) []string {
+	t.Helper()
+	kv := map[string]string{}
+	var plain []string
+	for _, a := range c.args {
+		if k, v, ok := strings.Cut(a, "="); ok {
+			kv[k] = v
+		} else {
+			plain = append(plain, a)
+		}
+	}
+	switch c.cmd {
+	case "new":
+		scheme := kv["scheme"]
+		if scheme == "" {
+			scheme = hashcache.SchemeKafka
+		}
+		*w = *newWorld(t, scheme)
+		return []string{"scheme " + scheme}
+	case "metadata":
+		var out []string
+		for i, l := range c.input {
+			rec, err := metadata.ParseText(l, symUUID)
+			if err != nil {
+				t.Fatalf("%s: input line %d: %v", c.pos, i+1, err)
+			}
+			if err := w.delta.Replay(rec); err != nil {
+				t.Fatalf("%s: input line %d: %v", c.pos, i+1, err)
+			}
+		}
+		off, _ := strconv.ParseInt(kv["offset"], 10, 64)
+		im, ch := w.delta.Apply(image.Provenance{Offset: off})
+		if ch.Empty() {
+			out = append(out, "image: no changes")
+		}
+		for l := range strings.SplitSeq(strings.TrimRight(ch.String(), "\n"), "\n") {
+			if l != "" {
+				out = append(out, "image: "+symbolize(l))
+			}
+		}
+		return append(out, decisionLines(w.tracker.Metadata(im, ch))...)
+	case "group":
+		var ds []groups.Decision
+		for i, l := range c.input {
+			rec, err := groupRecord(l)
+			if err != nil {
+				t.Fatalf("%s: input line %d: %v", c.pos, i+1, err)
+			}
+			k, v, err := groupstest.Encode(&rec)
+			if err != nil {
+				t.Fatalf("%s: input line %d: encode: %v", c.pos, i+1, err)
+			}
+			ch, err := w.state.Replay(k, v)
+			if err != nil {
+				t.Fatalf("%s: input line %d: replay: %v", c.pos, i+1, err)
+			}
+			if kv["tracker"] == "off" {
+				w.behind = true
+				continue
+			}
+			if d, ok := w.tracker.Group(ch); ok {
+				ds = append(ds, d)
+			}
+		}
+		if kv["tracker"] == "off" {
+			return []string{"(tracker not told)"}
+		}
+		return decisionLines(ds)
+	case "sync":
+		w.behind = false
+		return decisionLines(w.tracker.Sync(w.delta.Base()))
+	case "seed":
+		if len(plain) != 3 {
+			t.Fatalf("%s: seed TYPE GROUP HASH", c.pos)
+		}
+		typ, err := groupType(plain[0])
+		if err != nil {
+			t.Fatalf("%s: %v", c.pos, err)
+		}
+		h, err := strconv.ParseUint(plain[2], 16, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", c.pos, err)
+		}
+		w.tracker.Seed(groups.GroupKey{Type: typ, ID: plain[1]}, int64(h))
+		return nil
+	case "hashes":
+		var out []string
+		for _, k := range w.state.Keys() {
+			h, ok := w.tracker.Hash(k)
+			if !ok {
+				out = append(out, k.String()+" (no hash)")
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s %016x topics=[%s]", k, uint64(h), strings.Join(w.tracker.Topics(k), " ")))
+		}
+		return append(out, fmt.Sprintf("tracked %d of %d groups", w.tracker.Len(), w.state.Len()))
+	}
+	t.Fatalf("%s: unknown command %q", c.pos, c.cmd)
+	return nil
+}
+
+func decisionLines(ds []groups.Decision) []string {
+	if len(ds) == 0 {
+		return []string{"no decisions"}
+	}
+	var out []string
+	for _, d := range ds {
+		out = append(out, "decision "+symbolize(d.String()))
+	}
+	return out
+}
+
+func groupType(s string) (groups.GroupType, error) {
+	for _, t := range []groups.GroupType{groups.ClassicGroup, groups.ConsumerGroup, groups.ShareGroup, groups.StreamsGroup} {
+		if t.String() == s {
+			return t, nil
+		}
+	}
+	return groups.UnknownGroup, fmt.Errorf("unknown group type %q", s)
+}
+
+// groupRecord parses one group record of a script:
+//
+//	member consumer|share GROUP MEMBER [topics=A,B] [regex=R]  member metadata
+//	leave consumer|share GROUP MEMBER                          its tombstone
+//	meta consumer|share GROUP epoch=N [hash=HEX]               group metadata
+//	delete consumer|share|classic GROUP                        group metadata tombstone
+//	classic GROUP gen=N [MEMBER=A,B ...]                       GroupMetadata (consumer protocol)
+//	topology GROUP topics=A,B                                  streams topology, one subtopology
+//
+// A regex may be Go-quoted.
+func groupRecord(line string) (groups.Record, error) {
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return groups.Record{}, fmt.Errorf("short line %q", line)
+	}
+	kv := map[string]string{}
+	var plain []string
+	for _, a := range f[1:] {
+		if k, v, ok := strings.Cut(a, "="); ok {
+			if strings.HasPrefix(v, `"`) {
+				u, err := strconv.Unquote(v)
+				if err != nil {
+					return groups.Record{}, fmt.Errorf("%s: %v", a, err)
+				}
+				v = u
+			}
+			kv[k] = v
+		} else {
+			plain = append(plain, a)
+		}
+	}
+	list := func(s string) []string {
+		if s == "" {
+			return nil
+		}
+		return strings.Split(s, ",")
+	}
+	num := func(k string) int64 {
+		n, _ := strconv.ParseInt(kv[k], 10, 64)
+		return n
+	}
+	switch f[0] {
+	case "member", "leave":
+		if len(plain) != 3 {
+			return groups.Record{}, fmt.Errorf("%s TYPE GROUP MEMBER", f[0])
+		}
+		rec := groups.Record{GroupID: plain[1], MemberID: plain[2], Version: 0}
+		switch plain[0] {
+		case "consumer":
+			rec.Type = groups.ConsumerGroupMemberMetadata
+			rec.Value = &groups.ConsumerGroupMemberMetadataValue{ClientId: "c", ClientHost: "h",
+				SubscribedTopicNames: list(kv["topics"]), SubscribedTopicRegex: kv["regex"], RebalanceTimeoutMs: -1}
+		case "share":
+			rec.Type = groups.ShareGroupMemberMetadata
+			rec.Value = &groups.ShareGroupMemberMetadataValue{ClientId: "c", ClientHost: "h", SubscribedTopicNames: list(kv["topics"])}
+		default:
+			return groups.Record{}, fmt.Errorf("member of a %q group", plain[0])
+		}
+		if f[0] == "leave" {
+			rec.Value, rec.Tombstone, rec.Version = nil, true, -1
+		}
+		return rec, nil
+	case "meta", "delete":
+		if len(plain) != 2 {
+			return groups.Record{}, fmt.Errorf("%s TYPE GROUP", f[0])
+		}
+		h, _ := strconv.ParseUint(kv["hash"], 16, 64)
+		rec := groups.Record{GroupID: plain[1]}
+		switch plain[0] {
+		case "consumer":
+			rec.Type = groups.ConsumerGroupMetadata
+			rec.Value = &groups.ConsumerGroupMetadataValue{Epoch: int32(num("epoch")), MetadataHash: int64(h), CreationTimeMs: -1}
+		case "share":
+			rec.Type = groups.ShareGroupMetadata
+			rec.Value = &groups.ShareGroupMetadataValue{Epoch: int32(num("epoch")), MetadataHash: int64(h)}
+		case "classic":
+			rec.Type, rec.Version = groups.GroupMetadata, 3
+		default:
+			return groups.Record{}, fmt.Errorf("metadata of a %q group", plain[0])
+		}
+		if f[0] == "delete" {
+			rec.Value, rec.Tombstone, rec.Version = nil, true, -1
+		}
+		return rec, nil
+	case "classic":
+		if len(plain) != 1 {
+			return groups.Record{}, fmt.Errorf("classic GROUP gen=N MEMBER=topics...")
+		}
+		gen := int32(num("gen"))
+		v := &groups.GroupMetadataValue{ProtocolType: "consumer", Generation: gen, Protocol: "range", CurrentStateTimestamp: -1}
+		var ids []string
+		for k := range kv {
+			if k != "gen" {
+				ids = append(ids, k)
+			}
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			v.Members = append(v.Members, groups.GroupMember{MemberId: id, ClientId: "c", ClientHost: "h",
+				RebalanceTimeout: 1, SessionTimeout: 1,
+				Subscription: &groups.ConsumerProtocolSubscription{Version: 3, Topics: list(kv[id]), GenerationId: gen}})
+		}
+		if len(ids) == 0 {
+			v.ProtocolType, v.Protocol = "", ""
+		}
+		return groups.Record{Type: groups.GroupMetadata, GroupID: plain[0], Version: 3, Value: v}, nil
+	case "topology":
+		if len(plain) != 1 {
+			return groups.Record{}, fmt.Errorf("topology GROUP topics=...")
+		}
+		v := &groups.StreamsGroupTopologyValue{Epoch: 1, Subtopologies: []groups.Subtopology{
+			{SubtopologyId: "0", SourceTopics: list(kv["topics"])}}}
+		return groups.Record{Type: groups.StreamsGroupTopology, GroupID: plain[0], Value: v}, nil
+	}
+	return groups.Record{}, fmt.Errorf("unknown group record %q", f[0])
+}
+
+// symUUID maps a short name to a UUID holding its bytes, and back (as in the image
+// package's scripts).
+var symUUID = &metadata.TextUUID{
+	Format: formatSym,
+	Parse: func(s string) (kbin.UUID, error) {
+		if len(s) == 22 {
+			return kbin.ParseUUID(s)
+		}
+		if len(s) == 0 || len(s) > 16 {
+			return kbin.UUID{}, fmt.Errorf("bad uuid name %q", s)
+		}
+		var u kbin.UUID
+		copy(u[:], s)
+		return u, nil
+	},
+}
+
+func formatSym(u kbin.UUID) string {
+	n := 0
+	for n < 16 && u[n] != 0 {
+		if u[n] < '!' || u[n] > '~' {
+			return u.String()
+		}
+		n++
+	}
+	for _, b := range u[n:] {
+		if b != 0 {
+			return u.String()
+		}
+	}
+	if n == 0 {
+		return "0"
+	}
+	return string(u[:n])
+}
+
+var token = regexp.MustCompile(`[A-Za-z0-9_-]+`)
+
+// symbolize replaces the base64 form of short-name UUIDs by the names.
+func symbolize(l string) string {
+	return token.ReplaceAllStringFunc(l, func(w string) string {
+		if len(w) != 22 {
+			return w
+		}
+		if u, err := kbin.ParseUUID(w); err == nil && u.String() == w {
+			return formatSym(u)
+		}
+		return w
+	})
+}
