@@ -287,12 +287,12 @@ func (p *Publisher) Run(ctx context.Context) error {
 	<-ctx.Done()
 
 	p.running.Store(false)
-	close(p.stopping)
-	p.enqMu.Lock() // wait for Enqueue calls that are sending
-	p.enqMu.Unlock()
+	close(p.stopping) // Enqueue calls that are blocked return ErrClosed
+	p.enqMu.Lock()    // no Enqueue is sending now, and new ones see stopping
 	for _, ch := range p.shards {
 		close(ch)
 	}
+	p.enqMu.Unlock()
 	p.log.Info("publisher draining", "queued", p.queued.Load(), "timeout", p.cfg.DrainTimeout)
 	timer := time.AfterFunc(p.cfg.DrainTimeout, func() { stopWork(ErrDrainTimeout) })
 	wg.Wait()

@@ -35,6 +35,9 @@ const hashedPrefixMax = MaxTokenLen - 1 - hashSuffixLen
 //     never produced by the escape itself, so hashed and plain tokens cannot collide, and
 //     two long ids share a token only if they share the 128-bit hash.
 //
+// (Enqueue refuses group ids that are not valid UTF-8, which JSON cannot carry; Kafka's
+// own ids, Java strings, always are. EscapeToken itself takes any bytes.)
+//
 // Tokens therefore hold only A-Z a-z 0-9 - _ % ~, are never empty and are at most
 // MaxTokenLen bytes. The escape is a bijection onto its canonical tokens for ids whose
 // escape fits; UnescapeToken inverts it. A hashed token cannot be inverted alone: the raw
