@@ -222,7 +222,8 @@ func (p *Publisher) markStale(subject string) {
 // primed by LoadLastPublished) and then kept up to date by this publisher's own
 // publishes. ok is false when the group has no event, when its last message is not a
 // readable event, or when that event used another hash scheme than the Config's. Events
-// still queued are not counted. In ModeCore only this process's publishes are known.
+// still queued are not counted. Like LoadLastPublished, it creates the stream when it is
+// missing. In ModeCore only this process's publishes are known.
 func (p *Publisher) LastPublished(ctx context.Context, t GroupType, groupID string) (hash int64, ok bool, err error) {
 	subject := p.Subject(t, groupID)
 	var st lastState
