@@ -168,13 +168,16 @@ type Tracker struct {
 	image *image.Image
 	hs    map[GroupKey]*tracked
 
-	// scratch of Metadata
+	// scratch of one call
 	events  []topicEvent
 	byName  map[string]int
 	pending []pending
 	index   map[*Group]int
+	order   []sortKey
 	touched []string
 	names   []string
+	memo    map[string]int64 // topic hashes read during the call
+	hashes  []hashcache.NamedHash
 }
 
 // tracked is what a Tracker knows of one group.
@@ -200,6 +203,7 @@ func NewTracker(s *State, c *hashcache.Cache) *Tracker {
 		hs:     make(map[GroupKey]*tracked),
 		byName: make(map[string]int),
 		index:  make(map[*Group]int),
+		memo:   make(map[string]int64),
 	}
 }
 
@@ -261,6 +265,7 @@ func (t *Tracker) Sync(cur *image.Image) []Decision {
 			out = append(out, d)
 		}
 	}
+	clear(t.memo)
 	return out
 }
 
@@ -310,7 +315,9 @@ func (t *Tracker) Group(ch Change) (Decision, bool) {
 			before, after = before[1:], after[1:]
 		}
 	}
-	return t.rehash(ch.Group, tr, reasons)
+	d, ok := t.rehash(ch.Group, tr, reasons)
+	clear(t.memo)
+	return d, ok
 }
 
 // entry returns the tracked entry of k, adding an empty one.
@@ -325,13 +332,36 @@ func (t *Tracker) entry(k GroupKey) *tracked {
 
 // rehash computes the group hash of tr.topics and returns a decision when it moved.
 func (t *Tracker) rehash(k GroupKey, tr *tracked, reasons []Reason) (Decision, bool) {
-	h := t.cache.GroupHash(hashcache.ImageCluster{Image: t.image}, tr.topics)
+	h := t.groupHash(tr.topics)
 	d := Decision{Group: k, PreviousHash: tr.hash, HasPrevious: tr.hasHash, Hash: h, Reasons: reasons}
 	tr.hash, tr.hasHash = h, true
 	if d.HasPrevious && d.PreviousHash == h || !d.HasPrevious && h == 0 {
 		return Decision{}, false
 	}
 	return d, true
+}
+
+// groupHash returns the group hash of topics (sorted, distinct, existing). Topic
+// hashes come from the cache once per call, then from t.memo, which the public
+// methods clear before returning: the cache checks the topic id of every read,
+// which costs more than the hash itself when thousands of groups read one topic.
+func (t *Tracker) groupHash(topics []string) int64 {
+	cl := hashcache.ImageCluster{Image: t.image}
+	hs := t.hashes[:0]
+	for _, name := range topics {
+		h, ok := t.memo[name]
+		if !ok {
+			if h, ok = t.cache.TopicHash(cl, name); !ok {
+				continue
+			}
+			t.memo[name] = h
+		}
+		hs = append(hs, hashcache.NamedHash{Name: name, Hash: h})
+	}
+	g := t.cache.Scheme().GroupHash(hs)
+	clear(hs)
+	t.hashes = hs[:0]
+	return g
 }
 
 // refresh brings tr.topics up to date with g's subscription and the image. The
@@ -429,6 +459,12 @@ type topicEvent struct {
 // recreated reports whether the topic was deleted and created again in the update.
 func (ev *topicEvent) recreated() bool {
 	return ev.created != nil && (ev.deleted != nil || ev.created.PreviousID != (image.UUID{}))
+}
+
+// sortKey orders the pending groups without chasing their pointers.
+type sortKey struct {
+	key GroupKey
+	i   int32
 }
 
 // pending collects one affected group's reasons during Metadata.
@@ -538,10 +574,18 @@ func (t *Tracker) Metadata(cur *image.Image, ch *image.Changes) []Decision {
 	t.events = t.events[:0]
 	clear(t.byName)
 
-	// New hashes of the affected groups.
-	var out []Decision
+	// New hashes of the affected groups, in group order.
+	t.order = t.order[:0]
 	for i := range t.pending {
-		p := &t.pending[i]
+		t.order = append(t.order, sortKey{t.pending[i].g.Key, int32(i)})
+	}
+	slices.SortFunc(t.order, func(a, b sortKey) int { return a.key.Compare(b.key) })
+	var out []Decision
+	if len(t.pending) > 0 {
+		out = make([]Decision, 0, len(t.pending))
+	}
+	for _, o := range t.order {
+		p := &t.pending[o.i]
 		tr := t.entry(p.g.Key)
 		if !tr.known || p.membership {
 			t.refresh(p.g, tr, t.touched)
@@ -555,7 +599,8 @@ func (t *Tracker) Metadata(cur *image.Image, ch *image.Changes) []Decision {
 	}
 	clear(t.pending)
 	t.pending = t.pending[:0]
-	slices.SortFunc(out, func(a, b Decision) int { return a.Group.Compare(b.Group) })
+	clear(t.order)
+	clear(t.memo)
 	return out
 }
 
