@@ -55,6 +55,10 @@ fixtures:
 	  KAFKA_VERSION=$$v $(GO) test -tags fixtures -count=1 -v -timeout 20m -run TestGenerateFixtures ./internal/kafkatest/ || exit 1; \
 	done
 
+# kraftwatch end to end on a local two-broker Kafka with the embedded NATS server.
+demo: build kafka
+	$(GO) run ./internal/demo -kraftwatch bin/kraftwatch
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 

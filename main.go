@@ -1,19 +1,138 @@
-// Command kraftwatch is the KRaft metadata sidecar (see shared DESIGN.md).
+// Command kraftwatch is a sidecar for Apache Kafka in KRaft mode: it tails the
+// __cluster_metadata log on disk, keeps per-topic hashes (KIP-1101), reads group
+// subscriptions from __consumer_offsets and publishes a rebalance-needed event to NATS
+// when a group's hash changes.
 //
-// For now it only runs the `dump` subcommand; the sidecar itself is wired here later.
+//	kraftwatch [run]                  the sidecar, configured by KRAFTWATCH_* variables
+//	kraftwatch dump [...] PATH        print a metadata log, snapshot or segment
+//	kraftwatch hashes [...] DIR       topic and group hashes of a metadata log
+//	kraftwatch verify [...] DIR       compare kafka-scheme hashes with the coordinator's
+//	kraftwatch watch [...]            print events as they arrive on NATS
+//	kraftwatch probe URL              exit 0 when URL answers 200 (container health checks)
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/kraftwatch/kraftwatch/internal/dump"
 )
 
+// version is set at build time with -ldflags '-X main.version=...'.
+var version = "dev"
+
+const usage = `kraftwatch — rebalance-needed events for Kafka groups, from the KRaft metadata log
+
+Usage:
+  kraftwatch [run]                 run the sidecar (configured by the variables below)
+  kraftwatch dump [--records] [--json] PATH
+                                   print a metadata log dir, .checkpoint or .log
+  kraftwatch hashes [--scheme murmur3|kafka] [--bootstrap HOSTS] DIR
+                                   topic hashes (and group hashes with --bootstrap)
+  kraftwatch verify --bootstrap HOSTS DIR
+                                   compare kafka-scheme group hashes with the
+                                   MetadataHash the coordinator stored; exit 1 on a mismatch
+  kraftwatch watch [--nats URL] [--prefix P] [--cluster ID]
+                                   print rebalance-needed events as they arrive
+  kraftwatch probe URL             exit 0 if URL answers 200 OK
+  kraftwatch version
+
+Environment of 'kraftwatch run':
+`
+
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "dump" {
-		os.Exit(dump.Main(os.Args[2:], os.Stdout, os.Stderr))
-	}
-	fmt.Fprintln(os.Stderr, "usage: kraftwatch dump [--records] [--json] PATH")
-	os.Exit(2)
+	os.Exit(mainCode(os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
 }
+
+func mainCode(args, environ []string, stdout, stderr io.Writer) int {
+	cmd := "run"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "run":
+		return runMain(environ, stderr)
+	case "dump":
+		return dump.Main(args, stdout, stderr)
+	case "hashes":
+		return hashesMain(args, stdout, stderr)
+	case "verify":
+		return verifyMain(args, stdout, stderr)
+	case "watch":
+		return watchMain(args, stdout, stderr)
+	case "probe":
+		return probeMain(args, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "kraftwatch", version)
+		return 0
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		printSettings(stdout)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "kraftwatch: unknown command %q\n\n%s", cmd, usage)
+		printSettings(stderr)
+		return 2
+	}
+}
+
+// runMain runs the sidecar until SIGTERM or SIGINT. Exit codes: 0 after a clean
+// shutdown, 1 on a runtime failure, 2 for bad configuration.
+func runMain(environ []string, stderr io.Writer) int {
+	cfg, err := loadConfig(environ)
+	if err == nil {
+		err = cfg.validate()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kraftwatch: bad configuration:\n")
+		for _, e := range splitErrors(err) {
+			fmt.Fprintf(stderr, "  %v\n", e)
+		}
+		fmt.Fprintf(stderr, "run 'kraftwatch --help' for every setting\n")
+		return 2
+	}
+	log := cfg.logger(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("kraftwatch stopped", "err", err)
+		return 1
+	}
+	log.Info("kraftwatch stopped")
+	return 0
+}
+
+func splitErrors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func probeMain(args []string, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: kraftwatch probe URL")
+		return 2
+	}
+	client := &http.Client{Timeout: 3 * time.Second}
+	resp, err := client.Get(args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "kraftwatch probe: %v\n", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "kraftwatch probe: %s: %s\n", args[0], resp.Status)
+		return 1
+	}
+	return 0
+}
+
+var errUsage = errors.New("usage")

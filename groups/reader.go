@@ -52,6 +52,7 @@ type Reader struct {
 	cfg      ReaderConfig
 	log      *slog.Logger
 	caughtUp chan struct{}
+	once     sync.Once
 	lag      atomic.Int64
 	records  atomic.Int64
 	retries  atomic.Int64
@@ -75,7 +76,8 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 }
 
 // CaughtUp is closed once every partition has been read up to the end offset it had
-// when Run started.
+// when Run started, or as soon as Run finds that the topic does not exist yet (Kafka
+// creates it with the first group, so there is nothing to catch up with).
 func (r *Reader) CaughtUp() <-chan struct{} { return r.caughtUp }
 
 // Records is the number of records handed to the handler so far.
@@ -106,7 +108,7 @@ func (r *Reader) Run(ctx context.Context, handle func(Message) error) error {
 		}
 	}
 	if pending == 0 {
-		close(r.caughtUp)
+		r.markCaughtUp()
 	}
 	lags := make([]atomic.Int64, len(ends))
 	var wg sync.WaitGroup
@@ -122,7 +124,7 @@ func (r *Reader) Run(ctx context.Context, handle func(Message) error) error {
 				if m.Offset+1 == end {
 					if pending--; pending == 0 {
 						r.log.Info("group records caught up", "topic", r.cfg.Topic, "records", r.records.Load())
-						close(r.caughtUp)
+						r.markCaughtUp()
 					}
 				}
 				var total int64
@@ -198,6 +200,8 @@ func (r *Reader) readPartition(ctx context.Context, p int, lag *atomic.Int64, ha
 	return nil
 }
 
+func (r *Reader) markCaughtUp() { r.once.Do(func() { close(r.caughtUp) }) }
+
 // endOffsets returns, per partition, the end offset (next offset to be written) now.
 // It waits for the topic to exist: it is created when the first group appears.
 func (r *Reader) endOffsets(ctx context.Context) ([]int64, error) {
@@ -212,7 +216,14 @@ func (r *Reader) endOffsets(ctx context.Context) ([]int64, error) {
 		if err == nil {
 			return ends, nil
 		}
-		r.log.Warn("listing group record partitions", "topic", r.cfg.Topic, "err", err, "retry_in", backoff)
+		if errors.Is(err, kafka.UnknownTopicOrPartition) {
+			// No group was ever created: nothing to catch up with; wait for the topic.
+			r.markCaughtUp()
+			r.log.Debug("no group records yet; waiting for the topic", "topic", r.cfg.Topic)
+			backoff = min(backoff, time.Second)
+		} else {
+			r.log.Warn("listing group record partitions", "topic", r.cfg.Topic, "err", err, "retry_in", backoff)
+		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -227,8 +238,11 @@ func (r *Reader) tryEndOffsets(ctx context.Context, client *kafka.Client) ([]int
 	if err != nil {
 		return nil, err
 	}
-	if len(md.Topics) != 1 || md.Topics[0].Error != nil {
-		return nil, fmt.Errorf("topic %s: %v", r.cfg.Topic, md.Topics)
+	if len(md.Topics) != 1 {
+		return nil, fmt.Errorf("metadata of %s: %d topics in the answer", r.cfg.Topic, len(md.Topics))
+	}
+	if err := md.Topics[0].Error; err != nil {
+		return nil, fmt.Errorf("metadata of %s: %w", r.cfg.Topic, err)
 	}
 	n := len(md.Topics[0].Partitions)
 	req := make([]kafka.OffsetRequest, n)

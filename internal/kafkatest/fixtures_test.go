@@ -118,7 +118,7 @@ id, a topic config set, KIP-848, classic and share groups joining and leaving. S
 Each file's decoding by Kafka's own kafka-dump-log --cluster-metadata-decoder is beside it
 as <file>.dump.txt.
 
-Regenerate: %s (or `make fixtures` for every release)
+Regenerate: %s (or "make fixtures" for every release)
 `, c.Version, regen))
 
 	groupsOut := filepath.Join(root, "groups", "testdata", version)
@@ -135,7 +135,7 @@ and the members leaving.
 consumer-offsets.txt: one record per line, tab-separated:
 partition, offset, key as hex, value as hex or "null" for a tombstone.
 
-Regenerate: %s (or `make fixtures` for every release)
+Regenerate: %s (or "make fixtures" for every release)
 `, c.Version, regen))
 }
 

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.yaml.in/yaml/v3"
+)
+
+// No Docker engine runs where the tests run, so these tests read compose.yaml and the
+// Dockerfile and check them against the program itself.
+
+type composeFile struct {
+	Services map[string]composeService `yaml:"services"`
+	Volumes  map[string]any            `yaml:"volumes"`
+}
+
+type composeService struct {
+	Image       string            `yaml:"image"`
+	Build       any               `yaml:"build"`
+	User        string            `yaml:"user"`
+	Command     []string          `yaml:"command"`
+	Environment map[string]string `yaml:"environment"`
+	Volumes     []string          `yaml:"volumes"`
+	Ports       []string          `yaml:"ports"`
+	Healthcheck struct {
+		Test []string `yaml:"test"`
+	} `yaml:"healthcheck"`
+	Profiles []string `yaml:"profiles"`
+}
+
+func readCompose(t *testing.T) composeFile {
+	t.Helper()
+	b, err := os.ReadFile("compose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c composeFile
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		t.Fatalf("compose.yaml: %v", err)
+	}
+	return c
+}
+
+func TestComposeKraftwatchSettingsExist(t *testing.T) {
+	kw := readCompose(t).Services["kraftwatch"]
+	if len(kw.Environment) == 0 {
+		t.Fatal("compose.yaml: kraftwatch service has no environment")
+	}
+	known := map[string]bool{}
+	for _, s := range settings() {
+		known[s[0]] = true
+	}
+	var environ []string
+	for k, v := range kw.Environment {
+		if !known[k] {
+			t.Errorf("compose.yaml sets %s, which is not a kraftwatch setting", k)
+		}
+		environ = append(environ, k+"="+v)
+	}
+	if _, err := loadConfig(environ); err != nil {
+		t.Errorf("compose.yaml's kraftwatch environment does not parse: %v", err)
+	}
+}
+
+// TestComposeMetadataMount checks that kraftwatch reads, read-only, the volume Kafka
+// writes its log dirs (and so its metadata log) to.
+func TestComposeMetadataMount(t *testing.T) {
+	c := readCompose(t)
+	kafka, kw := c.Services["kafka"], c.Services["kraftwatch"]
+	logDir := kafka.Environment["KAFKA_LOG_DIRS"]
+	if md := kafka.Environment["KAFKA_METADATA_LOG_DIR"]; md != "" {
+		logDir = md
+	}
+	if logDir == "" {
+		t.Fatal("kafka service sets neither KAFKA_LOG_DIRS nor KAFKA_METADATA_LOG_DIR")
+	}
+	var volume string
+	for _, v := range kafka.Volumes {
+		parts := strings.Split(v, ":")
+		if len(parts) >= 2 && path.Clean(parts[1]) == path.Clean(logDir) {
+			volume = parts[0]
+		}
+	}
+	if volume == "" {
+		t.Fatalf("no kafka volume is mounted at its log dir %s", logDir)
+	}
+	if _, ok := c.Volumes[volume]; !ok {
+		t.Errorf("volume %s is not a named volume", volume)
+	}
+	metaDir := kw.Environment["KRAFTWATCH_METADATA_LOG_DIR"]
+	found := false
+	for _, v := range kw.Volumes {
+		parts := strings.Split(v, ":")
+		if parts[0] != volume {
+			continue
+		}
+		found = true
+		if len(parts) != 3 || !slices.Contains(strings.Split(parts[2], ","), "ro") {
+			t.Errorf("kraftwatch mounts %s without :ro (%q)", volume, v)
+		}
+		if path.Clean(parts[1]) != path.Clean(metaDir) {
+			t.Errorf("kraftwatch mounts %s at %s but KRAFTWATCH_METADATA_LOG_DIR is %s", volume, parts[1], metaDir)
+		}
+	}
+	if !found {
+		t.Fatalf("kraftwatch does not mount Kafka's volume %s", volume)
+	}
+	if kw.User != "1000:1000" {
+		t.Errorf("kraftwatch runs as %q; Kafka's snapshots are readable by Kafka's user (1000) only", kw.User)
+	}
+	if kafka.Environment["KRAFTWATCH_BOOTSTRAP_SERVERS"] != "" {
+		t.Error("kraftwatch setting on the kafka service")
+	}
+	host, port, err := net.SplitHostPort(kw.Environment["KRAFTWATCH_BOOTSTRAP_SERVERS"])
+	if err != nil || host != "kafka" || !strings.Contains(kafka.Environment["KAFKA_ADVERTISED_LISTENERS"], "//kafka:"+port) {
+		t.Errorf("KRAFTWATCH_BOOTSTRAP_SERVERS %q does not match Kafka's advertised listeners %q",
+			kw.Environment["KRAFTWATCH_BOOTSTRAP_SERVERS"], kafka.Environment["KAFKA_ADVERTISED_LISTENERS"])
+	}
+}
+
+// TestHealthChecksAndPorts checks that the health checks hit endpoints the program
+// serves, on the port it listens on, and that the published and exposed ports agree.
+func TestHealthChecksAndPorts(t *testing.T) {
+	c := readCompose(t)
+	kw := c.Services["kraftwatch"]
+	_, port, err := net.SplitHostPort(kw.Environment["KRAFTWATCH_HTTP_ADDR"])
+	if err != nil {
+		t.Fatalf("KRAFTWATCH_HTTP_ADDR: %v", err)
+	}
+	srv := httptest.NewServer(httpHandler(func() error { return nil }, prometheus.NewRegistry()))
+	defer srv.Close()
+	check := func(where string, test []string) {
+		t.Helper()
+		if len(test) < 4 || test[0] != "CMD" || test[1] != "/kraftwatch" || test[2] != "probe" {
+			t.Errorf("%s: health check %q is not /kraftwatch probe URL", where, test)
+			return
+		}
+		u, err := url.Parse(test[3])
+		if err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		if u.Port() != port {
+			t.Errorf("%s: health check port %s, kraftwatch listens on %s", where, u.Port(), port)
+		}
+		resp, err := http.Get(srv.URL + u.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: %s answers %s", where, u.Path, resp.Status)
+		}
+	}
+	check("compose.yaml", kw.Healthcheck.Test)
+	if !slices.ContainsFunc(kw.Ports, func(p string) bool { return strings.HasSuffix(p, ":"+port) }) {
+		t.Errorf("compose.yaml publishes %v, not kraftwatch's port %s", kw.Ports, port)
+	}
+
+	df := readDockerfile(t)
+	if m := regexp.MustCompile(`(?m)^EXPOSE (\d+)`).FindStringSubmatch(df); m == nil || m[1] != port {
+		t.Errorf("Dockerfile EXPOSE %v, kraftwatch listens on %s", m, port)
+	}
+	m := regexp.MustCompile(`(?m)^HEALTHCHECK .*CMD (\[.*\])`).FindStringSubmatch(df)
+	if m == nil {
+		t.Fatal("Dockerfile has no HEALTHCHECK")
+	}
+	var test []string
+	if err := yaml.Unmarshal([]byte(m[1]), &test); err != nil {
+		t.Fatal(err)
+	}
+	check("Dockerfile", append([]string{"CMD"}, test...))
+}
+
+func readDockerfile(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestDockerfileBuild checks the image is multi-stage, static, non-root, and built
+// with the flags of `make build`.
+func TestDockerfileBuild(t *testing.T) {
+	df := readDockerfile(t)
+	if n := len(regexp.MustCompile(`(?m)^FROM `).FindAllString(df, -1)); n < 2 {
+		t.Errorf("Dockerfile has %d stages, want a build stage and a small final stage", n)
+	}
+	users := regexp.MustCompile(`(?m)^USER (\S+)`).FindAllStringSubmatch(df, -1)
+	if len(users) == 0 || strings.HasPrefix(users[len(users)-1][1], "0") || strings.HasPrefix(users[len(users)-1][1], "root") {
+		t.Errorf("Dockerfile's final USER is %v, want a non-root user", users)
+	}
+	mk, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := regexp.MustCompile(`(?m)^build:\n\t(.*)$`).FindSubmatch(mk)
+	ldflags := regexp.MustCompile(`(?m)^LDFLAGS\s*\?=\s*(.*)$`).FindSubmatch(mk)
+	if build == nil || ldflags == nil {
+		t.Fatal("Makefile has no build target or LDFLAGS")
+	}
+	makeCmd := strings.ReplaceAll(string(build[1]), "$(LDFLAGS)", strings.TrimSpace(string(ldflags[1])))
+	makeCmd = strings.ReplaceAll(makeCmd, "$(GO)", "go")
+	for _, flag := range []string{"CGO_ENABLED=0", "-trimpath", "-ldflags '" + strings.TrimSpace(string(ldflags[1])) + "'"} {
+		if !strings.Contains(makeCmd, flag) {
+			t.Errorf("make build lacks %s: %s", flag, makeCmd)
+		}
+		if !strings.Contains(df, flag) {
+			t.Errorf("Dockerfile's go build lacks %s (make build has it)", flag)
+		}
+	}
+}

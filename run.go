@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/internal/engine"
+	"github.com/kraftwatch/kraftwatch/observer"
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+// run builds the stages from cfg and runs them until ctx ends: observer (metadata log)
+// and groups reader (__consumer_offsets) feed the engine, which decides and hands
+// events to the publisher. On ctx's end /readyz fails first, then the engine stops,
+// the publisher drains and NATS is drained.
+func run(ctx context.Context, cfg config, log *slog.Logger) error {
+	clusterID, err := cfg.clusterID()
+	if err != nil {
+		return err
+	}
+	dialer, err := cfg.kafkaDialer()
+	if err != nil {
+		return err
+	}
+	nc, shutdownNATS, err := connectNATS(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer shutdownNATS()
+
+	mode, _ := publish.ParseMode(cfg.NATSMode)
+	maxAge, _ := time.ParseDuration(cfg.StreamMaxAge)
+	pub, err := publish.New(publish.Config{
+		Conn: nc, Mode: mode, Prefix: cfg.SubjectPrefix, ClusterID: clusterID, HashScheme: cfg.HashScheme,
+		Stream: cfg.StreamName, Replicas: cfg.StreamReplicas, MaxAge: maxAge,
+		MaxMsgsPerSubject: cfg.StreamMaxMsgsPerSubject, Logger: log.With("stage", "publish"),
+	})
+	if err != nil {
+		return err
+	}
+	reader, err := groups.NewReader(groups.ReaderConfig{
+		Brokers: splitList(cfg.BootstrapServers), Dialer: dialer, Logger: log.With("stage", "groups"),
+	})
+	if err != nil {
+		return err
+	}
+	var exclude *regexp.Regexp
+	if cfg.GroupExclude != "" {
+		exclude = regexp.MustCompile("^(?:" + cfg.GroupExclude + ")$")
+	}
+	eng, err := engine.New(engine.Config{
+		ClusterID:      clusterID,
+		Scheme:         cfg.HashScheme,
+		Include:        regexp.MustCompile("^(?:" + cfg.GroupInclude + ")$"),
+		Exclude:        exclude,
+		GroupsCaughtUp: reader.CaughtUp(),
+		Publisher:      pub,
+		Logger:         log.With("stage", "engine"),
+	})
+	if err != nil {
+		return err
+	}
+	obs, err := observer.New(observer.Config{
+		Dir: cfg.metadataDir(), Logger: log.With("stage", "observer"), Handler: eng.OnMetadata,
+	})
+	if err != nil {
+		return err
+	}
+
+	var stopping sync.WaitGroup
+	shutdown := make(chan struct{})
+	ready := func() error {
+		select {
+		case <-shutdown:
+			return errors.New("shutting down")
+		default:
+		}
+		return eng.Ready()
+	}
+	reg := newRegistry(obs, reader, pub, eng)
+	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: httpHandler(ready, reg), ReadHeaderTimeout: 5 * time.Second}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("HTTP: %w", err)
+	}
+	stopping.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("HTTP server", "err", err)
+		}
+	})
+	log.Info("kraftwatch running", "version", version, "cluster_id", clusterID, "metadata_log_dir", cfg.metadataDir(),
+		"bootstrap_servers", cfg.BootstrapServers, "hash_scheme", cfg.HashScheme, "http_addr", ln.Addr().String())
+
+	// The stages stop in order: inputs and engine when ctx ends, the publisher once
+	// the engine has handed over its last event, so nothing decided is lost.
+	inputCtx, stopInputs := context.WithCancelCause(context.Background())
+	pubCtx, stopPub := context.WithCancel(context.Background())
+	var inputs, publisher sync.WaitGroup
+	var mu sync.Mutex
+	var failures []error
+	stage := func(wg *sync.WaitGroup, name string, ctx context.Context, fn func(context.Context) error) {
+		wg.Go(func() {
+			if err := fn(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				mu.Lock()
+				failures = append(failures, fmt.Errorf("%s: %w", name, err))
+				mu.Unlock()
+				stopInputs(err)
+			}
+		})
+	}
+	stage(&publisher, "publish", pubCtx, pub.Run)
+	stage(&inputs, "observer", inputCtx, obs.Run)
+	stage(&inputs, "groups", inputCtx, func(ctx context.Context) error { return reader.Run(ctx, eng.OnGroupRecord) })
+	stage(&inputs, "engine", inputCtx, eng.Run)
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down: readiness off, finishing in-flight events")
+	case <-inputCtx.Done():
+	}
+	close(shutdown)
+	stopInputs(context.Canceled)
+	inputs.Wait()
+	stopPub()
+	publisher.Wait()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	srv.Shutdown(sctx)
+	cancel()
+	stopping.Wait()
+	return errors.Join(failures...)
+}
+
+// connectNATS connects to KRAFTWATCH_NATS_URL, or starts an embedded NATS server with
+// JetStream when it is empty. The returned function drains the connection and stops an
+// embedded server.
+func connectNATS(cfg config, log *slog.Logger) (*nats.Conn, func(), error) {
+	var embedded *server.Server
+	url := cfg.NATSURL
+	if url == "" {
+		dir := cfg.EmbeddedNATSDir
+		if dir == "" {
+			var err error
+			if dir, err = os.MkdirTemp("", "kraftwatch-nats-"); err != nil {
+				return nil, nil, err
+			}
+		}
+		s, err := server.NewServer(&server.Options{
+			ServerName: "kraftwatch-embedded", Host: "127.0.0.1", Port: cfg.EmbeddedNATSPort, JetStream: true, StoreDir: dir, NoSigs: true,
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("embedded NATS: %w", err)
+		}
+		s.Start()
+		if !s.ReadyForConnections(10 * time.Second) {
+			s.Shutdown()
+			return nil, nil, fmt.Errorf("embedded NATS: not ready after 10s (is port %d taken? set KRAFTWATCH_NATS_URL)", cfg.EmbeddedNATSPort)
+		}
+		embedded, url = s, s.ClientURL()
+		log.Info("started embedded NATS server with JetStream", "url", url, "store_dir", dir)
+	}
+	opts := []nats.Option{
+		nats.Name("kraftwatch"), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) }),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) }),
+		nats.RetryOnFailedConnect(true),
+	}
+	if cfg.NATSCredsFile != "" {
+		opts = append(opts, nats.UserCredentials(cfg.NATSCredsFile))
+	}
+	if cfg.NATSUser != "" {
+		opts = append(opts, nats.UserInfo(cfg.NATSUser, cfg.NATSPassword))
+	}
+	if cfg.NATSToken != "" {
+		opts = append(opts, nats.Token(cfg.NATSToken))
+	}
+	if cfg.NATSTLSCAFile != "" {
+		opts = append(opts, nats.RootCAs(cfg.NATSTLSCAFile))
+	}
+	if cfg.NATSTLSCertFile != "" {
+		opts = append(opts, nats.ClientCert(cfg.NATSTLSCertFile, cfg.NATSTLSKeyFile))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		if embedded != nil {
+			embedded.Shutdown()
+		}
+		return nil, nil, fmt.Errorf("NATS %s: %w", url, err)
+	}
+	return nc, func() {
+		if err := nc.Drain(); err != nil {
+			nc.Close()
+		}
+		for nc.IsDraining() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if embedded != nil {
+			embedded.Shutdown()
+			embedded.WaitForShutdown()
+		}
+	}, nil
+}
+
+// httpHandler serves /livez (the process answers), /readyz (ready() is nil) and
+// /metrics.
+func httpHandler(ready func() error, reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := ready(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// newRegistry exports the stages' counters. Every metric reads the stage's own
+// counters at scrape time.
+func newRegistry(obs *observer.Observer, reader *groups.Reader, pub *publish.Publisher, eng *engine.Engine) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	counter := func(name, help string, f func() float64) {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kraftwatch", Name: name, Help: help}, f))
+	}
+	gauge := func(name, help string, f func() float64) {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kraftwatch", Name: name, Help: help}, f))
+	}
+	m := obs.Metrics()
+	counter("metadata_records_replayed_total", "Metadata log records replayed (log and snapshots).",
+		func() float64 { return float64(m.Records.Load() + m.SnapshotRecords.Load()) })
+	counter("metadata_batches_total", "Metadata log batches read.", func() float64 { return float64(m.Batches.Load()) })
+	counter("metadata_snapshots_loaded_total", "Snapshots loaded.", func() float64 { return float64(m.SnapshotsLoaded.Load()) })
+	counter("metadata_resets_total", "Rebuilds from a snapshot after truncation.", func() float64 { return float64(m.Resets.Load()) })
+	counter("metadata_decode_errors_skipped_total", "Metadata records skipped: unknown type or version, or corrupt.",
+		func() float64 { return float64(m.UnknownRecords.Load() + m.CorruptRecords.Load()) })
+	counter("metadata_corrupt_batches_total", "Corrupt batches met in the middle of the log (retried).",
+		func() float64 { return float64(m.CorruptBatches.Load()) })
+	counter("metadata_errors_total", "Failed reads of the metadata log (retried).", func() float64 { return float64(m.Errors.Load()) })
+	gauge("metadata_offset", "Offset of the last metadata record applied.", func() float64 { return float64(m.Offset.Load()) })
+	gauge("metadata_epoch", "Leader epoch of the last metadata batch applied.", func() float64 { return float64(m.Epoch.Load()) })
+	gauge("metadata_lag_seconds", "Age of the last metadata batch applied (now minus its append time).", func() float64 {
+		ts := m.Timestamp.Load()
+		if ts < 0 {
+			return 0
+		}
+		return time.Since(time.UnixMilli(ts)).Seconds()
+	})
+	counter("group_records_total", "__consumer_offsets records read.", func() float64 { return float64(reader.Records()) })
+	counter("group_reader_retries_total", "__consumer_offsets partition readers rebuilt after an error.",
+		func() float64 { return float64(reader.Retries()) })
+	gauge("group_records_lag", "__consumer_offsets records not yet read.", func() float64 { return float64(reader.Lag()) })
+	counter("group_decode_errors_skipped_total", "__consumer_offsets records skipped: unknown type or version, or corrupt.",
+		func() float64 { return float64(eng.Stats().DecodeErrors) })
+	gauge("groups_tracked", "Groups known from __consumer_offsets.", func() float64 { return float64(eng.Stats().Groups) })
+	counter("hash_cache_hits_total", "Topic hash cache hits.", func() float64 { return float64(eng.Stats().Cache.Hits) })
+	counter("hash_cache_misses_total", "Topic hash cache misses (hash computed).", func() float64 { return float64(eng.Stats().Cache.Misses) })
+	counter("hash_cache_invalidations_total", "Topic hash cache entries dropped by deltas.",
+		func() float64 { return float64(eng.Stats().Cache.Invalidations) })
+	counter("decisions_total", "Groups whose hash changed (rebalance needed).", func() float64 { return float64(eng.Stats().Decisions) })
+	ps := func(f func(publish.Stats) uint64) func() float64 {
+		return func() float64 { return float64(f(pub.Stats())) }
+	}
+	counter("events_published_total", "Events stored in JetStream (or sent on core NATS).", ps(func(s publish.Stats) uint64 { return s.Published }))
+	counter("events_already_published_total", "Events found already published (another replica, or before a restart).",
+		ps(func(s publish.Stats) uint64 { return s.AlreadyPublished }))
+	counter("events_failed_total", "Failed publish attempts (retried).", ps(func(s publish.Stats) uint64 { return s.Failed }))
+	counter("events_retried_total", "Publish attempts retried.", ps(func(s publish.Stats) uint64 { return s.Retried }))
+	counter("events_dropped_total", "Events given up (permanent error or drain timeout); each is logged.",
+		ps(func(s publish.Stats) uint64 { return s.Dropped }))
+	gauge("events_queued", "Events waiting to be published.", func() float64 { return float64(pub.Stats().Queued) })
+	gauge("ready", "1 when /readyz answers 200.", func() float64 {
+		if eng.Ready() == nil {
+			return 1
+		}
+		return 0
+	})
+	return reg
+}
