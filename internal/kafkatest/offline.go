@@ -81,6 +81,34 @@ var KafkaJVMOptions = []string{"-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=
 var quickJVMOptions = []string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-Xmx512m",
 	"-Djava.awt.headless=true"}
 
+// ShellCommand returns kafka-metadata-shell, not started, for one non-interactive
+// command on file, run with jvmOpts (nil: small and quick), in its own process group
+// and killed if this process dies; stop it early with KillGroup. The file is read in
+// place, as by StartShell.
+func (o *Offline) ShellCommand(jvmOpts []string, file string, command ...string) (*exec.Cmd, error) {
+	if !o.HasShell() {
+		return nil, fmt.Errorf("%w (%s)", ErrNoShell, o.Version)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(file)), ".lock")); err == nil {
+		return nil, fmt.Errorf("kafkatest: %s is in a metadata log dir with a .lock; copy it first", file)
+	}
+	if jvmOpts == nil {
+		jvmOpts = quickJVMOptions
+	}
+	args := append(append([]string{}, jvmOpts...), "-cp", filepath.Join(o.home, "shell", "*"),
+		"org.apache.kafka.shell.MetadataShell", "--snapshot", file)
+	cmd := exec.Command("java", append(args, command...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return cmd, nil
+}
+
+// KillGroup kills a started command of ShellCommand and everything it started.
+func KillGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
 // Shell is an interactive kafka-metadata-shell session: one JVM that loaded one file
 // and answers commands on its stdin. It is not safe for concurrent use. Close it.
 type Shell struct {
@@ -113,21 +141,11 @@ const shellPrompt = ">> "
 // directory if there is one, so a live log dir is refused here (copy the file first).
 // The JVM is killed when ctx ends and when this process dies.
 func (o *Offline) StartShell(ctx context.Context, jvmOpts []string, file string) (*Shell, error) {
-	if !o.HasShell() {
-		return nil, fmt.Errorf("%w (%s)", ErrNoShell, o.Version)
+	cmd, err := o.ShellCommand(jvmOpts, file)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(file)), ".lock")); err == nil {
-		return nil, fmt.Errorf("kafkatest: %s is in a metadata log dir with a .lock; copy it first", file)
-	}
-	if jvmOpts == nil {
-		jvmOpts = quickJVMOptions
-	}
-	args := append(append([]string{}, jvmOpts...), "-cp", filepath.Join(o.home, "shell", "*"),
-		"org.apache.kafka.shell.MetadataShell", "--snapshot", file)
-	cmd := exec.Command("java", args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	s := &Shell{cmd: cmd, done: make(chan struct{}), signal: make(chan struct{})}
-	var err error
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -283,7 +301,7 @@ func (s *Shell) Close() {
 	}
 }
 
-func (s *Shell) kill() { syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) }
+func (s *Shell) kill() { KillGroup(s.cmd) }
 
 type lockedWriter struct {
 	mu *sync.Mutex

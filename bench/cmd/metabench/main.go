@@ -1,0 +1,439 @@
+// Command metabench measures, in one run, how fast kraftwatch and Kafka's own
+// kafka-metadata-shell load the same large KRaft snapshot, and how much heap
+// kraftwatch's image takes. bench/metadata.sh runs it; see bench/README.md.
+//
+// It writes a snapshot of the cluster the flags describe (by default 10,000 topics x
+// 100 partitions = 1M partitions, RF 3 over 12 brokers in 4 racks) and a trivial one
+// (one topic of one partition), then, for -runs rounds, each in fresh processes:
+//
+//   - kraftwatch: observer.Load of the snapshot's directory (read, check, decode,
+//     replay into a full image.Image); the load's wall time, and the heap the image
+//     holds after a GC, per partition. The first image is compared with the Config
+//     in full (every broker, topic and partition).
+//   - Kafka: kafka-metadata-shell --snapshot on the trivial snapshot and then on the
+//     large one, with kafka-run-class.sh's JVM options and -Xmx as given. Measured
+//     from the JVM's start: "caught up" when the shell prints Starting... (Kafka's
+//     MetadataLoader replayed every batch and applied its image) and "image" when
+//     `tree /image/provenance` first shows the snapshot's last offset (the shell
+//     can answer from the whole file). The trivial snapshot's times are JVM start-up
+//     and shell overhead; the adjusted figures subtract them. The first large load
+//     is checked: every topic is listed and one partition is compared.
+//
+// It prints both tools' figures and the ratios (medians), checks the targets (load <=
+// 2 s, >= 5x faster than Kafka's shell until it shows the image, JVM start-up
+// subtracted; <= 200 bytes of heap per partition) and exits 1 if one is missed. The
+// ratio up to the loader's catch-up is printed too: it leaves out the shell's own
+// publishing and is the stricter comparison.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kraftwatch/kraftwatch/bench/metagen"
+	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
+	"github.com/kraftwatch/kraftwatch/observer"
+)
+
+type options struct {
+	version                                string
+	topics, partitions, rf, brokers, racks int
+	runs                                   int
+	xmx, jvmOpts                           string
+	dir                                    string
+	keep, oneshot                          bool
+	childLoad, cpuprofile                  string
+	timeout                                time.Duration
+}
+
+func main() {
+	var o options
+	fs := flag.NewFlagSet("metabench", flag.ExitOnError)
+	o.version = os.Getenv("KAFKA_VERSION")
+	if o.version == "" {
+		o.version = kafkatest.DefaultVersion
+	}
+	fs.StringVar(&o.version, "kafka-version", o.version, "Kafka release (env KAFKA_VERSION); it needs a published kafka-metadata-shell")
+	fs.IntVar(&o.topics, "topics", 10_000, "topics")
+	fs.IntVar(&o.partitions, "partitions", 100, "partitions per topic")
+	fs.IntVar(&o.rf, "rf", 3, "replication factor")
+	fs.IntVar(&o.brokers, "brokers", 12, "brokers")
+	fs.IntVar(&o.racks, "racks", 4, "racks")
+	fs.IntVar(&o.runs, "runs", 3, "rounds of measurements; medians are reported")
+	fs.StringVar(&o.xmx, "xmx", "8g", "kafka-metadata-shell heap (-Xmx and -Xms)")
+	fs.StringVar(&o.jvmOpts, "jvm-opts", strings.Join(kafkatest.KafkaJVMOptions, " "), "kafka-metadata-shell JVM options besides the heap (default: kafka-run-class.sh's)")
+	fs.StringVar(&o.dir, "dir", "", "work directory for the snapshots (default: a temporary one, removed)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the work directory")
+	fs.BoolVar(&o.oneshot, "oneshot", true, "also time one non-interactive `kafka-metadata-shell ... tree /image/provenance` and show what it printed")
+	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "give up after this long")
+	fs.StringVar(&o.childLoad, "child-load", "", "load this metadata log dir once in this process and print the figures as JSON (what each round runs)")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "with -child-load: write a CPU profile of the load to this file")
+	fs.Parse(os.Args[1:])
+
+	var err error
+	if o.childLoad != "" {
+		err = childLoad(&o)
+	} else {
+		err = run(&o)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "metabench:", err)
+		os.Exit(1)
+	}
+}
+
+func (o *options) config() (metagen.Config, error) {
+	c, err := metagen.ForKafka(o.version)
+	if err != nil {
+		return c, err
+	}
+	c.Topics, c.Partitions, c.ReplicationFactor, c.Brokers, c.Racks = o.topics, o.partitions, o.rf, o.brokers, o.racks
+	return c, c.Validate()
+}
+
+// loadResult is what a child process reports about one kraftwatch load.
+type loadResult struct {
+	LoadNs     int64  `json:"load_ns"`
+	HeapBytes  int64  `json:"heap_bytes"`
+	Partitions int64  `json:"partitions"`
+	Records    int64  `json:"records"`
+	Check      string `json:"check"`
+}
+
+// childLoad loads a metadata log dir in this fresh process and reports the load's wall
+// time and the heap the image holds.
+func childLoad(o *options) error {
+	c, err := o.config()
+	if err != nil {
+		return err
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	l, err := observer.Load(o.childLoad, nil)
+	elapsed := time.Since(start)
+	pprof.StopCPUProfile()
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	r := loadResult{LoadNs: elapsed.Nanoseconds(), HeapBytes: int64(after.HeapAlloc) - int64(before.HeapAlloc),
+		Partitions: int64(l.Image.NumPartitions()), Records: l.Image.Provenance().Offset + 1, Check: "ok"}
+	runtime.KeepAlive(l)
+	if err := c.Check(l.Image, 0); err != nil {
+		r.Check = err.Error()
+	}
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// shellRun is one kafka-metadata-shell load, each time measured from the JVM's start.
+type shellRun struct {
+	loading, caughtUp, image time.Duration
+}
+
+func run(o *options) error {
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	c, err := o.config()
+	if err != nil {
+		return err
+	}
+	tiny := c
+	tiny.Topics, tiny.Partitions = 1, 1
+	tools, err := kafkatest.Tools(o.version)
+	if err != nil {
+		return err
+	}
+	if !tools.HasShell() {
+		return fmt.Errorf("Kafka %s has no published kafka-metadata-shell; use KAFKA_VERSION=%s", o.version, kafkatest.DefaultVersion)
+	}
+	dir := o.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "metabench-"); err != nil {
+			return err
+		}
+	}
+	if !o.keep {
+		defer os.RemoveAll(dir)
+	}
+
+	fmt.Printf("== kraftwatch metadata benchmark: %s\n", time.Now().UTC().Format(time.RFC3339))
+	fmt.Printf("machine: %d CPUs, GOMAXPROCS %d, %s, load average %s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), loadavg())
+	fmt.Printf("kafka:   %s, %s\n", o.version, javaVersion())
+	jvm := append(strings.Fields(o.jvmOpts), "-Xmx"+o.xmx, "-Xms"+o.xmx)
+	fmt.Printf("shell JVM options: %s\n\n", strings.Join(jvm, " "))
+
+	start := time.Now()
+	big, err := metagen.WriteDir(filepath.Join(dir, "big", "__cluster_metadata-0"), c, 0)
+	if err != nil {
+		return err
+	}
+	small, err := metagen.WriteDir(filepath.Join(dir, "tiny", "__cluster_metadata-0"), tiny, 0)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("snapshot: %d topics x %d partitions = %d partitions, RF %d over %d brokers in %d racks, metadata.version %d\n",
+		c.Topics, c.Partitions, c.NumPartitions(), c.ReplicationFactor, c.Brokers, c.Racks, c.MetadataVersion)
+	fmt.Printf("          %s: %.1f MB, %d batches (largest %.1f MB), %d records; written in %v\n\n",
+		filepath.Base(big.Snapshot), mb(big.SnapshotStats.Bytes), big.SnapshotStats.Batches,
+		mb(int64(big.SnapshotStats.MaxBatch)), big.SnapshotStats.Records, time.Since(start).Round(time.Millisecond))
+	lastBig, lastTiny := big.SnapshotStats.LastOffset-1, small.SnapshotStats.LastOffset-1 // before the footer
+
+	var loads []loadResult
+	var tinyRuns, bigRuns []shellRun
+	for round := range o.runs {
+		fmt.Printf("round %d/%d\n", round+1, o.runs)
+		l, err := kraftwatchLoad(ctx, o, filepath.Dir(big.Snapshot))
+		if err != nil {
+			return err
+		}
+		if l.Check != "ok" || l.Partitions != c.NumPartitions() {
+			return fmt.Errorf("kraftwatch's image of %d partitions differs from the snapshot: %s", l.Partitions, l.Check)
+		}
+		loads = append(loads, l)
+		fmt.Printf("  kraftwatch load:                 %8v, heap %d B/partition (image checked in full)\n",
+			dur(l.LoadNs), l.HeapBytes/l.Partitions)
+
+		t, err := shellLoad(ctx, tools, jvm, small.Snapshot, lastTiny, nil)
+		if err != nil {
+			return fmt.Errorf("kafka-metadata-shell on the trivial snapshot: %w", err)
+		}
+		tinyRuns = append(tinyRuns, t)
+		fmt.Printf("  kafka shell, trivial snapshot:   caught up %8v, image %8v (JVM up %v)\n", rnd(t.caughtUp), rnd(t.image), rnd(t.loading))
+
+		var check func(*kafkatest.Shell) error
+		if round == 0 {
+			check = func(sh *kafkatest.Shell) error { return checkShell(ctx, sh, &c) }
+		}
+		b, err := shellLoad(ctx, tools, jvm, big.Snapshot, lastBig, check)
+		if err != nil {
+			return fmt.Errorf("kafka-metadata-shell on the large snapshot: %w", err)
+		}
+		bigRuns = append(bigRuns, b)
+		fmt.Printf("  kafka shell, large snapshot:     caught up %8v, image %8v (JVM up %v)%s\n", rnd(b.caughtUp), rnd(b.image), rnd(b.loading),
+			map[bool]string{true: "; image checked: all topics, one partition", false: ""}[round == 0])
+	}
+	if o.oneshot {
+		if err := oneshot(ctx, tools, jvm, big.Snapshot, lastBig); err != nil {
+			return err
+		}
+	}
+
+	kw := median(loads, func(l loadResult) float64 { return float64(l.LoadNs) / 1e9 })
+	heap := median(loads, func(l loadResult) float64 { return float64(l.HeapBytes) / float64(l.Partitions) })
+	kCaught := median(bigRuns, func(r shellRun) float64 { return r.caughtUp.Seconds() })
+	kImage := median(bigRuns, func(r shellRun) float64 { return r.image.Seconds() })
+	tCaught := median(tinyRuns, func(r shellRun) float64 { return r.caughtUp.Seconds() })
+	tImage := median(tinyRuns, func(r shellRun) float64 { return r.image.Seconds() })
+	adjCaught, adjImage := kCaught-tCaught, kImage-tImage
+
+	fmt.Printf("\n== results (medians of %d runs; load average now %s)\n", o.runs, loadavg())
+	fmt.Printf("kraftwatch   observer.Load, %d partitions:      %6.3f s             heap %.1f B/partition (%.0f MB)\n",
+		c.NumPartitions(), kw, heap, heap*float64(c.NumPartitions())/1e6)
+	fmt.Printf("kafka shell  image shown (tree /image/provenance): raw %6.3f s  trivial %6.3f s  adjusted %6.3f s\n", kImage, tImage, adjImage)
+	fmt.Printf("kafka shell  loader caught up (Starting...):       raw %6.3f s  trivial %6.3f s  adjusted %6.3f s\n", kCaught, tCaught, adjCaught)
+	fmt.Printf("ratio kafka/kraftwatch: image shown %.1fx adjusted (%.1fx raw); loader caught up %.1fx adjusted (%.1fx raw)\n",
+		adjImage/kw, kImage/kw, adjCaught/kw, kCaught/kw)
+	fmt.Println("  (raw: from the JVM's start, JVM start-up included; adjusted: minus the same for a one-partition snapshot)")
+
+	var missed []string
+	target := func(ok bool, format string, args ...any) {
+		status := "ok  "
+		if !ok {
+			status = "MISS"
+			missed = append(missed, fmt.Sprintf(format, args...))
+		}
+		fmt.Printf("  [%s] "+format+"\n", append([]any{status}, args...)...)
+	}
+	fmt.Println("targets:")
+	target(kw <= 2, "%d-partition snapshot loaded in <= 2 s: %.3f s", c.NumPartitions(), kw)
+	target(adjImage/kw >= 5, ">= 5x faster than Kafka's shell (until it shows the image, JVM start-up subtracted): %.1fx", adjImage/kw)
+	target(heap <= 200, "<= 200 bytes of heap per partition: %.1f", heap)
+	if len(missed) > 0 {
+		return fmt.Errorf("missed %d target(s): %s", len(missed), strings.Join(missed, "; "))
+	}
+	return nil
+}
+
+// kraftwatchLoad runs one load in a fresh child process (this binary, -child-load).
+func kraftwatchLoad(ctx context.Context, o *options, dir string) (loadResult, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return loadResult{}, err
+	}
+	args := []string{"-child-load", dir, "-kafka-version", o.version,
+		"-topics", fmt.Sprint(o.topics), "-partitions", fmt.Sprint(o.partitions), "-rf", fmt.Sprint(o.rf),
+		"-brokers", fmt.Sprint(o.brokers), "-racks", fmt.Sprint(o.racks)}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return loadResult{}, fmt.Errorf("kraftwatch load: %w", err)
+	}
+	var r loadResult
+	return r, json.Unmarshal(out, &r)
+}
+
+// shellLoad starts kafka-metadata-shell on a snapshot, waits until its image shows
+// lastOffset, runs check (if any), and stops it.
+func shellLoad(ctx context.Context, tools *kafkatest.Offline, jvm []string, snapshot string, lastOffset int64, check func(*kafkatest.Shell) error) (shellRun, error) {
+	sh, err := tools.StartShell(ctx, jvm, snapshot)
+	if err != nil {
+		return shellRun{}, err
+	}
+	defer sh.Close()
+	img, err := sh.WaitImage(ctx, lastOffset)
+	if err != nil {
+		return shellRun{}, err
+	}
+	r := shellRun{loading: sh.Loading, caughtUp: sh.CaughtUp, image: img}
+	if check != nil {
+		if err := check(sh); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// checkShell proves that Kafka read the whole large snapshot: every topic is listed,
+// and the last partition of the last topic is the one written.
+func checkShell(ctx context.Context, sh *kafkatest.Shell, c *metagen.Config) error {
+	out, err := sh.Run(ctx, "ls /image/topics/byName")
+	if err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	for _, n := range strings.Fields(out) {
+		names[n] = true
+	}
+	for t := range c.Topics {
+		if !names[c.TopicName(t)] {
+			return fmt.Errorf("kafka-metadata-shell lists %d topics and not %s", len(names), c.TopicName(t))
+		}
+	}
+	t, p := c.Topics-1, c.Partitions-1
+	out, err = sh.Run(ctx, fmt.Sprintf("cat /image/topics/byName/%s/%d", c.TopicName(t), p))
+	if err != nil {
+		return err
+	}
+	rs := strings.ReplaceAll(fmt.Sprint(c.Replicas(nil, t, p)), " ", ", ")
+	if want := fmt.Sprintf("PartitionRegistration(replicas=%s, directories=[%s", rs, c.Directory(c.Replicas(nil, t, p)[0])); !strings.Contains(out, want) {
+		return fmt.Errorf("kafka-metadata-shell shows %s-%d as %q, want %q...", c.TopicName(t), p, strings.TrimSpace(out), want)
+	}
+	return nil
+}
+
+// oneshot times the non-interactive form, `kafka-metadata-shell --snapshot FILE tree
+// /image/provenance`, and shows what it printed: Kafka's shell runs the command as
+// soon as its loader caught up, before its own image is published.
+func oneshot(ctx context.Context, tools *kafkatest.Offline, jvm []string, snapshot string, lastOffset int64) error {
+	cmd, err := tools.ShellCommand(jvm, snapshot, "tree", "/image/provenance")
+	if err != nil {
+		return err
+	}
+	cmd.Stderr = io.Discard
+	start := time.Now()
+	out, err := outputCtx(ctx, cmd)
+	elapsed := time.Since(start)
+	if err != nil {
+		return fmt.Errorf("kafka-metadata-shell tree /image/provenance: %w", err)
+	}
+	var prov string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "offset ") {
+			prov = line
+		}
+	}
+	note := "the whole snapshot"
+	if !strings.HasPrefix(prov, fmt.Sprintf("offset %d,", lastOffset)) {
+		note = fmt.Sprintf("NOT the snapshot (its last record is at offset %d): the command ran before the shell published its image", lastOffset)
+	}
+	fmt.Printf("one-shot `kafka-metadata-shell --snapshot <large> tree /image/provenance`: %v wall, printed %q: %s\n", rnd(elapsed), prov, note)
+	return nil
+}
+
+func outputCtx(ctx context.Context, cmd *exec.Cmd) (string, error) {
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return out.String(), err
+	case <-ctx.Done():
+		kafkatest.KillGroup(cmd)
+		<-done
+		return out.String(), ctx.Err()
+	}
+}
+
+func median[T any](xs []T, f func(T) float64) float64 {
+	v := make([]float64, len(xs))
+	for i, x := range xs {
+		v[i] = f(x)
+	}
+	slices.Sort(v)
+	if len(v) == 0 {
+		return 0
+	}
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func javaVersion() string {
+	out, err := exec.Command("java", "-version").CombinedOutput()
+	if err != nil {
+		return "java: " + err.Error()
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "version") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func mb(n int64) float64                { return float64(n) / 1e6 }
+func dur(ns int64) time.Duration        { return time.Duration(ns).Round(time.Millisecond) }
+func rnd(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
