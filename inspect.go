@@ -16,7 +16,6 @@ import (
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/engine"
 	"github.com/kraftwatch/kraftwatch/observer"
 )
 
@@ -50,14 +49,16 @@ func hashesMain(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout)
 	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "GROUP_TYPE\tGROUP\tTOPICS\tHASH (%s)\tCOORDINATOR_EPOCH\tCOORDINATOR_METADATA_HASH\n", *scheme)
+	tracker := groups.NewTracker(state, cache)
+	tracker.Sync(im)
 	for _, k := range state.Keys() {
-		topics := state.SubscribedTopics(k, engine.TopicNames(im))
 		g, _ := state.Group(k)
 		epoch, stored := "-", "-"
 		if g.HasMetadata {
 			epoch, stored = fmt.Sprint(g.Epoch), fmt.Sprint(g.MetadataHash)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%d\t%s\t%s\n", k.Type, k.ID, topics, cache.GroupHash(cl, topics), epoch, stored)
+		h, _ := tracker.Hash(k)
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%d\t%s\t%s\n", k.Type, k.ID, tracker.Topics(k), h, epoch, stored)
 	}
 	tw.Flush()
 	return 0
@@ -80,19 +81,19 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kraftwatch verify: %v\n", err)
 		return 1
 	}
-	cl := hashcache.ImageCluster{Image: im}
+	tracker := groups.NewTracker(state, cache)
+	tracker.Sync(im)
 	checked, bad := 0, 0
 	for _, k := range state.Keys() {
 		g, _ := state.Group(k)
-		if !g.HasMetadata || g.MetadataHash == 0 && k.Type != groups.ConsumerGroup {
-			continue // classic groups store no hash; 4.0 stores none
+		if !g.HasMetadata || k.Type == groups.ClassicGroup {
+			continue // classic groups store no MetadataHash
 		}
 		checked++
-		topics := state.SubscribedTopics(k, engine.TopicNames(im))
-		if h := cache.GroupHash(cl, topics); h != g.MetadataHash {
+		if h, _ := tracker.Hash(k); h != g.MetadataHash {
 			bad++
 			fmt.Fprintf(stdout, "MISMATCH %s group %q: kraftwatch %d, coordinator %d (epoch %d), topics %v\n",
-				k.Type, k.ID, h, g.MetadataHash, g.Epoch, topics)
+				k.Type, k.ID, h, g.MetadataHash, g.Epoch, tracker.Topics(k))
 		}
 	}
 	fmt.Fprintf(stdout, "%d group(s) checked against the coordinator's MetadataHash, %d mismatch(es)\n", checked, bad)

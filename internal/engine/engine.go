@@ -76,9 +76,8 @@ type Engine struct {
 	loaded   bool
 	cache    *hashcache.Cache
 	state    *groups.State
-	last     map[groups.GroupKey]int64          // last hash announced (or found announced)
+	tracker  *groups.Tracker
 	position map[groups.GroupKey]groupsPosition // last __consumer_offsets record applied per group
-	coordEp  map[groups.GroupKey]int32
 	decided  uint64
 	decodeEr uint64
 }
@@ -103,6 +102,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	state := groups.NewState()
 	e := &Engine{
 		cfg:      cfg,
 		log:      cfg.Logger,
@@ -110,10 +110,9 @@ func New(cfg Config) (*Engine, error) {
 		records:  make(chan groups.Message, 1024),
 		done:     make(chan struct{}),
 		cache:    cache,
-		state:    groups.NewState(),
-		last:     map[groups.GroupKey]int64{},
+		state:    state,
+		tracker:  groups.NewTracker(state, cache),
 		position: map[groups.GroupKey]groupsPosition{},
-		coordEp:  map[groups.GroupKey]int32{},
 		img:      image.Empty,
 	}
 	e.stats.Store(&Stats{})
@@ -157,14 +156,14 @@ func (e *Engine) Stats() Stats { return *e.stats.Load() }
 // Run processes input until ctx ends.
 func (e *Engine) Run(ctx context.Context) error {
 	defer close(e.done)
+	// Replay both inputs without deciding until both are loaded.
 	caughtUp := e.cfg.GroupsCaughtUp
 	for !e.loaded || caughtUp != nil {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case u := <-e.meta:
-			e.applyMetadata(u)
-			e.loaded = true
+			e.img, e.loaded = u.Image, true
 		case m := <-e.records:
 			e.applyRecord(m)
 		case <-caughtUp:
@@ -178,28 +177,32 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.log.Info("in sync: deciding live", "groups", e.state.Len(), "topics", e.img.NumTopics(),
 		"metadata_offset", e.img.Provenance().Offset)
 	for {
+		var ds []groups.Decision
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case u := <-e.meta:
-			for _, d := range e.applyMetadata(u) {
-				if err := e.announce(ctx, d); err != nil {
-					return err
+			e.img = u.Image
+			ds = e.tracker.Metadata(u.Image, u.Changes)
+		case m := <-e.records:
+			if ch, ok := e.applyRecord(m); ok {
+				if d, ok := e.tracker.Group(ch); ok {
+					ds = append(ds, d)
 				}
 			}
-		case m := <-e.records:
-			if d, ok := e.applyRecord(m); ok {
-				if err := e.announce(ctx, d); err != nil {
-					return err
-				}
+		}
+		for _, d := range ds {
+			if err := e.announce(ctx, d); err != nil {
+				return err
 			}
 		}
 		e.publishStats()
 	}
 }
 
-// startup compares every group's hash with the last one published and announces the
-// differences; it retries reading the stream until it succeeds or ctx ends.
+// startup seeds every group with the hash last published for it (read back from
+// JetStream, retried until it succeeds or ctx ends) and announces the groups whose
+// hash differs now, or that were never announced.
 func (e *Engine) startup(ctx context.Context) error {
 	var last map[publish.GroupKey]publish.Last
 	for backoff := 250 * time.Millisecond; ; backoff = min(2*backoff, 10*time.Second) {
@@ -216,18 +219,11 @@ func (e *Engine) startup(ctx context.Context) error {
 	}
 	for k, l := range last {
 		if l.HashScheme == e.cfg.Scheme {
-			e.last[groups.GroupKey{Type: groups.GroupType(k.Type), ID: k.ID}] = l.Hash
+			e.tracker.Seed(groups.GroupKey{Type: groups.GroupType(k.Type), ID: k.ID}, l.Hash)
 		}
 	}
-	for _, k := range e.state.Keys() {
-		if !e.wanted(k) {
-			continue
-		}
-		d := e.decision(k, nil)
-		if prev, ok := e.last[k]; ok && prev == d.hash {
-			continue
-		}
-		d.reasons = e.subscriptionReasons(k)
+	for _, d := range e.tracker.Sync(e.img) {
+		d.Reasons = e.subscriptionReasons(d.Group)
 		if err := e.announce(ctx, d); err != nil {
 			return err
 		}
@@ -236,11 +232,37 @@ func (e *Engine) startup(ctx context.Context) error {
 	return nil
 }
 
-// decision is one group whose hash may have changed.
-type decision struct {
-	group   groups.GroupKey
-	hash    int64
-	reasons []publish.Reason
+// applyRecord applies one __consumer_offsets record to the group state.
+func (e *Engine) applyRecord(m groups.Message) (groups.Change, bool) {
+	ch, err := e.state.Replay(m.Key, m.Value)
+	if err != nil {
+		e.decodeEr++
+		e.log.Warn("skipping a __consumer_offsets record", "partition", m.Partition, "offset", m.Offset, "err", err)
+		return groups.Change{}, false
+	}
+	if !ch.Changed() {
+		return ch, false
+	}
+	if ch.Removed {
+		delete(e.position, ch.Group)
+	} else {
+		e.position[ch.Group] = groupsPosition{partition: int32(m.Partition), offset: m.Offset}
+	}
+	return ch, true
+}
+
+// subscriptionReasons lists the topics a group reads, for an event whose cause is not
+// known (the group's first event, or a change made while kraftwatch was down).
+func (e *Engine) subscriptionReasons(k groups.GroupKey) []groups.Reason {
+	var rs []groups.Reason
+	for _, name := range e.tracker.Topics(k) {
+		r := groups.Reason{Kind: groups.SubscriptionChanged, Topic: name}
+		if t, ok := e.img.TopicByName(name); ok {
+			r.TopicID, r.NewPartitions = t.ID(), int32(t.NumPartitions())
+		}
+		rs = append(rs, r)
+	}
+	return rs
 }
 
 func (e *Engine) wanted(k groups.GroupKey) bool {
@@ -248,49 +270,49 @@ func (e *Engine) wanted(k groups.GroupKey) bool {
 		(e.cfg.Exclude == nil || !e.cfg.Exclude.MatchString(k.ID))
 }
 
-// decision computes group k's hash now.
-func (e *Engine) decision(k groups.GroupKey, reasons []publish.Reason) decision {
-	topics := e.state.SubscribedTopics(k, imageNames{e.img})
-	return decision{group: k, hash: e.cache.GroupHash(hashcache.ImageCluster{Image: e.img}, topics), reasons: reasons}
-}
-
-// announce publishes d when its hash differs from the last one announced.
-func (e *Engine) announce(ctx context.Context, d decision) error {
-	prev, had := e.last[d.group]
-	if had && prev == d.hash {
+// announce hands a decision to the publisher as an event.
+func (e *Engine) announce(ctx context.Context, d groups.Decision) error {
+	if !e.wanted(d.Group) {
 		return nil
 	}
 	ev := publish.Event{
-		GroupID:          d.group.ID,
-		GroupType:        publish.GroupType(d.group.Type),
-		NewHash:          publish.Hash(d.hash),
-		Reasons:          d.reasons,
+		GroupID:          d.Group.ID,
+		GroupType:        publish.GroupType(d.Group.Type),
+		NewHash:          publish.Hash(d.Hash),
+		Reasons:          make([]publish.Reason, 0, len(d.Reasons)),
 		CoordinatorEpoch: -1,
 	}
-	if had {
-		ev.PreviousHash = publish.SomeHash(prev)
+	if d.HasPrevious {
+		ev.PreviousHash = publish.SomeHash(d.PreviousHash)
 	}
-	if ep, ok := e.coordEp[d.group]; ok {
-		ev.CoordinatorEpoch = ep
+	for _, r := range d.Reasons {
+		pr := publish.Reason{Kind: publish.ReasonKind(r.Kind), Topic: r.Topic,
+			OldPartitions: r.OldPartitions, NewPartitions: r.NewPartitions, Regex: r.Regex}
+		if r.TopicID != (image.UUID{}) {
+			pr.TopicID = r.TopicID.String()
+		}
+		if r.OldTopicID != (image.UUID{}) {
+			pr.OldTopicID = r.OldTopicID.String()
+		}
+		ev.Reasons = append(ev.Reasons, pr)
+	}
+	if g, ok := e.state.Group(d.Group); ok && g.HasMetadata {
+		ev.CoordinatorEpoch = g.Epoch
 	}
 	prov := e.img.Provenance()
 	ev.MetadataOffset, ev.MetadataEpoch = prov.Offset, prov.Epoch
 	if prov.Timestamp > 0 {
 		ev.Time = time.UnixMilli(prov.Timestamp)
 	}
-	if p, ok := e.position[d.group]; ok {
+	if p, ok := e.position[d.Group]; ok {
 		ev.ConsumerOffsets = &publish.OffsetsPosition{Partition: p.partition, Offset: p.offset}
 	}
-	if ev.Reasons == nil {
-		ev.Reasons = []publish.Reason{}
-	}
 	if err := e.cfg.Publisher.Enqueue(ctx, ev); err != nil {
-		return fmt.Errorf("engine: enqueue event of %s: %w", d.group, err)
+		return fmt.Errorf("engine: enqueue event of %s: %w", d.Group, err)
 	}
-	e.last[d.group] = d.hash
 	e.decided++
-	e.log.Info("rebalance needed", "group", d.group.ID, "group_type", d.group.Type.String(),
-		"previous_hash", prev, "new_hash", d.hash, "reasons", len(d.reasons), "metadata_offset", prov.Offset)
+	e.log.Info("rebalance needed", "group", d.Group.ID, "group_type", d.Group.Type.String(),
+		"previous_hash", d.PreviousHash, "new_hash", d.Hash, "reasons", len(d.Reasons), "metadata_offset", prov.Offset)
 	return nil
 }
 
