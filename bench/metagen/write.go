@@ -188,6 +188,9 @@ func writeFile(path string, write func(io.Writer) (Stats, error)) (Stats, error)
 		err = bw.Flush()
 	}
 	if err == nil {
+		err = tmp.Chmod(0o644) // as Kafka's files; CreateTemp makes 0600
+	}
+	if err == nil {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
