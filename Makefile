@@ -5,7 +5,7 @@ SHELL := /bin/bash
 #   make lint      gofmt, go vet, staticcheck
 #   make fuzz      each fuzz target briefly
 #   make fixtures  regenerate the real Kafka fixtures in testdata/
-#   make bench     benchmarks
+#   make bench     benchmarks (make bench-metadata: 1M-partition load vs Kafka)
 
 GO            ?= go
 KAFKA_VERSION ?= 4.3.1
@@ -14,7 +14,7 @@ FUZZTIME      ?= 10s
 LDFLAGS       ?= -s -w
 export KAFKA_VERSION
 
-.PHONY: all build test unit e2e kafka lint fuzz fixtures bench demo clean
+.PHONY: all build test unit e2e kafka lint fuzz fixtures bench bench-metadata demo clean
 
 all: build
 
@@ -61,6 +61,10 @@ demo: build kafka
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# 1M-partition snapshot: kraftwatch's load against kafka-metadata-shell, in one run.
+bench-metadata: kafka
+	bench/metadata.sh
 
 clean:
 	rm -rf bin

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/internal/engine"
+	"github.com/kraftwatch/kraftwatch/internal/natstest"
+	"github.com/kraftwatch/kraftwatch/observer"
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+var update = flag.Bool("update", false, "rewrite the generated sections of README.md")
+
+// TestReadme checks that README.md's configuration and metrics tables are the ones the
+// program has; -update rewrites them.
+func TestReadme(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	want := readme
+	want = replaceSection(t, want, "settings", settingsTable())
+	want = replaceSection(t, want, "metrics", metricsTable(t))
+	if want == readme {
+		return
+	}
+	if *update {
+		if err := os.WriteFile("README.md", []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Error("README.md's generated tables are out of date; run: go test -run TestReadme -update .")
+}
+
+func replaceSection(t *testing.T, doc, name, table string) string {
+	t.Helper()
+	re := regexp.MustCompile(`(?s)(<!-- ` + name + `:[^\n]*-->\n).*?(<!-- /` + name + ` -->)`)
+	if !re.MatchString(doc) {
+		t.Fatalf("README.md has no <!-- %s: ... --> section", name)
+	}
+	return re.ReplaceAllLiteralString(doc, re.FindStringSubmatch(doc)[1]+table+"<!-- /"+name+" -->")
+}
+
+func settingsTable() string {
+	var b strings.Builder
+	b.WriteString("| Variable | Default | Meaning |\n|---|---|---|\n")
+	for _, s := range settings() {
+		def := "`" + s[1] + "`"
+		if s[1] == "" {
+			def = ""
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", s[0], def, strings.ReplaceAll(s[2], "|", `\|`))
+	}
+	return b.String()
+}
+
+// metricsTable lists the kraftwatch_* metrics of a registry built from real stages.
+func metricsTable(t *testing.T) string {
+	t.Helper()
+	obs, err := observer.New(observer.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := groups.NewReader(groups.ReaderConfig{Brokers: []string{"127.0.0.1:9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(natstest.Start(t).ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	pub, err := publish.New(publish.Config{Conn: nc, ClusterID: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{ClusterID: "c", Scheme: "murmur3", GroupsCaughtUp: reader.CaughtUp(), Publisher: pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	families, err := newRegistry(obs, reader, pub, eng).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("| Metric | Type | Meaning |\n|---|---|---|\n")
+	for _, f := range families {
+		if !strings.HasPrefix(f.GetName(), "kraftwatch_") {
+			continue
+		}
+		typ := strings.ToLower(dto.MetricType_name[int32(f.GetType())])
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.GetName(), typ, f.GetHelp())
+	}
+	return b.String()
+}
