@@ -270,11 +270,12 @@ func TestObserverLoads(t *testing.T) {
 			if err := c.Check(l.Image, tc.changes); err != nil {
 				t.Error(err)
 			}
-			if want := c.SnapshotEndOffset() - 1; tc.changes > 0 {
+			want := c.SnapshotEndOffset() - 1 // the snapshot's last contained offset
+			if tc.changes > 0 {
 				want = files.SegmentStats.LastOffset
-				if got := l.Image.Provenance().Offset; got != want {
-					t.Errorf("image at offset %d, want %d", got, want)
-				}
+			}
+			if got := l.Image.Provenance().Offset; got != want {
+				t.Errorf("image at offset %d, want %d", got, want)
 			}
 		})
 	}

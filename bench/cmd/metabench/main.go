@@ -169,7 +169,7 @@ func run(o *options) error {
 		return err
 	}
 	if !tools.HasShell() {
-		return fmt.Errorf("Kafka %s has no published kafka-metadata-shell; use KAFKA_VERSION=%s", o.version, kafkatest.DefaultVersion)
+		return fmt.Errorf("no kafka-metadata-shell is published for Kafka %s; use KAFKA_VERSION=%s", o.version, kafkatest.DefaultVersion)
 	}
 	dir := o.dir
 	if dir == "" {
@@ -342,7 +342,7 @@ func checkShell(ctx context.Context, sh *kafkatest.Shell, c *metagen.Config) err
 	}
 	rs := strings.ReplaceAll(fmt.Sprint(c.Replicas(nil, t, p)), " ", ", ")
 	if want := fmt.Sprintf("PartitionRegistration(replicas=%s, directories=[%s", rs, c.Directory(c.Replicas(nil, t, p)[0])); !strings.Contains(out, want) {
-		return fmt.Errorf("kafka-metadata-shell shows %s-%d as %q, want %q...", c.TopicName(t), p, strings.TrimSpace(out), want)
+		return fmt.Errorf("kafka-metadata-shell shows %s-%d as %q, want it to start with %q", c.TopicName(t), p, strings.TrimSpace(out), want)
 	}
 	return nil
 }
