@@ -129,7 +129,7 @@ Regenerate: %s (or "make fixtures" for every release)
 Every record of every partition of __consumer_offsets after the scenario in
 internal/kafkatest/fixtures_test.go: KIP-848 groups g-list (topics orders, payments) and
 g-regex (regex events\..*), classic group g-classic (orders), share group g-share
-(payments; written from Kafka 4.2 on: 4.1 formats storage without share.version, so the
+(payments; its records are in the 4.3.1 and 4.4.0 fixtures: 4.1 formats storage without share.version, so the
 member never joins), their offset commits, the topic changes that bumped their epochs,
 and the members leaving.
 
