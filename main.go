@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -134,5 +133,3 @@ func probeMain(args []string, stderr io.Writer) int {
 	}
 	return 0
 }
-
-var errUsage = errors.New("usage")
