@@ -301,6 +301,17 @@ func (s *Shell) Close() {
 	}
 }
 
+// CPU is the CPU time (user and system, all threads) the shell's JVM used from start
+// to exit; it is known once Close returned, 0 before.
+func (s *Shell) CPU() time.Duration {
+	select {
+	case <-s.done:
+		return s.cmd.ProcessState.UserTime() + s.cmd.ProcessState.SystemTime()
+	default:
+		return 0
+	}
+}
+
 func (s *Shell) kill() { KillGroup(s.cmd) }
 
 type lockedWriter struct {

@@ -39,6 +39,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kraftwatch/kraftwatch/bench/metagen"
@@ -105,6 +106,7 @@ func (o *options) config() (metagen.Config, error) {
 // loadResult is what a child process reports about one kraftwatch load.
 type loadResult struct {
 	LoadNs     int64  `json:"load_ns"`
+	CPUNs      int64  `json:"cpu_ns"` // user+system CPU time of the load, all threads
 	HeapBytes  int64  `json:"heap_bytes"`
 	Partitions int64  `json:"partitions"`
 	Records    int64  `json:"records"`
@@ -131,9 +133,11 @@ func childLoad(o *options) error {
 			return err
 		}
 	}
+	cpu0 := cpuTime()
 	start := time.Now()
 	l, err := observer.Load(o.childLoad, nil)
 	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
 	pprof.StopCPUProfile()
 	if err != nil {
 		return err
@@ -141,7 +145,7 @@ func childLoad(o *options) error {
 	runtime.GC()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	r := loadResult{LoadNs: elapsed.Nanoseconds(), HeapBytes: int64(after.HeapAlloc) - int64(before.HeapAlloc),
+	r := loadResult{LoadNs: elapsed.Nanoseconds(), CPUNs: cpu.Nanoseconds(), HeapBytes: int64(after.HeapAlloc) - int64(before.HeapAlloc),
 		Partitions: int64(l.Image.NumPartitions()), Records: l.Image.Provenance().Offset + 1, Check: "ok"}
 	runtime.KeepAlive(l)
 	if err := c.Check(l.Image, 0); err != nil {
@@ -150,9 +154,19 @@ func childLoad(o *options) error {
 	return json.NewEncoder(os.Stdout).Encode(r)
 }
 
-// shellRun is one kafka-metadata-shell load, each time measured from the JVM's start.
+// shellRun is one kafka-metadata-shell load, each time measured from the JVM's start,
+// and the CPU time the JVM used in all (start to exit).
 type shellRun struct {
-	loading, caughtUp, image time.Duration
+	loading, caughtUp, image, cpu time.Duration
+}
+
+// cpuTime is the user and system CPU time this process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func run(o *options) error {
@@ -215,15 +229,15 @@ func run(o *options) error {
 			return fmt.Errorf("kraftwatch's image of %d partitions differs from the snapshot: %s", l.Partitions, l.Check)
 		}
 		loads = append(loads, l)
-		fmt.Printf("  kraftwatch load:                 %8v, heap %d B/partition (image checked in full)\n",
-			dur(l.LoadNs), l.HeapBytes/l.Partitions)
+		fmt.Printf("  kraftwatch load:                 %8v (CPU %v), heap %d B/partition (image checked in full)\n",
+			dur(l.LoadNs), dur(l.CPUNs), l.HeapBytes/l.Partitions)
 
 		t, err := shellLoad(ctx, tools, jvm, small.Snapshot, lastTiny, nil)
 		if err != nil {
 			return fmt.Errorf("kafka-metadata-shell on the trivial snapshot: %w", err)
 		}
 		tinyRuns = append(tinyRuns, t)
-		fmt.Printf("  kafka shell, trivial snapshot:   caught up %8v, image %8v (JVM up %v)\n", rnd(t.caughtUp), rnd(t.image), rnd(t.loading))
+		fmt.Printf("  kafka shell, trivial snapshot:   caught up %8v, image %8v (JVM up %v; CPU %v)\n", rnd(t.caughtUp), rnd(t.image), rnd(t.loading), rnd(t.cpu))
 
 		var check func(*kafkatest.Shell) error
 		if round == 0 {
@@ -234,7 +248,7 @@ func run(o *options) error {
 			return fmt.Errorf("kafka-metadata-shell on the large snapshot: %w", err)
 		}
 		bigRuns = append(bigRuns, b)
-		fmt.Printf("  kafka shell, large snapshot:     caught up %8v, image %8v (JVM up %v)%s\n", rnd(b.caughtUp), rnd(b.image), rnd(b.loading),
+		fmt.Printf("  kafka shell, large snapshot:     caught up %8v, image %8v (JVM up %v; CPU %v)%s\n", rnd(b.caughtUp), rnd(b.image), rnd(b.loading), rnd(b.cpu),
 			map[bool]string{true: "; image checked: all topics, one partition", false: ""}[round == 0])
 	}
 	if o.oneshot {
@@ -250,6 +264,9 @@ func run(o *options) error {
 	tCaught := median(tinyRuns, func(r shellRun) float64 { return r.caughtUp.Seconds() })
 	tImage := median(tinyRuns, func(r shellRun) float64 { return r.image.Seconds() })
 	adjCaught, adjImage := kCaught-tCaught, kImage-tImage
+	kwCPU := median(loads, func(l loadResult) float64 { return float64(l.CPUNs) / 1e9 })
+	kCPU := median(bigRuns, func(r shellRun) float64 { return r.cpu.Seconds() })
+	tCPU := median(tinyRuns, func(r shellRun) float64 { return r.cpu.Seconds() })
 
 	fmt.Printf("\n== results (medians of %d runs; load average now %s)\n", o.runs, loadavg())
 	fmt.Printf("kraftwatch   observer.Load, %d partitions:      %6.3f s             heap %.1f B/partition (%.0f MB)\n",
@@ -259,6 +276,9 @@ func run(o *options) error {
 	fmt.Printf("ratio kafka/kraftwatch: image shown %.1fx adjusted (%.1fx raw); loader caught up %.1fx adjusted (%.1fx raw)\n",
 		adjImage/kw, kImage/kw, adjCaught/kw, kCaught/kw)
 	fmt.Println("  (raw: from the JVM's start, JVM start-up included; adjusted: minus the same for a one-partition snapshot)")
+	fmt.Printf("CPU time (all threads): kraftwatch %.3f s; kafka shell %.3f s, trivial %.3f s, adjusted %.3f s: %.1fx\n",
+		kwCPU, kCPU, tCPU, kCPU-tCPU, (kCPU-tCPU)/kwCPU)
+	fmt.Println("  (CPU time depends less on other load on the machine than wall time does; the shell's is start to exit)")
 
 	var missed []string
 	target := func(ok bool, format string, args ...any) {
@@ -305,18 +325,12 @@ func shellLoad(ctx context.Context, tools *kafkatest.Offline, jvm []string, snap
 	if err != nil {
 		return shellRun{}, err
 	}
-	defer sh.Close()
 	img, err := sh.WaitImage(ctx, lastOffset)
-	if err != nil {
-		return shellRun{}, err
+	if err == nil && check != nil {
+		err = check(sh)
 	}
-	r := shellRun{loading: sh.Loading, caughtUp: sh.CaughtUp, image: img}
-	if check != nil {
-		if err := check(sh); err != nil {
-			return r, err
-		}
-	}
-	return r, nil
+	sh.Close()
+	return shellRun{loading: sh.Loading, caughtUp: sh.CaughtUp, image: img, cpu: sh.CPU()}, err
 }
 
 // checkShell proves that Kafka read the whole large snapshot: every topic is listed,
