@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"context"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/groups/groupstest"
+	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
+	"github.com/kraftwatch/kraftwatch/internal/natstest"
+	"github.com/kraftwatch/kraftwatch/observer"
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+// replay applies metadata records (in their text form) to base.
+func replay(t *testing.T, base *image.Image, offset int64, lines ...string) observer.Update {
+	t.Helper()
+	d := image.NewDelta(base)
+	for _, l := range lines {
+		rec, err := metadata.ParseText(l, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		if err := d.Replay(rec); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	im, ch := d.Apply(image.Provenance{Offset: offset, Epoch: 1, Timestamp: time.Now().UnixMilli()})
+	return observer.Update{Image: im, Changes: ch, Provenance: im.Provenance()}
+}
+
+func member(t *testing.T, group string, offset int64, topics ...string) groups.Message {
+	t.Helper()
+	key, value, err := groupstest.Encode(&groups.Record{
+		Type: groups.ConsumerGroupMemberMetadata, GroupID: group, MemberID: "m1",
+		Value: &groups.ConsumerGroupMemberMetadataValue{SubscribedTopicNames: topics},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return groups.Message{Partition: 0, Offset: offset, Key: key, Value: value}
+}
+
+const orders = "AAAAAAAAAAAAAAAAAAAAAQ"
+
+// run starts an engine and a publisher on nc, feeds them, and returns once the engine
+// is ready; stop ends both.
+func run(t *testing.T, nc *nats.Conn, meta observer.Update, records ...groups.Message) (e *Engine, stop func()) {
+	t.Helper()
+	pub, err := publish.New(publish.Config{Conn: nc, ClusterID: "cluster-1", HashScheme: "murmur3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caughtUp := make(chan struct{})
+	e, err = New(Config{ClusterID: "cluster-1", Scheme: "murmur3", GroupsCaughtUp: caughtUp, Publisher: pub,
+		Exclude: regexp.MustCompile(`^(?:skip-.*)$`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pubDone, engDone := make(chan error, 1), make(chan error, 1)
+	go func() { pubDone <- pub.Run(ctx) }()
+	go func() { engDone <- e.Run(ctx) }()
+	e.OnMetadata(meta)
+	for _, m := range records {
+		if err := e.OnGroupRecord(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(caughtUp)
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Ready() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("engine not ready: %v", e.Ready())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return e, func() {
+		cancel()
+		<-engDone
+		<-pubDone
+	}
+}
+
+// events returns the events stored for group so far, oldest first.
+func events(t *testing.T, js jetstream.JetStream, group string) []publish.Envelope {
+	t.Helper()
+	ctx := context.Background()
+	s, err := js.Stream(ctx, "KRAFTWATCH_cluster-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := "kraftwatch.cluster-1.group.consumer." + publish.EscapeToken(group)
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(info.State.Subjects[subject])
+	var out []publish.Envelope
+	for len(out) < n {
+		msg, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env, err := publish.Decode(msg.Data())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, env)
+	}
+	return out
+}
+
+// waitEvents waits until group has n stored events.
+func waitEvents(t *testing.T, js jetstream.JetStream, group string, n int) []publish.Envelope {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		evs := events(t, js, group)
+		if len(evs) >= n || time.Now().After(deadline) {
+			if len(evs) != n {
+				t.Fatalf("group %s has %d events, want %d", group, len(evs), n)
+			}
+			return evs
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRunStartupLiveRestart drives the engine with a real publisher on an in-process
+// JetStream: a group's first event at start-up, an excluded group never announced, a
+// live change, a restart that repeats nothing, and a change made while stopped
+// announced once.
+func TestRunStartupLiveRestart(t *testing.T) {
+	nc, err := nats.Connect(natstest.Start(t).ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m0 := replay(t, image.Empty, 10,
+		"RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a",
+		"TopicRecord Name=orders TopicID="+orders,
+		"PartitionRecord TopicID="+orders+" PartitionID=0 Replicas=1 ISR=1 Leader=1")
+	records := []groups.Message{member(t, "billing", 1, "orders"), member(t, "skip-me", 2, "orders")}
+
+	e, stop := run(t, nc, m0, records...)
+	first := waitEvents(t, js, "billing", 1)[0].Data
+	if first.PreviousHash.Valid || len(first.Reasons) != 1 || first.Reasons[0].Kind != publish.SubscriptionChanged {
+		t.Fatalf("first event: %+v", first)
+	}
+	m1 := replay(t, m0.Image, 20, "PartitionRecord TopicID="+orders+" PartitionID=1 Replicas=1 ISR=1 Leader=1")
+	e.OnMetadata(m1)
+	evs := waitEvents(t, js, "billing", 2)
+	second := evs[1].Data
+	if !second.PreviousHash.Valid || second.PreviousHash.Hash != first.NewHash || second.NewHash == first.NewHash {
+		t.Fatalf("second event hashes: previous %+v new %d, first new %d", second.PreviousHash, second.NewHash, first.NewHash)
+	}
+	if len(second.Reasons) != 1 || second.Reasons[0].Kind != publish.PartitionsAdded ||
+		second.Reasons[0].OldPartitions != 1 || second.Reasons[0].NewPartitions != 2 {
+		t.Fatalf("second event reasons: %+v", second.Reasons)
+	}
+	if second.MetadataOffset != 20 {
+		t.Fatalf("second event at metadata offset %d, want 20", second.MetadataOffset)
+	}
+	if got := events(t, js, "skip-me"); len(got) != 0 {
+		t.Fatalf("excluded group announced: %+v", got)
+	}
+	if s := e.Stats(); s.Groups != 2 || s.Decisions != 2 {
+		t.Fatalf("stats: %+v", s)
+	}
+	stop()
+
+	// Restart on the same image: nothing new to say.
+	e, stop = run(t, nc, m1, records...)
+	time.Sleep(200 * time.Millisecond)
+	waitEvents(t, js, "billing", 2)
+	if s := e.Stats(); s.Decisions != 0 {
+		t.Fatalf("restart decided %d times, want 0", s.Decisions)
+	}
+	stop()
+
+	// A third partition added while kraftwatch was down: announced once at start-up.
+	m2 := replay(t, m1.Image, 30, "PartitionRecord TopicID="+orders+" PartitionID=2 Replicas=1 ISR=1 Leader=1")
+	_, stop = run(t, nc, m2, records...)
+	evs = waitEvents(t, js, "billing", 3)
+	if third := evs[2].Data; third.PreviousHash.Hash != second.NewHash || third.MetadataOffset != 30 {
+		t.Fatalf("third event: %+v", third)
+	}
+	stop()
+}
