@@ -167,6 +167,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		case m := <-e.records:
 			e.applyRecord(m)
 		case <-caughtUp:
+			// The reader queued every record up to its start-time end offsets
+			// before closing caughtUp: apply those still queued.
+			for n := len(e.records); n > 0; n-- {
+				e.applyRecord(<-e.records)
+			}
 			caughtUp = nil
 		}
 	}
