@@ -125,7 +125,12 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	stage(&publisher, "publish", pubCtx, pub.Run)
 	stage(&inputs, "observer", inputCtx, obs.Run)
-	stage(&inputs, "groups", inputCtx, func(ctx context.Context) error { return reader.Run(ctx, eng.OnGroupRecord) })
+	stage(&inputs, "groups", inputCtx, func(ctx context.Context) error {
+		if err := reader.Run(ctx, eng.OnGroupRecord); !errors.Is(err, engine.ErrStopped) {
+			return err
+		}
+		return nil // the engine stopped first, on shutdown or its own error
+	})
 	stage(&inputs, "engine", inputCtx, eng.Run)
 	select {
 	case <-ctx.Done():
