@@ -3,7 +3,9 @@
 // processes on free 127.0.0.1 ports in a temporary directory.
 //
 // Node 1 is a combined controller+broker; further nodes are broker-only, each with its
-// own broker.rack. Every JVM is started in its own process group with a parent-death
+// own broker.rack. Every node has a PLAINTEXT listener (inter-broker and Bootstrap) and
+// node 1 a PLAINTEXT CONTROLLER listener; Options.Security adds client listeners with
+// TLS (a CA generated at start) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512). Every JVM is started in its own process group with a parent-death
 // signal, and Close (or the test's cleanup) stops them: no JVM outlives the test binary.
 //
 // The cluster also runs Kafka's own tools from the same jars (kafka-topics,
@@ -19,11 +21,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,6 +68,15 @@ type Options struct {
 	Props map[string]string
 	// Features are passed to kafka-storage format as --feature name=level.
 	Features map[string]int
+	// Security adds to every node one client listener per protocol, named after it
+	// (Node.Listeners, Cluster.BootstrapFor). SASL listeners enable SASLMechanisms for
+	// Users; TLS listeners present a certificate for 127.0.0.1, ::1 and localhost
+	// signed by a CA generated at start (Cluster.CAFile). No client certificate is
+	// asked for, and there is no authorizer.
+	Security []Protocol
+	// Users are the SASL users, name to password ([A-Za-z0-9._-]+ each), with
+	// PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 credentials; empty means DefaultUsers.
+	Users map[string]string
 }
 
 // Cluster is a running KRaft cluster.
@@ -71,11 +84,18 @@ type Cluster struct {
 	Version   string
 	ClusterID string
 	Nodes     []*Node
+	// CAFile is the PEM file of the CA that signed the TLS listeners' certificate;
+	// "" without a TLS listener in Options.Security.
+	CAFile string
+	// Users are the SASL users (name to password); nil without a SASL listener.
+	Users map[string]string
 
-	home    string // jars: home/libs, home/shell
-	dir     string // root of the node directories
-	ctrlURL string // controller listener of node 1
-	logf    func(format string, args ...any)
+	security []Protocol
+	tlsDir   string // ca.pem, server.pem
+	home     string // jars: home/libs, home/shell
+	dir      string // root of the node directories
+	ctrlURL  string // controller listener of node 1
+	logf     func(format string, args ...any)
 }
 
 // Node is one Kafka process.
@@ -85,6 +105,8 @@ type Node struct {
 	Dir        string // the node's directory: server.properties, logs, data/
 	LogDir     string // log.dirs and metadata.log.dir
 	BrokerAddr string // 127.0.0.1:port of the PLAINTEXT listener
+	// Listeners are the 127.0.0.1:port addresses of Options.Security's listeners.
+	Listeners map[Protocol]string
 
 	c     *Cluster
 	rack  string
@@ -138,11 +160,27 @@ func Start(ctx context.Context, dir string, opts Options, logf func(string, ...a
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	if err := checkSecurity(opts); err != nil {
+		return nil, err
+	}
 	home, err := Fetch(opts.Version)
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Version: opts.Version, home: home, dir: dir, logf: logf}
+	c := &Cluster{Version: opts.Version, home: home, dir: dir, logf: logf, security: opts.Security}
+	if slices.ContainsFunc(opts.Security, Protocol.sasl) {
+		c.Users = maps.Clone(opts.Users)
+		if len(c.Users) == 0 {
+			c.Users = maps.Clone(DefaultUsers)
+		}
+	}
+	if slices.ContainsFunc(opts.Security, Protocol.tls) {
+		c.tlsDir = filepath.Join(dir, "tls")
+		c.CAFile = filepath.Join(c.tlsDir, "ca.pem")
+		if err := writeTLS(c.tlsDir); err != nil {
+			return nil, fmt.Errorf("kafkatest: TLS certificates: %w", err)
+		}
+	}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -155,11 +193,13 @@ func Start(ctx context.Context, dir string, opts Options, logf func(string, ...a
 	c.ClusterID = strings.TrimSpace(lastLine(out))
 
 	racks := append([]string{opts.Rack}, opts.Brokers...)
-	ports, err := freePorts(len(racks) + 1)
+	// Ports: one PLAINTEXT per node, the controller's, then the Security listeners.
+	ports, err := freePorts(len(racks) + 1 + len(racks)*len(opts.Security))
 	if err != nil {
 		return nil, err
 	}
 	c.ctrlURL = fmt.Sprintf("127.0.0.1:%d", ports[len(racks)])
+	extra := ports[len(racks)+1:]
 	for i, rack := range racks {
 		n := &Node{
 			ID:         i + 1,
@@ -169,6 +209,13 @@ func Start(ctx context.Context, dir string, opts Options, logf func(string, ...a
 			c:          c,
 			rack:       rack,
 			props:      opts.Props,
+		}
+		if len(opts.Security) > 0 {
+			n.Listeners = map[Protocol]string{}
+			for _, p := range opts.Security {
+				n.Listeners[p] = fmt.Sprintf("127.0.0.1:%d", extra[0])
+				extra = extra[1:]
+			}
 		}
 		n.LogDir = filepath.Join(n.Dir, "data")
 		if err := n.format(ctx, opts.Features); err != nil {
@@ -247,16 +294,22 @@ func (n *Node) properties() string {
 	p("controller.quorum.bootstrap.servers", n.c.ctrlURL)
 	p("controller.listener.names", "CONTROLLER")
 	p("inter.broker.listener.name", "PLAINTEXT")
-	p("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT")
+	protocols, secure := "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT", ""
+	for _, proto := range n.c.security {
+		protocols += fmt.Sprintf(",%s:%s", proto, proto)
+		secure += fmt.Sprintf(",%s://%s", proto, n.Listeners[proto])
+	}
+	p("listener.security.protocol.map", protocols)
 	if n.Controller {
 		p("process.roles", "broker,controller")
-		p("listeners", "PLAINTEXT://"+n.BrokerAddr+",CONTROLLER://"+n.c.ctrlURL)
-		p("advertised.listeners", "PLAINTEXT://"+n.BrokerAddr+",CONTROLLER://"+n.c.ctrlURL)
+		p("listeners", "PLAINTEXT://"+n.BrokerAddr+",CONTROLLER://"+n.c.ctrlURL+secure)
+		p("advertised.listeners", "PLAINTEXT://"+n.BrokerAddr+",CONTROLLER://"+n.c.ctrlURL+secure)
 	} else {
 		p("process.roles", "broker")
-		p("listeners", "PLAINTEXT://"+n.BrokerAddr)
-		p("advertised.listeners", "PLAINTEXT://"+n.BrokerAddr)
+		p("listeners", "PLAINTEXT://"+n.BrokerAddr+secure)
+		p("advertised.listeners", "PLAINTEXT://"+n.BrokerAddr+secure)
 	}
+	n.securityProps(p)
 	p("log.dirs", n.LogDir)
 	if n.rack != "" {
 		p("broker.rack", n.rack)
@@ -307,6 +360,7 @@ func (n *Node) format(ctx context.Context, features map[string]int) error {
 	args := []string{"format", "-t", n.c.ClusterID, "-c", filepath.Join(n.Dir, "server.properties")}
 	if n.Controller {
 		args = append(args, "--standalone")
+		args = append(args, n.c.scramArgs()...)
 	} else {
 		args = append(args, "--no-initial-controllers")
 	}

@@ -1,0 +1,254 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
+)
+
+// TestKafkaSecurity reads __consumer_offsets through a broker's secure listeners with
+// the Dialer that `kraftwatch run` builds from KRAFTWATCH_KAFKA_* (loadConfig, validate,
+// kafkaDialer): TLS verified against the cluster's CA with each SASL mechanism (PLAIN,
+// SCRAM-SHA-256, SCRAM-SHA-512, the last with a password file), TLS alone, and SASL
+// without TLS. Each reader must catch up and see the subscription of a KIP-848 group
+// whose member runs on the PLAINTEXT listener. A wrong password and an unknown CA must
+// each give a warning naming the cause while the reader retries, and Run must stop
+// cleanly when its context ends.
+func TestKafkaSecurity(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := kafkatest.New(t, kafkatest.Options{
+		Security: []kafkatest.Protocol{kafkatest.SASLSSL, kafkatest.SSL, kafkatest.SASLPlaintext},
+	})
+	if err := c.CreateTopic(ctx, "s-orders", 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	member, err := c.StartMember(ctx, "s-group", kafkatest.KindConsumer, []string{"s-orders"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer member.Close()
+	if _, err := member.WaitFor(ctx, "assigned "); err != nil {
+		t.Fatal(err)
+	}
+
+	user, password := "kraftwatch", c.Users["kraftwatch"]
+	if password == "" {
+		t.Fatalf("cluster users %v lack kraftwatch", c.Users)
+	}
+	passwordFile := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(passwordFile, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	saslSSL := func(mechanism string) []string {
+		return []string{
+			"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.BootstrapFor(kafkatest.SASLSSL),
+			"KRAFTWATCH_KAFKA_TLS=true",
+			"KRAFTWATCH_KAFKA_TLS_CA_FILE=" + c.CAFile,
+			"KRAFTWATCH_KAFKA_SASL_MECHANISM=" + mechanism,
+			"KRAFTWATCH_KAFKA_SASL_USERNAME=" + user,
+		}
+	}
+
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{
+		{"SASL_SSL/PLAIN", append(saslSSL("PLAIN"), "KRAFTWATCH_KAFKA_SASL_PASSWORD="+password)},
+		{"SASL_SSL/SCRAM-SHA-256", append(saslSSL("SCRAM-SHA-256"), "KRAFTWATCH_KAFKA_SASL_PASSWORD="+password)},
+		{"SASL_SSL/SCRAM-SHA-512/password-file", append(saslSSL("SCRAM-SHA-512"), "KRAFTWATCH_KAFKA_SASL_PASSWORD_FILE="+passwordFile)},
+		{"SSL", []string{
+			"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.BootstrapFor(kafkatest.SSL),
+			"KRAFTWATCH_KAFKA_TLS=true",
+			"KRAFTWATCH_KAFKA_TLS_CA_FILE=" + c.CAFile,
+		}},
+		{"SASL_PLAINTEXT/SCRAM-SHA-512", []string{
+			"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.BootstrapFor(kafkatest.SASLPlaintext),
+			"KRAFTWATCH_KAFKA_SASL_MECHANISM=SCRAM-SHA-512",
+			"KRAFTWATCH_KAFKA_SASL_USERNAME=" + user,
+			"KRAFTWATCH_KAFKA_SASL_PASSWORD=" + password,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			r := startReader(ctx, t, c, tc.env)
+			defer r.stop(t)
+			select {
+			case <-r.CaughtUp():
+			case <-time.After(time.Minute):
+				t.Fatalf("reader did not catch up in a minute; log:\n%s", r.logs)
+			}
+			if r.Records() == 0 {
+				t.Fatalf("caught up with no record read; log:\n%s", r.logs)
+			}
+			if got := r.subscribed("s-group"); !slices.Equal(got, []string{"s-orders"}) {
+				t.Fatalf("after catch-up, s-group subscribes to %v, want [s-orders]; log:\n%s", got, r.logs)
+			}
+			if r.Retries() != 0 {
+				t.Errorf("%d retries; log:\n%s", r.Retries(), r.logs)
+			}
+			t.Logf("caught up after %d records in %v", r.Records(), time.Since(start).Round(time.Millisecond))
+		})
+	}
+
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want string // in the warning logged while retrying
+	}{
+		{"wrong password/PLAIN", append(saslSSL("PLAIN"), "KRAFTWATCH_KAFKA_SASL_PASSWORD=wrong-"+password),
+			"SASL Authentication Failed"},
+		{"wrong password/SCRAM-SHA-512", append(saslSSL("SCRAM-SHA-512"), "KRAFTWATCH_KAFKA_SASL_PASSWORD=wrong-"+password),
+			"SASL Authentication Failed"},
+		{"unknown CA", []string{
+			"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.BootstrapFor(kafkatest.SSL),
+			"KRAFTWATCH_KAFKA_TLS=true",
+		}, "certificate signed by unknown authority"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			r := startReader(ctx, t, c, tc.env)
+			line := r.logs.waitFor(ctx, tc.want, 30*time.Second)
+			if line == "" {
+				r.stop(t)
+				t.Fatalf("no log line with %q in 30 s; log:\n%s", tc.want, r.logs)
+			}
+			if !strings.Contains(line, "level=WARN") {
+				t.Errorf("the failure is logged as %q, want a warning", line)
+			}
+			t.Logf("after %v: %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(line))
+			select {
+			case <-r.CaughtUp():
+				t.Errorf("reader reports caught up without reading")
+			default:
+			}
+			stopped := time.Now()
+			r.stop(t)
+			if d := time.Since(stopped); d > 5*time.Second {
+				t.Errorf("Run took %v to return after its context ended", d)
+			}
+		})
+	}
+}
+
+// testReader is a groups.Reader built as `kraftwatch run` builds it, replaying what it
+// reads into a groups.State.
+type testReader struct {
+	*groups.Reader
+	logs  *logLines
+	mu    sync.Mutex
+	state *groups.State
+	stopf context.CancelFunc
+	done  chan error
+}
+
+func startReader(ctx context.Context, t *testing.T, c *kafkatest.Cluster, env []string) *testReader {
+	t.Helper()
+	env = append([]string{
+		"KRAFTWATCH_METADATA_LOG_DIR=" + c.Nodes[0].LogDir,
+		"KRAFTWATCH_LOG_FORMAT=text",
+	}, env...)
+	cfg, err := loadConfig(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	dialer, err := cfg.kafkaDialer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &testReader{logs: &logLines{}, state: groups.NewState(), done: make(chan error, 1)}
+	r.Reader, err = groups.NewReader(groups.ReaderConfig{
+		Brokers: splitList(cfg.BootstrapServers), Dialer: dialer, Logger: cfg.logger(r.logs).With("stage", "groups"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	r.stopf = stop
+	go func() {
+		r.done <- r.Run(runCtx, func(m groups.Message) error {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if _, err := r.state.Replay(m.Key, m.Value); err != nil {
+				r.logs.Write([]byte("replay: " + err.Error() + "\n"))
+			}
+			return nil
+		})
+	}()
+	return r
+}
+
+// stop ends Run and checks that it returned no error other than the cancellation.
+func (r *testReader) stop(t *testing.T) {
+	t.Helper()
+	r.stopf()
+	select {
+	case err := <-r.done:
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("Run did not return 30 s after its context ended; log:\n%s", r.logs)
+	}
+}
+
+func (r *testReader) subscribed(group string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g, ok := r.state.Group(groups.GroupKey{Type: groups.ConsumerGroup, ID: group})
+	if !ok {
+		return nil
+	}
+	return g.SubscribedTopicNames()
+}
+
+// logLines collects what a logger writes.
+type logLines struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitFor returns the first line containing substr, or "" after timeout.
+func (l *logLines) waitFor(ctx context.Context, substr string, timeout time.Duration) string {
+	deadline := time.After(timeout)
+	for {
+		for _, line := range strings.SplitAfter(l.String(), "\n") {
+			if strings.Contains(line, substr) {
+				return line
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-deadline:
+			return ""
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
