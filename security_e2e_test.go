@@ -4,7 +4,10 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -140,6 +143,102 @@ func TestKafkaSecurity(t *testing.T) {
 			}
 		})
 	}
+
+	// Once caught up, the partition readers connect through the Dialer, not the
+	// metadata Transport: a password changed under a running reader must show in a
+	// warning when the broker restarts, and reading must resume once it is back.
+	t.Run("password changed while running", func(t *testing.T) {
+		r := startReader(ctx, t, c, append(saslSSL("SCRAM-SHA-512"), "KRAFTWATCH_KAFKA_SASL_PASSWORD="+password))
+		defer r.stop(t)
+		select {
+		case <-r.CaughtUp():
+		case <-time.After(time.Minute):
+			t.Fatalf("reader did not catch up in a minute; log:\n%s", r.logs)
+		}
+		if err := c.SetSCRAMPassword(ctx, "SCRAM-SHA-512", user, "rotated-"+password); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Nodes[0].Restart(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		restarted := time.Now()
+		line := r.logs.waitFor(ctx, "SASL Authentication Failed", time.Minute)
+		if line == "" {
+			t.Fatalf("no SASL failure logged in a minute after the restart; log:\n%s", r.logs)
+		}
+		if !strings.Contains(line, "level=WARN") || !strings.Contains(line, "reading group records failed") {
+			t.Errorf("the failure is logged as %q, want the partition reader's warning", line)
+		}
+		t.Logf("%v after the restart: %s", time.Since(restarted).Round(time.Millisecond), strings.TrimSpace(line))
+		if err := c.SetSCRAMPassword(ctx, "SCRAM-SHA-512", user, password); err != nil {
+			t.Fatal(err)
+		}
+		after, err := c.StartMember(ctx, "s-after", kafkatest.KindConsumer, []string{"s-orders"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer after.Close()
+		restored := time.Now()
+		for !slices.Equal(r.subscribed("s-after"), []string{"s-orders"}) {
+			if time.Since(restored) > time.Minute {
+				t.Fatalf("s-after not seen a minute after the password was restored; log:\n%s", r.logs)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("reading resumed %v after the password was restored (%d retries)",
+			time.Since(restored).Round(time.Millisecond), r.Retries())
+	})
+}
+
+// TestKafkaClientID checks that the groups reader's first connection, the metadata
+// Transport's (the partition readers use the Dialer, which always had it), names
+// kraftwatch as its client id. A listener standing in for a broker reads the first
+// request header and hangs up.
+func TestKafkaClientID(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ids := make(chan string, 16)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				conn.SetDeadline(time.Now().Add(5 * time.Second))
+				// size int32, api_key int16, api_version int16, correlation_id int32,
+				// client_id nullable string (int16 length).
+				var head [14]byte
+				if _, err := io.ReadFull(conn, head[:]); err != nil {
+					return
+				}
+				id := make([]byte, max(0, int(int16(binary.BigEndian.Uint16(head[12:])))))
+				if _, err := io.ReadFull(conn, id); err != nil {
+					return
+				}
+				ids <- string(id)
+			}()
+		}
+	}()
+	dir := t.TempDir()
+	r := startReaderEnv(t, []string{
+		"KRAFTWATCH_METADATA_LOG_DIR=" + dir,
+		"KRAFTWATCH_BOOTSTRAP_SERVERS=" + ln.Addr().String(),
+		"KRAFTWATCH_LOG_FORMAT=text",
+	})
+	defer r.stop(t)
+	select {
+	case id := <-ids:
+		if id != "kraftwatch" {
+			t.Errorf("client id %q, want kraftwatch", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no request in 10 s; log:\n%s", r.logs)
+	}
 }
 
 // testReader is a groups.Reader built as `kraftwatch run` builds it, replaying what it
@@ -155,10 +254,15 @@ type testReader struct {
 
 func startReader(ctx context.Context, t *testing.T, c *kafkatest.Cluster, env []string) *testReader {
 	t.Helper()
-	env = append([]string{
+	return startReaderEnv(t, append([]string{
 		"KRAFTWATCH_METADATA_LOG_DIR=" + c.Nodes[0].LogDir,
 		"KRAFTWATCH_LOG_FORMAT=text",
-	}, env...)
+	}, env...))
+}
+
+// startReaderEnv configures and starts a reader from KRAFTWATCH_* variables alone.
+func startReaderEnv(t *testing.T, env []string) *testReader {
+	t.Helper()
 	cfg, err := loadConfig(env)
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +281,7 @@ func startReader(ctx context.Context, t *testing.T, c *kafkatest.Cluster, env []
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithCancel(ctx)
+	runCtx, stop := context.WithCancel(context.Background())
 	r.stopf = stop
 	go func() {
 		r.done <- r.Run(runCtx, func(m groups.Message) error {

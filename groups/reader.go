@@ -205,11 +205,16 @@ func (r *Reader) markCaughtUp() { r.once.Do(func() { close(r.caughtUp) }) }
 // endOffsets returns, per partition, the end offset (next offset to be written) now.
 // It waits for the topic to exist: it is created when the first group appears.
 func (r *Reader) endOffsets(ctx context.Context) ([]int64, error) {
-	client := &kafka.Client{
-		Addr:      kafka.TCP(r.cfg.Brokers...),
-		Timeout:   10 * time.Second,
-		Transport: &kafka.Transport{TLS: r.cfg.Dialer.TLS, SASL: r.cfg.Dialer.SASLMechanism},
+	// The Transport carries the Dialer's settings the partition readers use: TLS,
+	// SASL, client id and connect timeout (0 keeps kafka-go's default).
+	transport := &kafka.Transport{
+		TLS:         r.cfg.Dialer.TLS,
+		SASL:        r.cfg.Dialer.SASLMechanism,
+		ClientID:    r.cfg.Dialer.ClientID,
+		DialTimeout: r.cfg.Dialer.Timeout,
 	}
+	defer transport.CloseIdleConnections()
+	client := &kafka.Client{Addr: kafka.TCP(r.cfg.Brokers...), Timeout: 10 * time.Second, Transport: transport}
 	backoff := 250 * time.Millisecond
 	for {
 		ends, err := r.tryEndOffsets(ctx, client)

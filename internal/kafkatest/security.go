@@ -1,6 +1,7 @@
 package kafkatest
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -181,4 +182,14 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// SetSCRAMPassword sets user's SCRAM credential for mechanism (SCRAM-SHA-256 or
+// SCRAM-SHA-512) with kafka-configs over the PLAINTEXT listener; connections already
+// authenticated stay open. Cluster.Users keeps the passwords set at start.
+func (c *Cluster) SetSCRAMPassword(ctx context.Context, mechanism, user, password string) error {
+	_, err := c.Tool(ctx, c.class("org.apache.kafka.tools.ConfigCommand", "kafka.admin.ConfigCommand"),
+		"--bootstrap-server", c.Bootstrap(), "--alter", "--entity-type", "users", "--entity-name", user,
+		"--add-config", fmt.Sprintf("%s=[password=%s]", mechanism, password))
+	return err
 }
