@@ -68,6 +68,7 @@ func sharedCluster(t *testing.T) *kafkatest.Cluster {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	closeSidecarShared()
 	if shared.c != nil {
 		shared.c.Close()
 	}
