@@ -23,6 +23,10 @@ type Delta struct {
 	// last caches the topic the previous record edited (it carries edit).
 	last       *Topic
 	lastInBase bool
+	// bulk buffers the partitions of a new topic (see bulk.go); noBulk turns it off,
+	// for tests that compare both paths.
+	bulk   bulk
+	noBulk bool
 }
 
 // touched records what a delta changed, to report it at Apply.
@@ -85,6 +89,9 @@ func (d *Delta) freeze() {
 // and ignored. An error means the record was not applied. Replay keeps nothing of
 // rec, so records from a metadata.Decoder (valid until its next call) may be passed.
 func (d *Delta) Replay(rec metadata.Record) error {
+	if d.bulk.t != nil && !d.bulkMatches(rec) {
+		d.flush()
+	}
 	var err error
 	switch r := rec.(type) {
 	case *metadata.BeginTransactionRecord:
@@ -241,9 +248,18 @@ func (d *Delta) replayPartition(r *metadata.PartitionRecord) error {
 			return fmt.Errorf("list of %d replicas: %w", len(l), ErrInvalid)
 		}
 	}
+	if d.bulk.t != nil { // Replay checked that r is its next partition
+		d.bulkAdd(r)
+		return nil
+	}
 	t, err := d.topic(r.TopicID)
 	if err != nil {
 		return err
+	}
+	if d.bulkStart(t, r.PartitionID) {
+		d.bulk.t = t
+		d.bulkAdd(r)
+		return nil
 	}
 	p := partition{id: r.PartitionID, leader: r.Leader, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch, lrs: r.LeaderRecoveryState}
 	packLists(&p, lists, r.Directories)
@@ -426,6 +442,7 @@ func (d *Delta) replayFeature(r *metadata.FeatureLevelRecord) error {
 // still open are not published: they stay in the delta until their End. The delta
 // then continues on top of the new image.
 func (d *Delta) Apply(p Provenance) (*Image, *Changes) {
+	d.flush()
 	s, t := d.cur, d.touched
 	if d.txn != nil {
 		s, t = d.txn.saved, d.txn.outer

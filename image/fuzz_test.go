@@ -11,7 +11,8 @@ import (
 
 // FuzzReplay replays arbitrary records (the input is a list of 1-byte-length-prefixed
 // record values; a zero length means Apply) and checks that the Delta never panics
-// and that every image it publishes is consistent.
+// and that every image it publishes is consistent, and the same with and without the
+// bulk path for new topics.
 func FuzzReplay(f *testing.F) {
 	seed := func(recs ...metadata.Record) []byte {
 		var in []byte
@@ -55,7 +56,7 @@ func FuzzReplay(f *testing.F) {
 		f.Add(recs)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		d := NewDelta(Empty)
+		d, plain := newDelta(Empty, true), newDelta(Empty, false)
 		check := func(im *Image) {
 			n := 0
 			for tp := range im.Topics() {
@@ -78,7 +79,13 @@ func FuzzReplay(f *testing.F) {
 			if n == 0 || n > len(in) {
 				im, ch := d.Apply(Provenance{})
 				check(im)
-				_ = ch.String()
+				pim, pch := plain.Apply(Provenance{})
+				if err := compareImages(im, pim); err != nil {
+					t.Fatalf("bulk and plain images differ: %v", err)
+				}
+				if ch.String() != pch.String() {
+					t.Fatalf("bulk and plain changes differ:\n%s---\n%s", ch, pch)
+				}
 				if n > len(in) {
 					return
 				}
@@ -87,7 +94,10 @@ func FuzzReplay(f *testing.F) {
 			rec, _, err := metadata.Decode(in[:n])
 			in = in[n:]
 			if err == nil {
-				_ = d.Replay(rec)
+				e1, e2 := d.Replay(rec), plain.Replay(rec)
+				if (e1 == nil) != (e2 == nil) || (e1 != nil && e1.Error() != e2.Error()) {
+					t.Fatalf("bulk and plain replay: %v, %v", e1, e2)
+				}
 			}
 		}
 		im, _ := d.Apply(Provenance{})

@@ -44,7 +44,14 @@ func TestScripts(t *testing.T) {
 		t.Fatal("no scripts")
 	}
 	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) { runScript(t, f) })
+		t.Run(filepath.Base(f), func(t *testing.T) { runScript(t, f, true) })
+		// The same output record by record, without the bulk path for new topics.
+		t.Run(filepath.Base(f)+"/no-bulk", func(t *testing.T) {
+			if *update {
+				t.Skip("rewriting")
+			}
+			runScript(t, f, false)
+		})
 	}
 }
 
@@ -126,14 +133,14 @@ func parseScript(t *testing.T, path string) ([]string, []scriptCase) {
 	return lines, cases
 }
 
-func runScript(t *testing.T, path string) {
+func runScript(t *testing.T, path string, bulk bool) {
 	lines, cases := parseScript(t, path)
-	d := NewDelta(Empty)
+	d := newDelta(Empty, bulk)
 	saved := map[string]*Image{}
 	var out []string
 	next := 0 // next line of the file to copy
 	for _, c := range cases {
-		got := runCase(t, c, &d, saved)
+		got := runCase(t, c, &d, saved, bulk)
 		out = append(out, lines[next:c.lineIdx+1]...)
 		out = append(out, got...)
 		next = c.lineIdx + 1 + len(c.want)
@@ -149,7 +156,7 @@ func runScript(t *testing.T, path string) {
 	}
 }
 
-func runCase(t *testing.T, c scriptCase, d **Delta, saved map[string]*Image) []string {
+func runCase(t *testing.T, c scriptCase, d **Delta, saved map[string]*Image, bulk bool) []string {
 	t.Helper()
 	args := map[string]string{}
 	for _, a := range c.args {
@@ -191,7 +198,7 @@ func runCase(t *testing.T, c scriptCase, d **Delta, saved map[string]*Image) []s
 	case "image":
 		return imageLines((*d).Base())
 	case "reset":
-		*d = NewDelta(Empty)
+		*d = newDelta(Empty, bulk)
 		return []string{"ok"}
 	case "save":
 		saved[c.args[0]] = (*d).Base()
