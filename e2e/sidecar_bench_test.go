@@ -1,0 +1,358 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
+	"github.com/kraftwatch/kraftwatch/observer"
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+// Benchmarks of kraftwatch as a process against a real Kafka and a real nats-server
+// (issue 6, part 5). bench/sidecar.sh runs them:
+//
+//	go test -tags e2e -run '^$' -bench Sidecar -benchtime 1x -timeout 30m ./e2e/
+//
+// Latencies are measured from a metadata batch's append time (the controller's clock,
+// in milliseconds: the event's time attribute) to the event's arrival at a core NATS
+// subscriber (this process, same machine and clock), so they include Kafka writing
+// and committing the batch, kraftwatch noticing and reading it, deciding, publishing
+// to JetStream and NATS delivering it. The millisecond timestamp makes each figure up
+// to 1 ms too high.
+
+// scBenchRound numbers the benchmark runs of one test binary, which share a cluster.
+var scBenchRound atomic.Int32
+
+// BenchmarkSidecarLatency makes 100 real changes (partitions added to a topic one
+// group reads, one at a time, each after the previous event arrived) and reports the
+// p50, p90, p99 and max latency from the change's metadata batch append time to the
+// event's arrival, split at kraftwatch's decision (its "rebalance needed" log line).
+func BenchmarkSidecarLatency(b *testing.B) {
+	const changes = 100
+	c, bin := sidecarSetup(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	ns := scStartNATS(b)
+	w := scWatch(b, ns.url(), c.ClusterID)
+	cl := scKafka(c)
+	round := scBenchRound.Add(1) // -count runs share the cluster: names of their own
+	topic := fmt.Sprintf("lat%d-orders", round)
+	scCreateTopic(ctx, b, cl, topic, 1)
+	kw := scStartKW(b, "kw", bin, scEnv(c, ns.url(), fmt.Sprintf("lat%d-.*", round), "KRAFTWATCH_LOG_LEVEL=info"))
+	kw.waitReady(time.Minute)
+	// An observer in this process marks when each batch could first be read from the
+	// log, which splits Kafka's part (batching linger, write) from kraftwatch's.
+	var seenMu sync.Mutex
+	seen := map[int64]time.Time{} // metadata offset -> first read
+	obs, err := observer.New(observer.Config{Dir: c.Nodes[0].MetadataLogDir(), Handler: func(u observer.Update) {
+		now := time.Now()
+		seenMu.Lock()
+		seen[u.Provenance.Offset] = now
+		seenMu.Unlock()
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	obsCtx, stopObs := context.WithCancel(ctx)
+	obsDone := make(chan struct{})
+	go func() {
+		obs.Run(obsCtx)
+		close(obsDone)
+	}()
+	defer func() {
+		stopObs()
+		<-obsDone
+	}()
+	<-obs.Ready()
+	group := fmt.Sprintf("lat%d-g", round)
+	scMembers(ctx, b, c, map[string]string{group: topic})
+	w.expect(b, map[string]int{group: 1}, time.Minute)
+
+	var evs []scEvent
+	var call []time.Duration // the CreatePartitions round trip, for context
+	partitions := 1
+	b.ResetTimer()
+	for range b.N {
+		for range changes {
+			partitions++
+			start := time.Now()
+			scAddPartitions(ctx, b, cl, topic, partitions)
+			call = append(call, time.Since(start))
+			e := scWaitPartitions(b, w, group, partitions, 30*time.Second)
+			evs = append(evs, e)
+		}
+	}
+	b.StopTimer()
+
+	decided := map[int64]time.Time{} // metadata offset -> time of the decision
+	for _, l := range kw.logLines(1, "rebalance needed") {
+		if l.str("group") == group {
+			at, err := time.Parse(time.RFC3339Nano, l.str("time"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			decided[l.int("metadata_offset")] = at
+		}
+	}
+	var total, toDecision, toArrival, toRead, readToDecision []time.Duration
+	seenMu.Lock()
+	defer seenMu.Unlock()
+	for _, e := range evs {
+		total = append(total, e.At.Sub(e.Env.Time))
+		at, ok := decided[e.Env.Data.MetadataOffset]
+		if !ok {
+			b.Fatalf("event %v matches no decision log line", e)
+		}
+		toDecision = append(toDecision, at.Sub(e.Env.Time))
+		toArrival = append(toArrival, e.At.Sub(at))
+		if read, ok := seen[e.Env.Data.MetadataOffset]; ok {
+			toRead = append(toRead, read.Sub(e.Env.Time))
+			readToDecision = append(readToDecision, at.Sub(read))
+		}
+	}
+	p := scPercentiles(total)
+	b.ReportMetric(ms(p[50]), "p50-ms")
+	b.ReportMetric(ms(p[90]), "p90-ms")
+	b.ReportMetric(ms(p[99]), "p99-ms")
+	b.ReportMetric(ms(p[100]), "max-ms")
+	b.ReportMetric(0, "ns/op")
+	b.Logf("%d changes: metadata batch append -> event at a NATS subscriber: %s (target p99 <= 100 ms: %v)",
+		len(total), scFormat(p), p[99] <= 100*time.Millisecond)
+	b.Logf("  append -> kraftwatch decision:          %s", scFormat(scPercentiles(toDecision)))
+	b.Logf("  decision -> subscriber:                 %s", scFormat(scPercentiles(toArrival)))
+	if len(toRead) > 0 {
+		b.Logf("  append -> read by an observer here:     %s (%d batches)", scFormat(scPercentiles(toRead)), len(toRead))
+		b.Logf("  read here -> kraftwatch decision:       %s", scFormat(scPercentiles(readToDecision)))
+	}
+	b.Logf("  (CreatePartitions round trip:           %s)", scFormat(scPercentiles(call)))
+}
+
+// BenchmarkSidecar10kGroups creates 10,000 real classic consumer groups on one topic
+// (one member each, joined and synced with kafka-go's group APIs, session timeout 30
+// minutes so they stay without heartbeats), starts kraftwatch (which announces each
+// group's first event), then adds a partition to the topic: one change that moves
+// 10k groups. It reports the time from the change's metadata batch append time to the
+// arrival of the last of the 10k events at a NATS subscriber (target 2 s), and the
+// start-up announcement of the 10k first events. KRAFTWATCH_BENCH_GROUPS changes the
+// number of groups.
+func BenchmarkSidecar10kGroups(b *testing.B) {
+	n := 10_000
+	if v := os.Getenv("KRAFTWATCH_BENCH_GROUPS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c, bin := sidecarSetup(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	ns := scStartNATS(b)
+	w := scWatch(b, ns.url(), c.ClusterID)
+	cl := scKafka(c)
+	prefix := fmt.Sprintf("fan%d", scBenchRound.Add(1)) // -count runs share the cluster
+	topic := prefix + "-orders"
+	scCreateTopic(ctx, b, cl, topic, 1)
+	start := time.Now()
+	scClassicGroups(ctx, b, c, prefix+"-g", topic, n)
+	b.Logf("%d classic groups created in %v", n, time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	kw := scStartKW(b, "kw", bin, scEnv(c, ns.url(), prefix+"-.*", "KRAFTWATCH_LOG_LEVEL=info"))
+	ready := kw.waitReady(5 * time.Minute)
+	first := scWaitCount(b, w, n, 5*time.Minute)
+	b.Logf("start-up: ready after %v (__consumer_offsets read, last events loaded, %d groups decided); %d first events at the subscriber %v after start",
+		ready.Round(time.Millisecond), n, n, first.Sub(start).Round(time.Millisecond))
+
+	b.ResetTimer()
+	partitions := 1
+	var all []time.Duration
+	for range b.N {
+		partitions++
+		before := len(w.all(b))
+		scAddPartitions(ctx, b, cl, topic, partitions)
+		scWaitCount(b, w, before+n, 5*time.Minute)
+		evs := w.all(b)[before:]
+		var batch time.Time
+		var firstAt, lastAt time.Time
+		for i, e := range evs {
+			r := scReason(b, e)
+			if r.Kind != publish.PartitionsAdded || int(r.NewPartitions) != partitions {
+				b.Fatalf("event %v: want partitions_added to %d", e, partitions)
+			}
+			if i == 0 {
+				batch, firstAt, lastAt = e.Env.Time, e.At, e.At
+			}
+			if !e.Env.Time.Equal(batch) {
+				b.Fatalf("events of one change carry different times: %v and %v", batch, e.Env.Time)
+			}
+			firstAt, lastAt = minTime(firstAt, e.At), maxTime(lastAt, e.At)
+		}
+		all = append(all, lastAt.Sub(batch))
+		b.Logf("one change, %d groups: append -> first event %v, -> last event %v (first to last %v, %.0f events/s)",
+			n, firstAt.Sub(batch).Round(time.Millisecond), lastAt.Sub(batch).Round(time.Millisecond),
+			lastAt.Sub(firstAt).Round(time.Millisecond), float64(n)/lastAt.Sub(firstAt).Seconds())
+	}
+	b.StopTimer()
+	slices.Sort(all)
+	b.ReportMetric(ms(all[len(all)-1]), "all-events-ms")
+	b.ReportMetric(0, "ns/op")
+	if r := w.repeated(); len(r) > 0 {
+		b.Fatalf("%d events received twice", len(r))
+	}
+}
+
+// scClassicGroups creates n classic consumer groups named prefix-00000..., each with
+// one member subscribed to topic, which it joins (JoinGroup, again with the member id
+// the coordinator asks for) and syncs (SyncGroup, assigning itself partition 0) with
+// kafka-go; the coordinator then stores each group's subscription in
+// __consumer_offsets. Members never heartbeat; a 30-minute session keeps them.
+func scClassicGroups(ctx context.Context, tb testing.TB, c *kafkatest.Cluster, prefix, topic string, n int) {
+	tb.Helper()
+	cl := &kafka.Client{Addr: kafka.TCP(c.Nodes[0].BrokerAddr), Timeout: time.Minute}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for range 64 {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				// Until __consumer_offsets exists and its partitions are loaded the
+				// coordinator answers with retriable errors.
+				for attempt := 1; ; attempt++ {
+					err := scClassicGroup(ctx, cl, fmt.Sprintf("%s-%05d", prefix, i), topic)
+					if err == nil {
+						break
+					}
+					if attempt == 100 || !(errors.Is(err, kafka.NotCoordinatorForGroup) ||
+						errors.Is(err, kafka.GroupCoordinatorNotAvailable) || errors.Is(err, kafka.GroupLoadInProgress)) {
+						errs <- err
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		tb.Fatal(err)
+	}
+}
+
+func scClassicGroup(ctx context.Context, cl *kafka.Client, group, topic string) error {
+	join := &kafka.JoinGroupRequest{
+		GroupID: group, SessionTimeout: 30 * time.Minute, RebalanceTimeout: time.Minute, ProtocolType: "consumer",
+		Protocols: []kafka.GroupProtocol{{Name: "range", Metadata: kafka.GroupProtocolSubscription{Topics: []string{topic}}}},
+	}
+	res, err := cl.JoinGroup(ctx, join)
+	if err == nil && errors.Is(res.Error, kafka.MemberIDRequired) {
+		join.MemberID = res.MemberID
+		res, err = cl.JoinGroup(ctx, join)
+	}
+	if err == nil {
+		err = res.Error
+	}
+	if err != nil {
+		return fmt.Errorf("group %s: join: %w", group, err)
+	}
+	sync, err := cl.SyncGroup(ctx, &kafka.SyncGroupRequest{
+		GroupID: group, GenerationID: res.GenerationID, MemberID: res.MemberID, ProtocolType: "consumer", ProtocolName: "range",
+		Assignments: []kafka.SyncGroupRequestAssignment{{MemberID: res.MemberID,
+			Assignment: kafka.GroupProtocolAssignment{AssignedPartitions: map[string][]int{topic: {0}}}}},
+	})
+	if err == nil {
+		err = sync.Error
+	}
+	if err != nil {
+		return fmt.Errorf("group %s: sync: %w", group, err)
+	}
+	return nil
+}
+
+// scWaitPartitions waits for group's event announcing partitions added up to count.
+func scWaitPartitions(tb testing.TB, w *scWatcher, group string, count int, timeout time.Duration) scEvent {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		evs := w.all(tb)
+		for i := len(evs) - 1; i >= 0; i-- {
+			e := evs[i]
+			if e.Env.Data.GroupID != group || len(e.Env.Data.Reasons) != 1 {
+				continue
+			}
+			if r := e.Env.Data.Reasons[0]; r.Kind == publish.PartitionsAdded && int(r.NewPartitions) == count {
+				return e
+			}
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("no event of group %s for %d partitions after %v", group, count, timeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// scWaitCount waits until the subscriber has n distinct events and returns when the
+// n-th arrived.
+func scWaitCount(tb testing.TB, w *scWatcher, n int, timeout time.Duration) time.Time {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if evs := w.all(tb); len(evs) >= n {
+			return evs[n-1].At
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%d of %d events after %v", len(w.all(tb)), n, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// scPercentiles returns the 50th, 90th, 99th and 100th percentiles (nearest rank).
+func scPercentiles(ds []time.Duration) map[int]time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	out := map[int]time.Duration{}
+	for _, p := range []int{50, 90, 99, 100} {
+		i := (p*len(s)+99)/100 - 1
+		out[p] = s[max(i, 0)]
+	}
+	return out
+}
+
+func scFormat(p map[int]time.Duration) string {
+	return fmt.Sprintf("p50 %v, p90 %v, p99 %v, max %v", p[50].Round(100*time.Microsecond), p[90].Round(100*time.Microsecond),
+		p[99].Round(100*time.Microsecond), p[100].Round(100*time.Microsecond))
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
