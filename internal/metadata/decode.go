@@ -13,6 +13,10 @@ const FrameVersion = 1
 // version. Every record it returns is newly allocated, except byte-slice fields,
 // which share memory with value. Errors are *DecodeError.
 func Decode(value []byte) (Record, int16, error) {
+	var p PartitionRecord
+	if v, ok := decodePartitionFast(value, &p, nil); ok {
+		return &p, v, nil
+	}
 	r := &reader{}
 	r.Reset(value)
 	return decode(r, nil)
@@ -37,6 +41,9 @@ type Decoder struct {
 // the lifetime of its result.
 func (d *Decoder) Decode(value []byte) (Record, int16, error) {
 	d.arena.reset()
+	if v, ok := decodePartitionFast(value, &d.partition, &d.arena); ok {
+		return &d.partition, v, nil
+	}
 	d.r = reader{arena: &d.arena}
 	d.r.Reset(value)
 	return decode(&d.r, d)
@@ -67,7 +74,65 @@ func (d *Decoder) scratch(t RecordType) Record {
 	return nil
 }
 
-func decode(r *reader, d *Decoder) (Record, int16, error) {
+// scratcher hands out the records a decode fills in, or nil to allocate one.
+type scratcher interface {
+	scratch(t RecordType) Record
+}
+
+// BatchDecoder decodes many records that stay valid together: what Decode returns,
+// and the slices inside it, are valid until Reset, so a whole batch of decoded records
+// can be handed to another goroutine. Strings are always newly allocated. Partition
+// and topic records and their arrays live in buffers that Reset reuses, so once they
+// have grown to a batch's size decoding a snapshot allocates only the strings and
+// the few records of other types. A BatchDecoder is not safe for concurrent use; its
+// zero value is ready to use.
+type BatchDecoder struct {
+	arena      arena
+	partitions []PartitionRecord
+	topics     []TopicRecord
+}
+
+// Decode decodes one framed metadata record value; see the type's documentation for
+// the lifetime of its result.
+func (d *BatchDecoder) Decode(value []byte) (Record, int16, error) {
+	if len(value) >= 2 && value[1] == byte(TypePartition) {
+		// A slot that the fast path overwrites whole, so it need not be zeroed.
+		n := len(d.partitions)
+		if n == cap(d.partitions) {
+			d.partitions = append(d.partitions, PartitionRecord{})
+		}
+		d.partitions = d.partitions[:n+1]
+		if v, ok := decodePartitionFast(value, &d.partitions[n], &d.arena); ok {
+			return &d.partitions[n], v, nil
+		}
+		d.partitions = d.partitions[:n]
+	}
+	r := reader{arena: &d.arena}
+	r.Reset(value)
+	return decode(&r, d)
+}
+
+// Reset makes the memory of every record decoded so far available again: they must
+// no longer be used.
+func (d *BatchDecoder) Reset() {
+	d.arena.reset()
+	d.partitions = d.partitions[:0]
+	d.topics = d.topics[:0]
+}
+
+func (d *BatchDecoder) scratch(t RecordType) Record {
+	switch t {
+	case TypePartition:
+		d.partitions = append(d.partitions, PartitionRecord{})
+		return &d.partitions[len(d.partitions)-1]
+	case TypeTopic:
+		d.topics = append(d.topics, TopicRecord{})
+		return &d.topics[len(d.topics)-1]
+	}
+	return nil
+}
+
+func decode(r *reader, d scratcher) (Record, int16, error) {
 	fail := func(key, ver int, err error) (Record, int16, error) {
 		return nil, 0, &DecodeError{APIKey: key, Version: ver, Offset: -1, Err: err}
 	}

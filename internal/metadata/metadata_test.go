@@ -447,6 +447,10 @@ func FuzzRecord(f *testing.F) {
 		if (err == nil) != (err2 == nil) || (err == nil && (v != v2 || !bytes.Equal(enc(rec, v), enc(rec2, v2)))) {
 			t.Fatalf("Decode and Decoder disagree: %v / %v", err, err2)
 		}
+		// The fast path for PartitionRecords decodes exactly as the general path.
+		if _, ok := rec.(*PartitionRecord); ok || (len(in) > 1 && in[1] == byte(TypePartition)) {
+			sameDecode(t, in)
+		}
 		if err != nil {
 			var de *DecodeError
 			if !errors.As(err, &de) {

@@ -83,6 +83,16 @@ func growInts(s []int32, n int) []int32 {
 	return ns
 }
 
+func growUUIDs(s []UUID, n int) []UUID {
+	if len(s)+n <= cap(s) {
+		return s[:len(s)+n]
+	}
+	// Old slices handed out stay valid: they keep the old backing array alive.
+	ns := make([]UUID, len(s)+n, max(2*cap(s), len(s)+n, 64))
+	copy(ns, s)
+	return ns
+}
+
 // uuidArray reads a compact []uuid with the same null rules as int32s.
 func (r *reader) uuidArray(nullable bool) []UUID {
 	n := r.count(nullable, 16)
@@ -99,12 +109,7 @@ func (r *reader) uuidArray(nullable bool) []UUID {
 	if r.arena != nil {
 		a := r.arena
 		start := len(a.uuids)
-		if start+n > cap(a.uuids) {
-			ns := make([]UUID, start, max(2*cap(a.uuids), start+n, 64))
-			copy(ns, a.uuids)
-			a.uuids = ns
-		}
-		a.uuids = a.uuids[:start+n]
+		a.uuids = growUUIDs(a.uuids, n)
 		s = a.uuids[start : start+n : start+n]
 	} else {
 		s = make([]UUID, n)

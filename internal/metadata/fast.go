@@ -1,0 +1,191 @@
+package metadata
+
+import "math"
+
+// decodePartitionFast decodes value into x when it is a PartitionRecord in the form
+// Kafka writes: one-byte frame header, varints of at most five bytes, every count and
+// length in range, only Kafka's tagged fields (the leader recovery state and the ELR
+// lists) or unknown ones, nothing after the body. It reports whether it did; for
+// anything else it leaves the arena as it was and x half written, and the caller
+// takes the general path, which also explains what is wrong. What it decodes is what the
+// general path decodes (TestPartitionFastMatchesGeneral, FuzzRecord). With a nil
+// arena, arrays are newly allocated.
+func decodePartitionFast(value []byte, x *PartitionRecord, a *arena) (int16, bool) {
+	if len(value) < 3 || value[0] != FrameVersion || value[1] != byte(TypePartition) || value[2] > 2 {
+		return 0, false
+	}
+	v := int16(value[2])
+	var ints, uuids int
+	if a != nil {
+		ints, uuids = len(a.ints), len(a.uuids)
+	}
+	f := fastReader{b: value[3:], a: a}
+	rec := x
+	rec.PartitionID = f.int32()
+	rec.TopicID = f.uuid()
+	rec.Replicas = f.int32s(false)
+	rec.ISR = f.int32s(false)
+	rec.RemovingReplicas = f.int32s(false)
+	rec.AddingReplicas = f.int32s(false)
+	rec.Leader = f.int32()
+	rec.LeaderEpoch = f.int32()
+	rec.PartitionEpoch = f.int32()
+	rec.Directories = nil
+	if v >= 1 {
+		rec.Directories = f.uuidArray()
+	}
+	rec.LeaderRecoveryState, rec.EligibleLeaderReplicas, rec.LastKnownELR = 0, nil, nil
+	n := f.uvarint()
+	if n > uint64(len(f.b)/2) {
+		f.bad = true
+	}
+	prev := int64(-1)
+	for ; n > 0 && !f.bad; n-- {
+		tag, size := f.uvarint(), f.uvarint()
+		if f.bad || tag > 1<<31 || int64(tag) <= prev || size > uint64(len(f.b)) {
+			f.bad = true
+			break
+		}
+		prev = int64(tag)
+		p := fastReader{b: f.b[:size], a: a}
+		f.b = f.b[size:]
+		switch {
+		case tag == 0:
+			rec.LeaderRecoveryState = int8(p.byte())
+		case tag == 1 && v >= 2:
+			rec.EligibleLeaderReplicas = p.int32s(true)
+		case tag == 2 && v >= 2:
+			rec.LastKnownELR = p.int32s(true)
+		case tag <= 2:
+			p.bad = true // a known tag at a version without it
+		default:
+			continue // unknown tags are skipped
+		}
+		if p.bad || len(p.b) != 0 {
+			f.bad = true
+		}
+	}
+	if f.bad || len(f.b) != 0 {
+		if a != nil {
+			a.ints, a.uuids = a.ints[:ints], a.uuids[:uuids]
+		}
+		return 0, false
+	}
+	return v, true
+}
+
+// fastReader reads what decodePartitionFast accepts. After the first thing it does
+// not accept, bad is set and it reads zeros.
+type fastReader struct {
+	b   []byte
+	a   *arena
+	bad bool
+}
+
+func (f *fastReader) byte() byte {
+	if len(f.b) < 1 {
+		f.bad = true
+		return 0
+	}
+	c := f.b[0]
+	f.b = f.b[1:]
+	return c
+}
+
+func (f *fastReader) int32() int32 {
+	if len(f.b) < 4 {
+		f.bad = true
+		return 0
+	}
+	v := int32(uint32(f.b[0])<<24 | uint32(f.b[1])<<16 | uint32(f.b[2])<<8 | uint32(f.b[3]))
+	f.b = f.b[4:]
+	return v
+}
+
+func (f *fastReader) uuid() UUID {
+	var u UUID
+	if len(f.b) < 16 {
+		f.bad = true
+		return u
+	}
+	copy(u[:], f.b)
+	f.b = f.b[16:]
+	return u
+}
+
+// uvarint reads an unsigned varint of at most five bytes.
+func (f *fastReader) uvarint() uint64 {
+	var u uint64
+	for i := 0; i < len(f.b) && i < 5; i++ {
+		c := f.b[i]
+		u |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			f.b = f.b[i+1:]
+			return u
+		}
+	}
+	f.bad = true
+	return 0
+}
+
+// count reads a compact array length as reader.count does for elements of size
+// bytes: -1 for null, which only a nullable array may be.
+func (f *fastReader) count(nullable bool, size int) int {
+	u := f.uvarint()
+	// (u-1)*size > len is (u-1) > len/size, as kbin checks it, without dividing.
+	if f.bad || u > math.MaxInt32 || (u == 0 && !nullable) || (int64(u)-1)*int64(size) > int64(len(f.b)) {
+		f.bad = true
+		return -1
+	}
+	return int(u) - 1
+}
+
+// int32s reads a compact []int32 with reader.int32s's rules for null and empty.
+func (f *fastReader) int32s(nullable bool) []int32 {
+	n := f.count(nullable, 4)
+	switch {
+	case f.bad || n < 0:
+		return nil
+	case n == 0:
+		if nullable {
+			return emptyInt32s
+		}
+		return nil
+	}
+	var s []int32
+	if a := f.a; a != nil {
+		start := len(a.ints)
+		a.ints = growInts(a.ints, n)
+		s = a.ints[start : start+n : start+n]
+	} else {
+		s = make([]int32, n)
+	}
+	raw := f.b[:4*n]
+	for i := range s {
+		s[i] = int32(uint32(raw[4*i])<<24 | uint32(raw[4*i+1])<<16 | uint32(raw[4*i+2])<<8 | uint32(raw[4*i+3]))
+	}
+	f.b = f.b[4*n:]
+	return s
+}
+
+// uuidArray reads a non-nullable compact []uuid with reader.uuidArray's rules.
+func (f *fastReader) uuidArray() []UUID {
+	n := f.count(false, 16)
+	if f.bad || n <= 0 {
+		return nil
+	}
+	var s []UUID
+	if a := f.a; a != nil {
+		start := len(a.uuids)
+		a.uuids = growUUIDs(a.uuids, n)
+		s = a.uuids[start : start+n : start+n]
+	} else {
+		s = make([]UUID, n)
+	}
+	raw := f.b[:16*n]
+	for i := range s {
+		s[i] = UUID(raw[16*i : 16*i+16])
+	}
+	f.b = f.b[16*n:]
+	return s
+}

@@ -1,0 +1,136 @@
+package metadata
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/kraftwatch/kraftwatch/internal/kbin"
+)
+
+// decodeGeneral decodes value on the general path only.
+func decodeGeneral(value []byte) (Record, int16, error) {
+	r := &reader{}
+	r.Reset(value)
+	return decode(r, nil)
+}
+
+// sameDecode fails unless Decode, a Decoder and a BatchDecoder (fast path or not)
+// decode value exactly as the general path does: the same record (nil and empty
+// slices told apart), version and error.
+func sameDecode(t *testing.T, value []byte) {
+	t.Helper()
+	want, wv, werr := decodeGeneral(value)
+	var d Decoder
+	var bd BatchDecoder
+	bd.Decode([]byte{1, 3, 0}) // something decoded before, to be kept
+	for name, dec := range map[string]func([]byte) (Record, int16, error){"Decode": Decode, "Decoder": d.Decode, "BatchDecoder": bd.Decode} {
+		got, v, err := dec(value)
+		if fmt.Sprint(err) != fmt.Sprint(werr) || v != wv || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: %#v v%d %v\ngeneral: %#v v%d %v", name, got, v, err, want, wv, werr)
+		}
+	}
+}
+
+// TestPartitionFastMatchesGeneral: PartitionRecords the fast path takes, and ones it
+// leaves to the general path, decode alike.
+func TestPartitionFastMatchesGeneral(t *testing.T) {
+	full := &PartitionRecord{PartitionID: 7, TopicID: topicU, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2},
+		RemovingReplicas: []int32{3}, AddingReplicas: []int32{4}, Leader: 1, LeaderEpoch: 5, PartitionEpoch: 9,
+		LeaderRecoveryState: 1, Directories: []UUID{dirA, {}, dirA}, EligibleLeaderReplicas: []int32{2}, LastKnownELR: []int32{}}
+	var values [][]byte
+	for v := int16(0); v <= 2; v++ {
+		for _, r := range []*PartitionRecord{full, {TopicID: topicU}, {Replicas: []int32{1}, EligibleLeaderReplicas: []int32{}, LastKnownELR: []int32{5, 6}}} {
+			b, err := Append(nil, r, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			values = append(values, b)
+			// Every prefix, and extra bytes after it.
+			for i := range b {
+				values = append(values, b[:i])
+			}
+			values = append(values, append(bytes.Clone(b), 0))
+		}
+	}
+	body := func(v byte, tags ...[]byte) []byte {
+		b := []byte{1, 3, v}
+		b = binary.BigEndian.AppendUint32(b, 1)
+		b = append(b, topicU[:]...)
+		b = append(b, 2, 0, 0, 0, 1, 1, 1, 1) // replicas [1], isr, removing, adding empty
+		b = append(b, make([]byte, 12)...)
+		if v >= 1 {
+			b = append(b, 1) // no directories
+		}
+		b = kbin.AppendUvarint(b, uint64(len(tags)))
+		for _, tg := range tags {
+			b = append(b, tg...)
+		}
+		return b
+	}
+	values = append(values,
+		body(2),
+		body(2, []byte{0, 1, 1}),                               // leader recovery state
+		body(2, []byte{0, 0}),                                  // tag 0 empty
+		body(2, []byte{0, 2, 1, 0}),                            // tag 0 too long
+		body(2, []byte{1, 1, 0}),                               // null ELR
+		body(2, []byte{1, 1, 1}),                               // empty ELR
+		body(2, []byte{1, 5, 2, 0, 0, 0, 4}),                   // ELR [4]
+		body(2, []byte{1, 6, 2, 0, 0, 0, 4, 9}),                // ELR with a byte left over
+		body(2, []byte{1, 1, 3}),                               // ELR count beyond the payload
+		body(1, []byte{1, 1, 1}),                               // ELR tag at v1
+		body(2, []byte{2, 1, 1}, []byte{1, 1, 1}),              // tags out of order
+		body(2, []byte{0, 1, 1}, []byte{0, 1, 1}),              // tag repeated
+		body(2, []byte{9, 3, 1, 2, 3}),                         // unknown tag
+		body(2, []byte{9, 9, 1}),                               // unknown tag beyond the input
+		body(0, []byte{0x80, 0x80, 0x80, 0x80, 0x01, 0}),       // five-byte tag varint
+		body(0, []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0}), // six-byte tag varint
+		body(2, []byte{0x81, 0x00, 1, 1}),                      // non-canonical tag varint
+		[]byte{1, 3, 3, 0},                                     // unknown version
+		[]byte{0x81, 0, 3, 0},                                  // non-canonical frame
+	)
+	nullReplicas := body(0)
+	nullReplicas[3+4+16] = 0
+	values = append(values, nullReplicas)
+	for i, v := range values {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { sameDecode(t, v) })
+	}
+}
+
+// TestBatchDecoderKeepsRecords: records stay valid until Reset, and Reset reuses the
+// memory.
+func TestBatchDecoderKeepsRecords(t *testing.T) {
+	var d BatchDecoder
+	var want []string
+	var got []Record
+	for i := range 3000 {
+		var r Record = &PartitionRecord{PartitionID: int32(i), TopicID: topicU, Replicas: []int32{int32(i), 1}, Directories: []UUID{dirA, {byte(i)}}}
+		if i%100 == 0 {
+			r = &TopicRecord{Name: fmt.Sprint("t", i), TopicID: topicU}
+		}
+		b, _ := Append(nil, r, r.Type().MaxVersion())
+		rec, _, err := d.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, fmt.Sprintf("%+v", r))
+		got = append(got, rec)
+	}
+	for i := range got {
+		if g := fmt.Sprintf("%+v", got[i]); g != want[i] {
+			t.Fatalf("record %d: %s, want %s", i, g, want[i])
+		}
+	}
+	d.Reset()
+	b, _ := Append(nil, &PartitionRecord{Replicas: []int32{1, 2, 3}}, 2)
+	if n := testing.AllocsPerRun(100, func() {
+		d.Reset()
+		for range 1000 {
+			d.Decode(b)
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations per 1000 records after Reset", n)
+	}
+}
