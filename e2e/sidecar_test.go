@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -82,7 +83,11 @@ func sidecarSetup(t testing.TB) (*kafkatest.Cluster, string) {
 		bin := filepath.Join(dir, "kraftwatch")
 		built := make(chan error, 1)
 		go func() {
-			cmd := exec.Command("go", "build", "-o", bin, ".")
+			args := []string{"build", "-o", bin}
+			if scRace {
+				args = append(args, "-race")
+			}
+			cmd := exec.Command("go", append(args, ".")...)
 			cmd.Dir = root
 			if out, err := cmd.CombinedOutput(); err != nil {
 				built <- fmt.Errorf("go build kraftwatch: %w\n%s", err, out)
@@ -232,6 +237,11 @@ func scStartKW(t testing.TB, name, bin string, env []string) *scKW {
 	k := &scKW{t: t, name: name, bin: bin, env: env, dir: t.TempDir()}
 	t.Cleanup(func() {
 		k.kill()
+		for i, l := range k.logs {
+			if b, err := os.ReadFile(l); err == nil && bytes.Contains(b, []byte("WARNING: DATA RACE")) {
+				t.Errorf("kraftwatch %s run %d: data race:\n%s", name, i+1, b[bytes.Index(b, []byte("WARNING: DATA RACE")):])
+			}
+		}
 		if t.Failed() {
 			for i, l := range k.logs {
 				t.Logf("kraftwatch %s run %d log tail:\n%s", name, i+1, scTail(l, 25))
@@ -616,7 +626,7 @@ func (w *scWatcher) expect(t testing.TB, want map[string]int, timeout time.Durat
 			delete(want, g)
 		}
 	}
-	if !mapsEqual(got, want) {
+	if !maps.Equal(got, want) {
 		t.Fatalf("events per group %v, want exactly %v; events:\n%s", got, want, scList(evs))
 	}
 	out := map[string][]scEvent{}
@@ -624,18 +634,6 @@ func (w *scWatcher) expect(t testing.TB, want map[string]int, timeout time.Durat
 		out[g] = scGroup(evs, g)
 	}
 	return out
-}
-
-func mapsEqual(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if bv, ok := b[k]; !ok || bv != v {
-			return false
-		}
-	}
-	return true
 }
 
 func scList(evs []scEvent) string {
@@ -839,11 +837,15 @@ func scMembers(ctx context.Context, t testing.TB, c *kafkatest.Cluster, topicOf 
 	var mu sync.Mutex
 	var members []*kafkatest.Member
 	t.Cleanup(func() {
+		start := time.Now()
 		var wg sync.WaitGroup
 		for _, m := range members {
 			wg.Go(m.Close)
 		}
 		wg.Wait()
+		if d := time.Since(start); d > 3*time.Second {
+			t.Logf("members took %v to leave", d.Round(time.Millisecond))
+		}
 	})
 	var wg sync.WaitGroup
 	errs := make(chan error, len(topicOf))
@@ -879,6 +881,18 @@ func scTail(path string, lines int) string {
 		all = all[len(all)-lines:]
 	}
 	return strings.Join(all, "\n")
+}
+
+// scWaitStep waits until a burst running in another goroutine has made step n.
+func scWaitStep(t testing.TB, step *atomic.Int32, n int32) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for step.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the burst is stuck at step %d, waiting for %d", step.Load(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // scReason returns the single reason of e, failing t when there is not exactly one.
@@ -1105,9 +1119,7 @@ func TestSidecarSIGKILL(t *testing.T) {
 	killedAt := step.Load()
 	before := map[string]int{"kill-a": len(scGroup(w.all(t), "kill-a")), "kill-b": len(scGroup(w.all(t), "kill-b"))}
 	// Two more steps while it is down, then start it again while the burst goes on.
-	for step.Load() < killedAt+2 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	scWaitStep(t, &step, killedAt+2)
 	restartedAt := step.Load()
 	kw.start()
 	kw.waitReady(time.Minute)
@@ -1357,9 +1369,7 @@ func TestSidecarSIGTERM(t *testing.T) {
 		}
 		burst <- nil
 	}()
-	for step.Load() < 4 {
-		time.Sleep(time.Millisecond)
-	}
+	scWaitStep(t, &step, 4)
 	code, took := kw.stop(syscall.SIGTERM)
 	if err := <-burst; err != nil {
 		t.Fatal(err)
