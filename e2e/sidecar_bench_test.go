@@ -184,7 +184,15 @@ func BenchmarkSidecar10kGroups(b *testing.B) {
 		before := len(w.all(b))
 		scAddPartitions(ctx, b, cl, topic, partitions)
 		scWaitCount(b, w, before+n, 5*time.Minute)
+		time.Sleep(time.Second)
 		evs := w.all(b)[before:]
+		groups := map[string]bool{}
+		for _, e := range evs {
+			groups[e.Env.Data.GroupID] = true
+		}
+		if len(evs) != n || len(groups) != n {
+			b.Fatalf("one change: %d events for %d groups, want one for each of %d", len(evs), len(groups), n)
+		}
 		var batch time.Time
 		var firstAt, lastAt time.Time
 		for i, e := range evs {
