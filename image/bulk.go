@@ -1,26 +1,35 @@
 package image
 
-import "github.com/kraftwatch/kraftwatch/internal/metadata"
+import (
+	"encoding/binary"
 
-// bulk buffers the partitions of a topic created in the current delta while they
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
+)
+
+// bulk fills a topic created in the current delta with its partitions while they
 // arrive in id order 0, 1, 2, ..., as Kafka writes them after the TopicRecord (in a
-// snapshot, and for a new topic in the log), and stores them in the topic in one go:
-// one exactly sized array for all their replica lists and one for their slots, with
-// the radix trie built bottom up. The image is the same as replaying them one by one
-// (TestBulkMatchesReplay); it costs a fraction of the allocations and copying.
+// snapshot, and for a new topic in the log): their slots go straight into leaves of
+// 32, their lists into large shared chunks, and flush builds the radix trie over the
+// leaves bottom up. The image is the same as replaying them one by one
+// (TestBulkMatchesReplay), for a fraction of the allocations and copying.
 //
 // Any other record, and Apply, first flushes the buffered partitions into the topic,
 // so nothing else ever sees a topic with partitions pending.
 type bulk struct {
-	t     *Topic      // the topic being filled; nil when nothing is buffered
-	parts []partition // buffered partitions; data is nil, lists live in ints
-	ints  []int32     // the packed lists of parts, in order
+	t      *Topic        // the topic being filled; nil when nothing is buffered
+	n      int           // partitions buffered
+	leaves [][]partition // full leaves of 32 slots, then the one being filled
 }
+
+// Lists are carved from chunks of listChunk int32s, shared by the partitions of
+// consecutive topics; a list set larger than listChunk/8 gets an array of its own.
+// A chunk is freed once no partition uses it any more.
+const listChunk = 16 << 10
 
 // bulkMatches reports whether rec is the next partition of the buffered topic.
 func (d *Delta) bulkMatches(rec metadata.Record) bool {
 	r, ok := rec.(*metadata.PartitionRecord)
-	return ok && r.TopicID == d.bulk.t.id && r.PartitionID == int32(len(d.bulk.parts))
+	return ok && r.TopicID == d.bulk.t.id && r.PartitionID == int32(d.bulk.n)
 }
 
 // bulkStart reports whether partition id of t (as returned by d.topic) can start a
@@ -29,32 +38,60 @@ func (d *Delta) bulkStart(t *Topic, id int32) bool {
 	return !d.noBulk && id == 0 && !d.lastInBase && t.parts.root == nil && t.edit == d.edit
 }
 
-// bulkAdd buffers r, the next partition of d.bulk.t. r has been validated.
+// lists returns room for n int32s that no one else uses.
+func (d *Delta) lists(n int) []int32 {
+	if n > len(d.chunk) {
+		if n > listChunk/8 {
+			return make([]int32, n)
+		}
+		d.chunk = make([]int32, listChunk)
+	}
+	s := d.chunk[:n:n]
+	d.chunk = d.chunk[n:]
+	return s
+}
+
+// bulkAdd adds r, the next partition of d.bulk.t. r has been validated.
 func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 	b := &d.bulk
 	p := partition{id: r.PartitionID, leader: r.Leader, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch,
 		lrs: r.LeaderRecoveryState, present: true}
 	lists := [listDirs][]int32{r.Replicas, r.ISR, r.RemovingReplicas, r.AddingReplicas, r.EligibleLeaderReplicas, r.LastKnownELR}
+	size := 0
 	for i, l := range lists {
 		p.n[i] = uint16(len(l))
-		b.ints = append(b.ints, l...)
+		size += len(l)
 	}
 	if anyDirectory(r.Directories) {
 		p.n[listDirs] = uint16(len(r.Directories))
-		b.ints = appendUUIDInts(b.ints, r.Directories)
+		size += 4 * len(r.Directories)
 	}
-	b.parts = append(b.parts, p)
-}
-
-// appendUUIDInts appends each uuid as four big-endian int32, as partition.data holds
-// directories.
-func appendUUIDInts(data []int32, dirs []UUID) []int32 {
-	for _, u := range dirs {
-		for j := range 4 {
-			data = append(data, int32(uint32(u[4*j])<<24|uint32(u[4*j+1])<<16|uint32(u[4*j+2])<<8|uint32(u[4*j+3])))
+	data := d.lists(size)
+	at := 0
+	for _, l := range lists {
+		at += copy(data[at:], l)
+	}
+	if p.n[listDirs] > 0 {
+		for _, u := range r.Directories {
+			for j := range 4 {
+				data[at+j] = int32(binary.BigEndian.Uint32(u[4*j:]))
+			}
+			at += 4
 		}
 	}
-	return data
+	p.data = data
+	// The first leaf grows as needed (small topics are common); the others are
+	// allocated whole.
+	if k := len(b.leaves) - 1; k < 0 || len(b.leaves[k]) == 32 {
+		c := 32
+		if k < 0 {
+			c = 4
+		}
+		b.leaves = append(b.leaves, make([]partition, 0, c))
+	}
+	k := len(b.leaves) - 1
+	b.leaves[k] = append(b.leaves[k], p)
+	b.n++
 }
 
 // flush stores the buffered partitions in their topic and empties the buffer.
@@ -65,30 +102,18 @@ func (d *Delta) flush() {
 		return
 	}
 	b.t = nil
-	n := len(b.parts)
-	if n == 0 {
+	if b.n == 0 {
 		return
 	}
-	data := make([]int32, len(b.ints))
-	copy(data, b.ints)
-	slots := make([]partition, n)
-	off := 0
-	for i := range b.parts {
-		p := &slots[i]
-		*p = b.parts[i]
-		w := 0
-		for l := range nLists {
-			w += p.width(l)
-		}
-		p.data = data[off : off+w : off+w]
-		off += w
+	// The last leaf exactly as long as it needs to be.
+	if k := len(b.leaves) - 1; len(b.leaves[k]) < cap(b.leaves[k]) {
+		b.leaves[k] = append([]partition(nil), b.leaves[k]...)
 	}
-	// Leaves of 32 slots (the last one as long as needed), then interior levels of
-	// 32 kids, up to a single root: the shape pvec.set grows into.
-	nodes := make([]*pnode, 0, (n+31)/32)
-	for i := 0; i < n; i += 32 {
-		end := min(i+32, n)
-		nodes = append(nodes, &pnode{edit: d.edit, parts: slots[i:end:end]})
+	// Leaves, then interior levels of 32 kids up to a single root: the shape
+	// pvec.set grows into.
+	nodes := make([]*pnode, len(b.leaves))
+	for i, l := range b.leaves {
+		nodes[i] = &pnode{edit: d.edit, parts: l}
 	}
 	shift := uint(0)
 	for len(nodes) > 1 {
@@ -100,15 +125,9 @@ func (d *Delta) flush() {
 		nodes = up
 		shift += hbits
 	}
-	t.parts = pvec{root: nodes[0], shift: shift, count: int32(n)}
-	d.cur.partitions += n
-	if cap(b.parts) > maxBulkKept {
-		b.parts, b.ints = nil, nil // do not keep the buffers of a huge topic
-	}
-	b.parts = b.parts[:0]
-	b.ints = b.ints[:0]
+	t.parts = pvec{root: nodes[0], shift: shift, count: int32(b.n)}
+	d.cur.partitions += b.n
+	clear(b.leaves) // the topic holds them now
+	b.leaves = b.leaves[:0]
+	b.n = 0
 }
-
-// maxBulkKept bounds the buffered partitions whose buffers a Delta keeps for the
-// next topic.
-const maxBulkKept = 4096

@@ -24,9 +24,11 @@ type Delta struct {
 	last       *Topic
 	lastInBase bool
 	// bulk buffers the partitions of a new topic (see bulk.go); noBulk turns it off,
-	// for tests that compare both paths.
+	// for tests that compare both paths. chunk is the unused rest of the current
+	// chunk their lists are carved from.
 	bulk   bulk
 	noBulk bool
+	chunk  []int32
 }
 
 // touched records what a delta changed, to report it at Apply.
