@@ -49,5 +49,8 @@
 //
 // Concurrency: Run owns all mutable state on the caller's goroutine; the handler is
 // called on it. Image, Ready, LastError and Metrics may be used from any goroutine.
+// Loading a snapshot (the initial load, a rebuild, Load) reads and decodes it on one
+// more goroutine while the caller's goroutine replays it; that goroutine ends before
+// the load returns.
 // The subpackage observertest writes metadata log directories for tests.
 package observer

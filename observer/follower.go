@@ -56,6 +56,11 @@ type follower struct {
 	replaying bool   // inside a rebuild: inconsistencies are errors, not rebuilds
 	why       string // why the next rebuild is needed ("" for the initial load)
 	torn      batchRef
+	// oneShot makes rebuild load clean snapshots in one pass, replayed into
+	// snapshot.delta (loadSnapshot); the Observer sets it. Without it, or for a
+	// snapshot that is not clean, snapshots are read whole and checked, and their
+	// records left to snapshotRecords.
+	oneShot bool
 }
 
 func newFollower(dir string, log *slog.Logger, m *Metrics) *follower {
@@ -112,12 +117,19 @@ func (f *follower) rebuild(s sink, why string) error {
 	for i := len(ls.snapshots) - 1; i >= 0 && snap == nil; i-- {
 		id := ls.snapshots[i]
 		path := filepath.Join(f.dir, id.FileName())
-		sn, err := readSnapshot(path, id)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // deleted since the listing
+		var sn *snapshot
+		var err error
+		if f.oneShot {
+			sn = loadSnapshot(path, id) // nil unless clean
 		}
-		if err == nil {
-			err = checkRecords(sn)
+		if sn == nil {
+			sn, err = readSnapshot(path, id)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted since the listing
+			}
+			if err == nil {
+				err = checkRecords(sn)
+			}
 		}
 		if err != nil {
 			f.m.BadSnapshots.Add(1)

@@ -55,6 +55,7 @@ func New(cfg Config) (*Observer, error) {
 	cfg.withDefaults()
 	o := &Observer{cfg: cfg, ready: make(chan struct{})}
 	o.f = newFollower(filepath.Clean(cfg.Dir), cfg.Logger, cfg.Metrics)
+	o.f.oneShot = true
 	return o, nil
 }
 
@@ -199,7 +200,10 @@ func (o *Observer) rebuild(f *follower, r *rebuild) error {
 	d := image.NewDelta(image.Empty)
 	prov := image.Empty.Provenance()
 	if r.snap != nil {
-		if err := f.snapshotRecords(r.snap, func(e Entry) error {
+		if r.snap.delta != nil { // loaded in one pass, without a problem to log
+			d, r.snap.delta = r.snap.delta, nil
+			o.cfg.Metrics.SnapshotRecords.Add(r.snap.records)
+		} else if err := f.snapshotRecords(r.snap, func(e Entry) error {
 			o.replay(d, e, r.snap.path)
 			return nil
 		}); err != nil {

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
 )
 
 // snapshot is a KRaft snapshot file read whole and checked: every batch valid, the
 // first a control batch starting with a SnapshotHeader, the last a control batch with
-// a SnapshotFooter. Its records are not decoded yet (see records).
+// a SnapshotFooter. Read by the careful path, its records are not decoded yet (see
+// follower.snapshotRecords); loaded in one pass (loadSnapshot), they are already
+// replayed into delta.
 type snapshot struct {
 	id      SnapshotID
 	path    string
@@ -19,6 +22,12 @@ type snapshot struct {
 	batches []recordbatch.Batch
 	// positions[i] is the byte position of batches[i] in the file.
 	positions []int64
+
+	// delta holds the snapshot's records replayed on image.Empty, not applied, when
+	// loadSnapshot loaded it (batches is then empty); records is how many records its
+	// data batches hold.
+	delta   *image.Delta
+	records int64
 }
 
 // readSnapshot reads and checks a snapshot file. Errors are *PosError wrapping
