@@ -5,7 +5,7 @@ SHELL := /bin/bash
 #   make lint      gofmt, go vet, staticcheck
 #   make fuzz      each fuzz target briefly
 #   make fixtures  regenerate the real Kafka fixtures in testdata/
-#   make bench     benchmarks (make bench-metadata: 1M-partition load vs Kafka)
+#   make bench     benchmarks (bench-metadata: 1M-partition load vs Kafka; bench-sidecar: latency)
 
 GO            ?= go
 KAFKA_VERSION ?= 4.3.1
@@ -14,7 +14,7 @@ FUZZTIME      ?= 10s
 LDFLAGS       ?= -s -w
 export KAFKA_VERSION
 
-.PHONY: all build test unit e2e kafka lint fuzz fixtures bench bench-metadata demo clean
+.PHONY: all build test unit e2e kafka lint fuzz fixtures bench bench-metadata bench-sidecar demo clean
 
 all: build
 
@@ -61,6 +61,10 @@ demo: build kafka
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Metadata append -> NATS subscriber latency over 100 real changes; 10k groups moved by one change.
+bench-sidecar: kafka
+	bench/sidecar.sh
 
 # 1M-partition snapshot: kraftwatch's load against kafka-metadata-shell, in one run.
 bench-metadata: kafka
