@@ -6,7 +6,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/segmentio/kafka-go"
 
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
@@ -25,13 +30,18 @@ import (
 // kafkaDialer): TLS verified against the cluster's CA with each SASL mechanism (PLAIN,
 // SCRAM-SHA-256, SCRAM-SHA-512, the last with a password file), TLS alone, and SASL
 // without TLS. Each reader must catch up and see the subscription of a KIP-848 group
-// whose member runs on the PLAINTEXT listener. A wrong password and an unknown CA must
-// each give a warning naming the cause while the reader retries, and Run must stop
-// cleanly when its context ends.
+// whose member runs on the PLAINTEXT listener. A wrong password, an unknown CA or a
+// client whose TLS or SASL does not match the listener must each give a warning while
+// the reader retries (never a silent hang), and Run must stop cleanly when its context
+// ends; so must a password changed under a running reader, which resumes once the
+// password is restored.
 func TestKafkaSecurity(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	// Two nodes, so that the partition readers also reach a broker-only node's
+	// secure listener through the addresses the metadata advertises.
 	c := kafkatest.New(t, kafkatest.Options{
+		Brokers:  []string{""},
 		Security: []kafkatest.Protocol{kafkatest.SASLSSL, kafkatest.SSL, kafkatest.SASLPlaintext},
 	})
 	if err := c.CreateTopic(ctx, "s-orders", 2, 1); err != nil {
@@ -45,6 +55,7 @@ func TestKafkaSecurity(t *testing.T) {
 	if _, err := member.WaitFor(ctx, "assigned "); err != nil {
 		t.Fatal(err)
 	}
+	fillConsumerOffsets(ctx, t, c, "s-orders")
 
 	user, password := "kraftwatch", c.Users["kraftwatch"]
 	if password == "" {
@@ -54,9 +65,12 @@ func TestKafkaSecurity(t *testing.T) {
 	if err := os.WriteFile(passwordFile, []byte(password+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Node 1's listener alone is the bootstrap server of the SASL_SSL and SSL cases:
+	// the reader must find node 2's listener from the metadata, and ask each broker
+	// for the end offsets of the partitions it leads.
 	saslSSL := func(mechanism string) []string {
 		return []string{
-			"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.BootstrapFor(kafkatest.SASLSSL),
+			"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.Nodes[0].Listeners[kafkatest.SASLSSL],
 			"KRAFTWATCH_KAFKA_TLS=true",
 			"KRAFTWATCH_KAFKA_TLS_CA_FILE=" + c.CAFile,
 			"KRAFTWATCH_KAFKA_SASL_MECHANISM=" + mechanism,
@@ -72,7 +86,7 @@ func TestKafkaSecurity(t *testing.T) {
 		{"SASL_SSL/SCRAM-SHA-256", append(saslSSL("SCRAM-SHA-256"), "KRAFTWATCH_KAFKA_SASL_PASSWORD="+password)},
 		{"SASL_SSL/SCRAM-SHA-512/password-file", append(saslSSL("SCRAM-SHA-512"), "KRAFTWATCH_KAFKA_SASL_PASSWORD_FILE="+passwordFile)},
 		{"SSL", []string{
-			"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.BootstrapFor(kafkatest.SSL),
+			"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.Nodes[0].Listeners[kafkatest.SSL],
 			"KRAFTWATCH_KAFKA_TLS=true",
 			"KRAFTWATCH_KAFKA_TLS_CA_FILE=" + c.CAFile,
 		}},
@@ -90,13 +104,17 @@ func TestKafkaSecurity(t *testing.T) {
 			select {
 			case <-r.CaughtUp():
 			case <-time.After(time.Minute):
-				t.Fatalf("reader did not catch up in a minute; log:\n%s", r.logs)
+				out, err := c.DescribeTopics(ctx)
+				t.Fatalf("reader did not catch up in a minute; log:\n%s\nkafka-topics --describe (err %v):\n%s", r.logs, err, out)
 			}
 			if r.Records() == 0 {
 				t.Fatalf("caught up with no record read; log:\n%s", r.logs)
 			}
 			if got := r.subscribed("s-group"); !slices.Equal(got, []string{"s-orders"}) {
 				t.Fatalf("after catch-up, s-group subscribes to %v, want [s-orders]; log:\n%s", got, r.logs)
+			}
+			if n := r.replayErrors(); n != 0 {
+				t.Errorf("%d records failed to replay; log:\n%s", n, r.logs)
 			}
 			if r.Retries() != 0 {
 				t.Errorf("%d retries; log:\n%s", r.Retries(), r.logs)
@@ -110,6 +128,7 @@ func TestKafkaSecurity(t *testing.T) {
 		env  []string
 		want string // in the warning logged while retrying
 	}{
+		// Wrong credentials or an untrusted certificate: the cause is named.
 		{"wrong password/PLAIN", append(saslSSL("PLAIN"), "KRAFTWATCH_KAFKA_SASL_PASSWORD=wrong-"+password),
 			"SASL Authentication Failed"},
 		{"wrong password/SCRAM-SHA-512", append(saslSSL("SCRAM-SHA-512"), "KRAFTWATCH_KAFKA_SASL_PASSWORD=wrong-"+password),
@@ -118,6 +137,28 @@ func TestKafkaSecurity(t *testing.T) {
 			"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.BootstrapFor(kafkatest.SSL),
 			"KRAFTWATCH_KAFKA_TLS=true",
 		}, "certificate signed by unknown authority"},
+		// A client whose TLS or SASL does not match the listener's protocol: the
+		// first two causes are named, the last two only show as an EOF.
+		{"SASL to SSL listener", []string{
+			"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.BootstrapFor(kafkatest.SSL),
+			"KRAFTWATCH_KAFKA_TLS_CA_FILE=" + c.CAFile,
+			"KRAFTWATCH_KAFKA_SASL_MECHANISM=PLAIN",
+			"KRAFTWATCH_KAFKA_SASL_USERNAME=" + user,
+			"KRAFTWATCH_KAFKA_SASL_PASSWORD=" + password,
+		}, "Illegal SASL State"},
+		{"no TLS to SSL listener", []string{
+			"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.BootstrapFor(kafkatest.SSL),
+		}, "broker appears to be expecting TLS"},
+		{"TLS to PLAINTEXT listener", []string{
+			"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.Bootstrap(),
+			"KRAFTWATCH_KAFKA_TLS=true",
+			"KRAFTWATCH_KAFKA_TLS_CA_FILE=" + c.CAFile,
+		}, "listing group record partitions"},
+		{"no SASL to SASL_SSL listener", []string{
+			"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.BootstrapFor(kafkatest.SASLSSL),
+			"KRAFTWATCH_KAFKA_TLS=true",
+			"KRAFTWATCH_KAFKA_TLS_CA_FILE=" + c.CAFile,
+		}, "listing group record partitions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -158,10 +199,10 @@ func TestKafkaSecurity(t *testing.T) {
 		if err := c.SetSCRAMPassword(ctx, "SCRAM-SHA-512", user, "rotated-"+password); err != nil {
 			t.Fatal(err)
 		}
+		restarted := time.Now()
 		if err := c.Nodes[0].Restart(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
-		restarted := time.Now()
 		line := r.logs.waitFor(ctx, "SASL Authentication Failed", time.Minute)
 		if line == "" {
 			t.Fatalf("no SASL failure logged in a minute after the restart; log:\n%s", r.logs)
@@ -169,7 +210,7 @@ func TestKafkaSecurity(t *testing.T) {
 		if !strings.Contains(line, "level=WARN") || !strings.Contains(line, "reading group records failed") {
 			t.Errorf("the failure is logged as %q, want the partition reader's warning", line)
 		}
-		t.Logf("%v after the restart: %s", time.Since(restarted).Round(time.Millisecond), strings.TrimSpace(line))
+		t.Logf("%v after the restart began: %s", time.Since(restarted).Round(time.Millisecond), strings.TrimSpace(line))
 		if err := c.SetSCRAMPassword(ctx, "SCRAM-SHA-512", user, password); err != nil {
 			t.Fatal(err)
 		}
@@ -192,15 +233,62 @@ func TestKafkaSecurity(t *testing.T) {
 
 // TestKafkaClientID checks that the groups reader's first connection, the metadata
 // Transport's (the partition readers use the Dialer, which always had it), names
-// kraftwatch as its client id. A listener standing in for a broker reads the first
-// request header and hangs up.
+// kraftwatch as its client id.
 func TestKafkaClientID(t *testing.T) {
+	addr, ids := fakeBroker(t)
+	r := startReaderEnv(t, []string{
+		"KRAFTWATCH_METADATA_LOG_DIR=" + t.TempDir(),
+		"KRAFTWATCH_BOOTSTRAP_SERVERS=" + addr,
+		"KRAFTWATCH_LOG_FORMAT=text",
+	})
+	defer r.stop(t)
+	select {
+	case id := <-ids:
+		if id != "kraftwatch" {
+			t.Errorf("client id %q, want kraftwatch", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no request in 10 s; log:\n%s", r.logs)
+	}
+}
+
+// TestReaderCommaSeparatedBrokers gives groups.Reader one Brokers entry holding two
+// addresses, as a caller passing a joined bootstrap list does: kafka-go's Transport
+// panicked on it; the reader must split it and connect.
+func TestReaderCommaSeparatedBrokers(t *testing.T) {
+	addr1, ids1 := fakeBroker(t)
+	addr2, ids2 := fakeBroker(t)
+	r, err := groups.NewReader(groups.ReaderConfig{
+		Brokers: []string{addr1 + ", " + addr2}, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, func(groups.Message) error { return nil }) }()
+	select {
+	case <-ids1:
+	case <-ids2:
+	case <-time.After(10 * time.Second):
+		t.Error("no request reached either address in 10 s")
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("Run: %v", err)
+	}
+}
+
+// fakeBroker listens on 127.0.0.1 in place of a broker: it reads the header of each
+// connection's first request, sends its client id on the channel and hangs up.
+func fakeBroker(t *testing.T) (string, <-chan string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	ids := make(chan string, 16)
+	t.Cleanup(func() { ln.Close() })
+	ids := make(chan string, 64)
 	go func() {
 		for {
 			conn, err := ln.Accept()
@@ -220,24 +308,64 @@ func TestKafkaClientID(t *testing.T) {
 				if _, err := io.ReadFull(conn, id); err != nil {
 					return
 				}
-				ids <- string(id)
+				select {
+				case ids <- string(id):
+				default:
+				}
 			}()
 		}
 	}()
-	dir := t.TempDir()
-	r := startReaderEnv(t, []string{
-		"KRAFTWATCH_METADATA_LOG_DIR=" + dir,
-		"KRAFTWATCH_BOOTSTRAP_SERVERS=" + ln.Addr().String(),
-		"KRAFTWATCH_LOG_FORMAT=text",
-	})
-	defer r.stop(t)
-	select {
-	case id := <-ids:
-		if id != "kraftwatch" {
-			t.Errorf("client id %q, want kraftwatch", id)
+	return ln.Addr().String(), ids
+}
+
+// fillConsumerOffsets gives every partition of __consumer_offsets a record, so that
+// catching up needs the partition readers to reach every broker: one offset commit
+// (on PLAINTEXT) of a simple group that Kafka maps to each partition. It fails t
+// unless the partitions' leaders are on two brokers.
+func fillConsumerOffsets(ctx context.Context, t *testing.T, c *kafkatest.Cluster, topic string) {
+	t.Helper()
+	conn, err := kafka.DialContext(ctx, "tcp", c.Nodes[0].BrokerAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := conn.ReadPartitions(groups.ConsumerOffsetsTopic)
+	conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaders := map[int]bool{}
+	for _, p := range parts {
+		leaders[p.Leader.ID] = true
+	}
+	if len(leaders) != 2 {
+		t.Fatalf("%s partitions are led by %d brokers, want 2: %+v", groups.ConsumerOffsetsTopic, len(leaders), parts)
+	}
+	client := &kafka.Client{Addr: kafka.TCP(strings.Split(c.Bootstrap(), ",")...), Timeout: 10 * time.Second}
+	for p := range len(parts) {
+		var id string
+		for i := 0; ; i++ {
+			// Kafka's partitionFor: abs(groupId.hashCode()) % partitions.
+			id = fmt.Sprintf("s-simple-%d", i)
+			var h int32
+			for _, b := range []byte(id) {
+				h = 31*h + int32(b)
+			}
+			if h == math.MinInt32 {
+				h = 0
+			}
+			if int(max(h, -h))%len(parts) == p {
+				break
+			}
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no request in 10 s; log:\n%s", r.logs)
+		res, err := client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
+			GroupID: id, GenerationID: -1, Topics: map[string][]kafka.OffsetCommit{topic: {{Partition: 0, Offset: 0}}},
+		})
+		if err == nil && res.Topics[topic][0].Error != nil {
+			err = res.Topics[topic][0].Error
+		}
+		if err != nil {
+			t.Fatalf("committing an offset for %s (partition %d): %v", id, p, err)
+		}
 	}
 }
 
@@ -248,6 +376,7 @@ type testReader struct {
 	logs  *logLines
 	mu    sync.Mutex
 	state *groups.State
+	bad   int // records Replay rejected
 	stopf context.CancelFunc
 	done  chan error
 }
@@ -288,6 +417,7 @@ func startReaderEnv(t *testing.T, env []string) *testReader {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if _, err := r.state.Replay(m.Key, m.Value); err != nil {
+				r.bad++
 				r.logs.Write([]byte("replay: " + err.Error() + "\n"))
 			}
 			return nil
@@ -308,6 +438,12 @@ func (r *testReader) stop(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("Run did not return 30 s after its context ended; log:\n%s", r.logs)
 	}
+}
+
+func (r *testReader) replayErrors() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bad
 }
 
 func (r *testReader) subscribed(group string) []string {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,7 +28,9 @@ type Message struct {
 
 // ReaderConfig configures a Reader.
 type ReaderConfig struct {
-	// Brokers are the bootstrap servers.
+	// Brokers are the bootstrap servers, host:port; an entry may also hold several,
+	// comma-separated (kafka-go's Transport panics on such an entry, so NewReader
+	// splits them).
 	Brokers []string
 	// Dialer carries TLS and SASL settings; nil means plaintext.
 	Dialer *kafka.Dialer
@@ -37,10 +42,23 @@ type ReaderConfig struct {
 
 // Validate reports the first missing or bad setting.
 func (c ReaderConfig) Validate() error {
-	if len(c.Brokers) == 0 {
+	if len(splitBrokers(c.Brokers)) == 0 {
 		return errors.New("groups: no bootstrap servers")
 	}
 	return nil
+}
+
+// splitBrokers returns one host:port per entry, splitting comma-separated entries.
+func splitBrokers(brokers []string) []string {
+	var out []string
+	for _, b := range brokers {
+		for _, addr := range strings.Split(b, ",") {
+			if addr = strings.TrimSpace(addr); addr != "" {
+				out = append(out, addr)
+			}
+		}
+	}
+	return out
 }
 
 // Reader consumes every partition of __consumer_offsets from its earliest offset and
@@ -63,6 +81,7 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Brokers = splitBrokers(cfg.Brokers)
 	if cfg.Topic == "" {
 		cfg.Topic = ConsumerOffsetsTopic
 	}
@@ -249,24 +268,50 @@ func (r *Reader) tryEndOffsets(ctx context.Context, client *kafka.Client) ([]int
 	if err := md.Topics[0].Error; err != nil {
 		return nil, fmt.Errorf("metadata of %s: %w", r.cfg.Topic, err)
 	}
+	// kafka-go's Transport routes ListOffsets by its cached cluster layout, which
+	// leaves out internal topics such as __consumer_offsets: the request would go to
+	// whichever bootstrap broker the connection reached and fail with
+	// NOT_LEADER_OR_FOLLOWER for every partition led by another broker. So each
+	// leader is asked, at its own address, for the partitions it leads.
 	n := len(md.Topics[0].Partitions)
-	req := make([]kafka.OffsetRequest, n)
-	for i := range req {
-		req[i] = kafka.LastOffsetOf(i)
-	}
-	res, err := client.ListOffsets(ctx, &kafka.ListOffsetsRequest{
-		Topics:         map[string][]kafka.OffsetRequest{r.cfg.Topic: req},
-		IsolationLevel: kafka.ReadCommitted,
-	})
-	if err != nil {
-		return nil, err
+	byLeader := map[string][]kafka.OffsetRequest{}
+	for _, p := range md.Topics[0].Partitions {
+		if p.Error != nil {
+			return nil, fmt.Errorf("partition %d: %w", p.ID, p.Error)
+		}
+		if p.ID < 0 || p.ID >= n {
+			return nil, fmt.Errorf("metadata of %s: partition %d of %d", r.cfg.Topic, p.ID, n)
+		}
+		if p.Leader.Host == "" {
+			return nil, fmt.Errorf("partition %d: %w", p.ID, kafka.LeaderNotAvailable)
+		}
+		addr := net.JoinHostPort(p.Leader.Host, strconv.Itoa(p.Leader.Port))
+		byLeader[addr] = append(byLeader[addr], kafka.LastOffsetOf(p.ID))
 	}
 	ends := make([]int64, n)
-	for _, po := range res.Topics[r.cfg.Topic] {
-		if po.Error != nil {
-			return nil, fmt.Errorf("partition %d: %w", po.Partition, po.Error)
+	answered := 0
+	for addr, req := range byLeader {
+		res, err := client.ListOffsets(ctx, &kafka.ListOffsetsRequest{
+			Addr:           kafka.TCP(addr),
+			Topics:         map[string][]kafka.OffsetRequest{r.cfg.Topic: req},
+			IsolationLevel: kafka.ReadCommitted,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("end offsets from %s: %w", addr, err)
 		}
-		ends[po.Partition] = po.LastOffset
+		for _, po := range res.Topics[r.cfg.Topic] {
+			if po.Error != nil {
+				return nil, fmt.Errorf("partition %d: %w", po.Partition, po.Error)
+			}
+			if po.Partition < 0 || po.Partition >= n {
+				return nil, fmt.Errorf("end offsets from %s: partition %d of %d", addr, po.Partition, n)
+			}
+			ends[po.Partition] = po.LastOffset
+			answered++
+		}
+	}
+	if answered != n {
+		return nil, fmt.Errorf("end offsets of %s: %d of %d partitions answered", r.cfg.Topic, answered, n)
 	}
 	return ends, nil
 }
