@@ -5,8 +5,9 @@
 // Node 1 is a combined controller+broker; further nodes are broker-only, each with its
 // own broker.rack. Every node has a PLAINTEXT listener (inter-broker and Bootstrap) and
 // node 1 a PLAINTEXT CONTROLLER listener; Options.Security adds client listeners with
-// TLS (a CA generated at start) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512). Every JVM is started in its own process group with a parent-death
-// signal, and Close (or the test's cleanup) stops them: no JVM outlives the test binary.
+// TLS (a CA generated at start) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512). Every
+// JVM is started in its own process group with a parent-death signal, and Close (or
+// the test's cleanup) stops them: no JVM outlives the test binary.
 //
 // The cluster also runs Kafka's own tools from the same jars (kafka-topics,
 // kafka-console-consumer, kafka-dump-log, kafka-metadata-shell) so tests can compare
