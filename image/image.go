@@ -145,6 +145,47 @@ func (t *Topic) Partitions() iter.Seq[Partition] {
 	}
 }
 
+// AppendReplicas appends the replica list of each partition 0 … NumPartitions()-1 to
+// dst, nil for an id the topic does not have, and returns the extended slice: what
+// Partition(i).Replicas() returns for each i, in one walk over the partitions. The
+// lists are shared with the image: do not modify them.
+func (t *Topic) AppendReplicas(dst [][]int32) [][]int32 {
+	start, n := len(dst), t.NumPartitions()
+	dst = t.parts.root.appendReplicas(dst, start, n)
+	for len(dst) < start+n {
+		dst = append(dst, nil)
+	}
+	return dst
+}
+
+// appendReplicas appends the replica lists of the partitions below n in n's subtree
+// to dst, where partition id goes to dst[start+id], and nil for the ids missing
+// before each.
+func (nd *pnode) appendReplicas(dst [][]int32, start, n int) [][]int32 {
+	if nd == nil {
+		return dst
+	}
+	for _, k := range nd.kids {
+		dst = k.appendReplicas(dst, start, n)
+	}
+	for i := range nd.parts {
+		p := &nd.parts[i]
+		if !p.present {
+			continue
+		}
+		id := int(p.id)
+		if id >= n {
+			break
+		}
+		for len(dst) < start+id {
+			dst = append(dst, nil)
+		}
+		r := p.n[listReplicas]
+		dst = append(dst, p.data[:r:r])
+	}
+	return dst
+}
+
 // Broker is a broker registration. Its LogDirs slice is shared: do not modify it.
 type Broker struct {
 	ID                   int32
