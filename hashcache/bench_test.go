@@ -10,6 +10,8 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/hashcache/hashcachetest"
+	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
 )
 
 // Benchmarks. Compare a scheme with the raw hash over the very bytes the scheme
@@ -79,6 +81,64 @@ func BenchmarkAllTopics(b *testing.B) {
 			for b.Loop() {
 				for _, t := range topics {
 					s.TopicHash(t, c)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/1M-partitions")
+		})
+	}
+}
+
+// benchImage is benchCluster as a metadata image: what kraftwatch hashes.
+var benchImage = sync.OnceValue(func() *image.Image {
+	c := benchCluster()
+	d := image.NewDelta(image.Empty)
+	replay := func(r metadata.Record) {
+		if err := d.Replay(r); err != nil {
+			panic(err)
+		}
+	}
+	for id := range int32(benchBrokers) {
+		rack := c.Racks[id]
+		replay(&metadata.RegisterBrokerRecord{BrokerID: id, BrokerEpoch: 1, Rack: &rack})
+	}
+	for _, t := range benchTopicList(c) {
+		replay(&metadata.TopicRecord{Name: t.TopicName, TopicID: t.TopicID})
+		for p, r := range t.Partitions {
+			replay(&metadata.PartitionRecord{TopicID: t.TopicID, PartitionID: int32(p), Replicas: r, ISR: r, Leader: r[0]})
+		}
+	}
+	im, _ := d.Apply(image.Provenance{})
+	return im
+})
+
+// BenchmarkAllTopicsImage is BenchmarkAllTopics on benchCluster as an image.Image
+// through ImageCluster: the same bytes, so BenchmarkRawHash is its floor too.
+func BenchmarkAllTopicsImage(b *testing.B) {
+	c := benchCluster()
+	cl := hashcache.ImageCluster{Image: benchImage()}
+	list := benchTopicList(c)
+	var topics []hashcache.Topic
+	for _, t := range list {
+		top, ok := cl.Topic(t.TopicName)
+		if !ok {
+			b.Fatal(t.TopicName)
+		}
+		topics = append(topics, top)
+	}
+	for _, s := range schemes() {
+		b.Run(s.Name(), func(b *testing.B) {
+			_, n := streams(s, c, list)
+			for i, t := range topics {
+				want := s.TopicHash(list[i], c)
+				if got := s.TopicHash(t, cl); got != want {
+					b.Fatalf("%s: image hash %x, want %x", t.Name(), got, want)
+				}
+			}
+			b.SetBytes(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, t := range topics {
+					s.TopicHash(t, cl)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/1M-partitions")

@@ -51,3 +51,10 @@ func CachedNames(c *Cache) []string {
 	slices.Sort(names)
 	return names
 }
+
+// BrokersSeen returns the brokers the last TopicHash of s read, sorted.
+func BrokersSeen(s Scheme) []int32 {
+	ids := slices.Clone(s.brokersSeen())
+	slices.Sort(ids)
+	return ids
+}

@@ -15,6 +15,16 @@ type Topic interface {
 	Replicas(i int) []int32
 }
 
+// ReplicaLister is an optional interface of a Topic: the replica lists of all its
+// partitions at once, so that a hash reads them without a call per partition.
+// ImageCluster's topics implement it.
+type ReplicaLister interface {
+	// AppendReplicas appends Replicas(i) for each i in 0 … NumPartitions()-1 to
+	// dst and returns the extended slice. The lists are only read, and not kept
+	// after the call that asked for them.
+	AppendReplicas(dst [][]int32) [][]int32
+}
+
 // Brokers resolves broker racks.
 type Brokers interface {
 	// Rack returns the rack of broker id. ok is false when the broker is not

@@ -3,16 +3,18 @@ package hashcache
 import "slices"
 
 // rackMemo turns the replica list of a partition into the bytes a scheme writes
-// for its racks, while one topic is hashed. It remembers, for the current topic
-// only:
-//   - each distinct broker's rack, so Brokers.Rack is asked once per broker;
-//   - each distinct replica list's encoded block, so the many partitions of a topic
-//     that share a replica list cost one table lookup and one copy.
-//
-// These are forgotten at the next topic (generation stamps instead of clearing),
-// so a broker's rack is never taken from an older image. Across topics it keeps
-// each rack string's encoding and its rank in the scheme's rack order (so sorting
-// a partition's racks compares small integers): both depend on the string alone.
+// for its racks. It remembers:
+//   - for the current topic only, each distinct broker's rack, so Brokers.Rack is
+//     asked once per broker and topic, and a broker's rack is never taken from an
+//     older image (generation stamps instead of clearing);
+//   - across topics, each rack string's encoding and its rank in the scheme's rack
+//     order (so sorting a partition's racks compares small integers): both depend on
+//     the string alone;
+//   - across topics, each distinct replica list with the racks of its brokers and its
+//     encoded block, so the many partitions that share a replica list cost one table
+//     lookup and one copy. The first time a topic uses a remembered list, the racks
+//     of its brokers are asked again and the block is encoded again if one changed;
+//     the block is only ever the one those racks give.
 type rackMemo struct {
 	// compare is the scheme's rack order. encodeRack appends the bytes of one
 	// rack; encodeBlock appends the bytes of a partition given its racks as
@@ -22,20 +24,22 @@ type rackMemo struct {
 	encodeBlock func(b []byte, m *rackMemo, racks []int32) []byte
 
 	src Brokers
-	gen uint32
+	gen uint32 // the current topic
 
 	// Brokers: ids below len(dense) are looked up directly, others in brokers.
 	dense   []brokerSlot
 	brokers map[int32]int32
 	ids     []int32 // distinct brokers seen, first-seen order
 
-	racks     []memoRack // every rack string seen, until maxRacks
-	rackIndex map[string]int32
-	enc       []byte // rack encodings
+	racks      []memoRack // every rack string seen, until maxRacks
+	rackIndex  map[string]int32
+	enc        []byte // rack encodings
+	racksEpoch uint32 // counts the times racks started afresh
 
 	tuples  []tupleSlot // open addressing over replica lists
 	nTuples int
 	tIDs    []int32 // replica lists of the tuples
+	tRacks  []int32 // the rack of each of those replicas when the block was encoded
 	blocks  []byte  // encoded blocks of the tuples
 	scratch []int32
 	once    []byte // the block of a replica list not remembered
@@ -44,6 +48,12 @@ type rackMemo struct {
 type brokerSlot struct {
 	gen  uint32
 	rack int32 // index in racks, -1 for none
+	// name and ok are what Rack returned for the broker the last time it was
+	// asked, in any topic, and rack its index then: asked again, the same answer
+	// needs no lookup in rackIndex.
+	name  string
+	ok    bool
+	epoch uint32 // racks epoch of rack; see rackMemo.racksEpoch
 }
 
 type memoRack struct {
@@ -57,26 +67,34 @@ type memoRack struct {
 const maxRacks = 1 << 14
 
 type tupleSlot struct {
-	gen              uint32
+	key              uint64 // packed replica list (see pack), 0 when it does not fit
 	hash             uint32
+	checked          uint32 // the topic whose racks the block was checked against
 	idOff, idEnd     int32
 	blockOff, blockE int32
+	used             bool
 }
 
-// maxTuples bounds the replica lists remembered per topic, so a topic whose
-// partitions all have different replica lists does not grow the memo without end.
-const maxTuples = 1 << 14
+// maxTuples bounds the replica lists remembered; past it, a topic's further lists
+// are encoded each time, and the memo starts afresh at the next topic. maxBlocks
+// bounds the bytes of their blocks the same way.
+const (
+	maxTuples = 1 << 14
+	maxBlocks = 4 << 20
+)
 
 // denseBrokers bounds the directly indexed broker ids; Kafka broker ids are
 // usually small.
 const denseBrokers = 4096
 
+// reset starts a new topic whose racks come from src.
 func (m *rackMemo) reset(src Brokers) {
 	m.src = src
 	m.gen++
 	if m.gen == 0 { // wrapped: old stamps could match again
 		clear(m.dense)
-		clear(m.tuples)
+		m.racksEpoch++
+		m.clearTuples()
 		m.gen = 1
 	}
 	clear(m.brokers)
@@ -85,13 +103,23 @@ func (m *rackMemo) reset(src Brokers) {
 		m.racks = m.racks[:0]
 		m.enc = m.enc[:0]
 		m.rackIndex = make(map[string]int32)
+		m.racksEpoch++  // brokers' rack indexes are stale
+		m.clearTuples() // so are theirs
 	}
-	m.nTuples = 0
-	m.tIDs = m.tIDs[:0]
-	m.blocks = m.blocks[:0]
+	if m.nTuples >= maxTuples || len(m.blocks) > maxBlocks {
+		m.clearTuples()
+	}
 	if m.tuples == nil {
 		m.tuples = make([]tupleSlot, 64)
 	}
+}
+
+func (m *rackMemo) clearTuples() {
+	clear(m.tuples)
+	m.nTuples = 0
+	m.tIDs = m.tIDs[:0]
+	m.tRacks = m.tRacks[:0]
+	m.blocks = m.blocks[:0]
 }
 
 // rack returns the index in m.racks of broker id's rack, or -1 for none.
@@ -100,12 +128,21 @@ func (m *rackMemo) rack(id int32) int32 {
 		if int(id) >= len(m.dense) {
 			m.dense = slices.Grow(m.dense, int(id)+1-len(m.dense))[:id+1]
 		}
-		if s := &m.dense[id]; s.gen == m.gen {
+		s := &m.dense[id]
+		if s.gen == m.gen {
 			return s.rack
 		}
-		r := m.resolve(id)
-		m.dense[id] = brokerSlot{gen: m.gen, rack: r}
-		return r
+		m.ids = append(m.ids, id)
+		name, ok := m.src.Rack(id)
+		if s.epoch != m.racksEpoch || ok != s.ok || name != s.name {
+			s.rack = -1
+			if ok {
+				s.rack = m.internRack(name)
+			}
+			s.name, s.ok, s.epoch = name, ok, m.racksEpoch
+		}
+		s.gen = m.gen
+		return s.rack
 	}
 	if r, ok := m.brokers[id]; ok {
 		return r
@@ -149,23 +186,57 @@ func (m *rackMemo) encoded(r int32) []byte {
 	return m.enc[m.racks[r].off:m.racks[r].end]
 }
 
-// partition returns the encoded racks block of a partition with these replicas.
-// The result is valid until the next reset.
-func (m *rackMemo) partition(replicas []int32) []byte {
-	h := uint64(len(replicas))
-	for _, id := range replicas {
-		h = (h ^ uint64(uint32(id))) * 0x100000001b3
+// pack returns a replica list of up to three ids below 1<<16 as one number, and 0
+// for a list that does not fit. Different lists pack differently.
+func pack(replicas []int32) uint64 {
+	if len(replicas) == 3 { // the common case, without a loop
+		a, b, c := uint32(replicas[0]), uint32(replicas[1]), uint32(replicas[2])
+		if a|b|c >= 1<<16 {
+			return 0
+		}
+		return 4<<60 | uint64(a) | uint64(b)<<16 | uint64(c)<<32
 	}
-	hash := uint32(h ^ h>>32)
+	if len(replicas) > 3 {
+		return 0
+	}
+	key := uint64(len(replicas)+1) << 60
+	for i, id := range replicas {
+		if uint32(id) >= 1<<16 {
+			return 0
+		}
+		key |= uint64(id) << (16 * i)
+	}
+	return key
+}
+
+// partition returns the encoded racks block of a partition with these replicas.
+// The result is valid until the next call.
+func (m *rackMemo) partition(replicas []int32) []byte {
+	var hash uint32
+	key := pack(replicas)
+	if key != 0 {
+		h := key * 0x9e3779b97f4a7c15
+		hash = uint32(h >> 32)
+	} else {
+		h := uint64(len(replicas))
+		for _, id := range replicas {
+			h = (h ^ uint64(uint32(id))) * 0x100000001b3
+		}
+		hash = uint32(h ^ h>>32)
+	}
 	mask := uint32(len(m.tuples) - 1)
 	s := hash & mask
-	for ; m.tuples[s].gen == m.gen; s = (s + 1) & mask {
+	for ; m.tuples[s].used; s = (s + 1) & mask {
 		e := &m.tuples[s]
-		if e.hash == hash && equal(m.tIDs[e.idOff:e.idEnd], replicas) {
-			return m.blocks[e.blockOff:e.blockE]
+		if e.hash != hash || e.key != key || (key == 0 && !equal(m.tIDs[e.idOff:e.idEnd], replicas)) {
+			continue
 		}
+		if e.checked != m.gen {
+			m.check(e)
+		}
+		return m.blocks[e.blockOff:e.blockE]
 	}
-	return m.add(replicas, hash, s)
+	return m.add(replicas, key, hash, s)
 }
 
 func equal(a, b []int32) bool {
@@ -180,12 +251,32 @@ func equal(a, b []int32) bool {
 	return true
 }
 
-// add resolves, sorts and encodes a replica list not seen in this topic yet, and
-// remembers its block in the free slot s.
-func (m *rackMemo) add(replicas []int32, hash, s uint32) []byte {
+// check asks the racks of e's brokers for the current topic, and encodes e's block
+// again if one of them is not the one it was encoded with.
+func (m *rackMemo) check(e *tupleSlot) {
+	e.checked = m.gen
+	ids, was := m.tIDs[e.idOff:e.idEnd], m.tRacks[e.idOff:e.idEnd]
+	same := true
+	for i, id := range ids {
+		if r := m.rack(id); r != was[i] {
+			was[i] = r
+			same = false
+		}
+	}
+	if same {
+		return
+	}
+	racks := m.sortedRacks(was)
+	e.blockOff = int32(len(m.blocks))
+	m.blocks = m.encodeBlock(m.blocks, m, racks)
+	e.blockE = int32(len(m.blocks))
+}
+
+// sortedRacks returns the racks (indexes into m.racks, -1 for none) without the
+// nones, sorted by rank, in m.scratch.
+func (m *rackMemo) sortedRacks(rs []int32) []int32 {
 	racks := m.scratch[:0]
-	for _, id := range replicas {
-		r := m.rack(id)
+	for _, r := range rs {
 		if r < 0 {
 			continue
 		}
@@ -200,11 +291,24 @@ func (m *rackMemo) add(replicas []int32, hash, s uint32) []byte {
 		racks[j] = r
 	}
 	m.scratch = racks
+	return racks
+}
+
+// add resolves, sorts and encodes a replica list not remembered yet, and remembers
+// it in the free slot s.
+func (m *rackMemo) add(replicas []int32, key uint64, hash, s uint32) []byte {
+	start := len(m.tRacks)
+	for _, id := range replicas {
+		m.tRacks = append(m.tRacks, m.rack(id))
+	}
+	racks := m.sortedRacks(m.tRacks[start:])
 	if m.nTuples >= maxTuples {
+		m.tRacks = m.tRacks[:start]
 		m.once = m.encodeBlock(m.once[:0], m, racks)
 		return m.once
 	}
-	e := tupleSlot{gen: m.gen, hash: hash, idOff: int32(len(m.tIDs)), blockOff: int32(len(m.blocks))}
+	e := tupleSlot{key: key, hash: hash, checked: m.gen, used: true,
+		idOff: int32(len(m.tIDs)), blockOff: int32(len(m.blocks))}
 	m.tIDs = append(m.tIDs, replicas...)
 	m.blocks = m.encodeBlock(m.blocks, m, racks)
 	e.idEnd, e.blockE = int32(len(m.tIDs)), int32(len(m.blocks))
@@ -221,11 +325,11 @@ func (m *rackMemo) growTuples() {
 	m.tuples = make([]tupleSlot, 2*len(old))
 	mask := uint32(len(m.tuples) - 1)
 	for _, e := range old {
-		if e.gen != m.gen {
+		if !e.used {
 			continue
 		}
 		s := e.hash & mask
-		for m.tuples[s].gen == m.gen {
+		for m.tuples[s].used {
 			s = (s + 1) & mask
 		}
 		m.tuples[s] = e

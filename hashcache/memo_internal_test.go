@@ -1,0 +1,58 @@
+package hashcache
+
+import "testing"
+
+// cluster is a minimal mutable Cluster for white-box tests.
+type cluster struct {
+	racks  map[int32]string
+	topics map[string]Topic
+}
+
+func (c *cluster) Rack(id int32) (string, bool) { r, ok := c.racks[id]; return r, ok }
+func (c *cluster) Topic(name string) (Topic, bool) {
+	t, ok := c.topics[name]
+	return t, ok
+}
+
+type topic struct {
+	id    [16]byte
+	parts [][]int32
+}
+
+func (t *topic) ID() [16]byte           { return t.id }
+func (t *topic) Name() string           { return "t" }
+func (t *topic) NumPartitions() int     { return len(t.parts) }
+func (t *topic) Replicas(i int) []int32 { return t.parts[i] }
+
+// TestMemoStartsAfresh: when the memo forgets its racks (past maxRacks) or its
+// replica lists (past maxTuples, maxBlocks), or its generation wraps, hashes do not
+// change, and a rack that changed at that moment is read anew.
+func TestMemoStartsAfresh(t *testing.T) {
+	c := &cluster{racks: map[int32]string{0: "a", 1: "b", 2: "c"}}
+	top := &topic{parts: [][]int32{{0, 1, 2}, {2, 1}, {2}}}
+	for _, s := range []Scheme{NewMurmur3(), NewKafka()} {
+		fresh := func() int64 { n, _ := NewScheme(s.Name()); return n.TopicHash(top, c) }
+		var m *rackMemo
+		switch s := s.(type) {
+		case *Murmur3:
+			m = &s.memo
+		case *Kafka:
+			m = &s.memo
+		}
+		for _, forget := range []func(){
+			func() { m.racks = append(m.racks, make([]memoRack, maxRacks+1-len(m.racks))...) },
+			func() { m.nTuples = maxTuples },
+			func() { m.blocks = append(m.blocks, make([]byte, maxBlocks+1)...) },
+			func() { m.gen = ^uint32(0) },
+		} {
+			if got, want := s.TopicHash(top, c), fresh(); got != want {
+				t.Fatalf("%s before: %#x, want %#x", s.Name(), got, want)
+			}
+			forget()
+			c.racks[1] += "x"
+			if got, want := s.TopicHash(top, c), fresh(); got != want {
+				t.Fatalf("%s after: %#x, want %#x", s.Name(), got, want)
+			}
+		}
+	}
+}
