@@ -8,9 +8,10 @@
 //   - Applying a Delta costs O(what changed), not O(image): topics, names and brokers
 //     live in persistent hash tries and each topic's partitions in a persistent radix
 //     trie, so an Image shares everything unchanged with the Image it came from.
-//   - Partitions are stored compactly: one 56-byte slot and one int32 array each. A
+//   - Partitions are stored compactly: one 56-byte slot and one run of int32 each
+//     (the partitions of a new topic get theirs from large shared chunks). A
 //     1M-partition image with three replicas and a directory per replica holds about
-//     150 bytes of heap per partition (TestHeapPerPartition).
+//     140 bytes of heap per partition (TestHeapPerPartition).
 //   - Records between a BeginTransactionRecord and its EndTransactionRecord become
 //     visible together; records between a Begin and an AbortTransactionRecord never
 //     reach an Image (Kafka's intended semantics, spec §6.3).

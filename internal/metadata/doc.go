@@ -18,7 +18,9 @@
 //
 // Decode allocates every record it returns. A Decoder reuses memory across calls and
 // does not allocate for the records a large snapshot is made of; what it returns is
-// only valid until its next call. Neither is safe for concurrent use; the package has
-// no state and does no I/O. Byte-slice fields (SCRAM salts and keys) share memory with
+// only valid until its next call. A BatchDecoder does the same for many records at
+// once, valid until its Reset, so that decoded batches can be handed to another
+// goroutine. None is safe for concurrent use; the package has no state and does no
+// I/O. Byte-slice fields (SCRAM salts and keys) share memory with
 // the input.
 package metadata
