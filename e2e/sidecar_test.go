@@ -432,7 +432,7 @@ func (k *scKW) decisions(run int, group string) []scDecision {
 type scEvent struct {
 	Subject string
 	MsgID   string    // Nats-Msg-Id header
-	Seq     uint64    // stream sequence; 0 for core deliveries
+	Seq     uint64    // stream sequence (core deliveries: Nats-Sequence of the republish)
 	At      time.Time // arrival at the core subscriber
 	Env     publish.Envelope
 }
@@ -505,9 +505,11 @@ func scCheck(clusterID, subject string, hdr nats.Header, data []byte) (publish.E
 }
 
 // scWatcher is a core NATS subscriber to every kraftwatch subject; it reconnects
-// forever. A core subscriber also receives publish attempts that JetStream refuses or
-// deduplicates (the losing replica of a race, a retry after a lost ack): those arrive
-// as repeats of an event id already received, and are counted apart.
+// forever. kraftwatch publishes on internal subjects and the stream republishes only
+// what it stores, so every message must come from the stream's republish (Nats-Stream,
+// Nats-Sequence) and each event must arrive once; a later delivery of an id already
+// received (a refused or de-duplicated publish leaking through) is kept apart for
+// noRepeats to fail on.
 type scWatcher struct {
 	clusterID string
 	nc        *nats.Conn
@@ -536,7 +538,13 @@ func scWatch(t testing.TB, url, clusterID string) *scWatcher {
 			w.errs = append(w.errs, err)
 			return
 		}
-		e := scEvent{Subject: m.Subject, MsgID: m.Header.Get(jetstream.MsgIDHeader), At: at, Env: env}
+		seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+		if stream := m.Header.Get(jetstream.StreamHeader); stream != scStreamName || err != nil || seq == 0 {
+			w.errs = append(w.errs, fmt.Errorf("%s: event %s is not a republish of stream %s (Nats-Stream %q, Nats-Sequence %q)",
+				m.Subject, env.ID, scStreamName, stream, m.Header.Get(jetstream.SequenceHeader)))
+			return
+		}
+		e := scEvent{Subject: m.Subject, MsgID: m.Header.Get(jetstream.MsgIDHeader), Seq: seq, At: at, Env: env}
 		if w.seen[e.MsgID] {
 			w.repeats = append(w.repeats, e)
 			return
@@ -681,13 +689,14 @@ func scStream(t testing.TB, url, clusterID string) []scEvent {
 	return out
 }
 
-// scSameEvents fails unless a and b hold the same events (by id) in the same order.
+// scSameEvents fails unless a and b hold the same events (by id and stream sequence)
+// in the same order.
 func scSameEvents(t testing.TB, what string, a, b []scEvent) {
 	t.Helper()
 	ids := func(evs []scEvent) []string {
 		out := make([]string, len(evs))
 		for i, e := range evs {
-			out[i] = e.MsgID
+			out[i] = e.MsgID + "@" + strconv.FormatUint(e.Seq, 10)
 		}
 		return out
 	}
@@ -1046,21 +1055,13 @@ func TestSidecarTwoReplicas(t *testing.T) {
 			}
 		}
 	}
-	// A core subscriber also receives the attempts JetStream refuses: the losing
-	// replica of each race publishes the same event (same id) expecting a last
-	// sequence the winner already moved, the stream refuses it, but core subscribers
-	// get it anyway. Each such repeat must be an event the stream holds.
-	storedIDs := map[string]bool{}
-	for _, e := range stream {
-		storedIDs[e.MsgID] = true
-	}
-	repeats := w.repeated()
-	for _, e := range repeats {
-		if !storedIDs[e.MsgID] {
-			t.Fatalf("core subscriber received an event the stream does not hold: %v", e)
-		}
-	}
-	t.Logf("core subscriber: %d distinct events, the stream's; %d repeated deliveries (attempts the stream refused)", len(w.all(t)), len(repeats))
+	// The losing replica of each race publishes the same event expecting a last
+	// sequence the winner already moved (or finds it stored): the stream refuses it and
+	// republishes only what it stores, so the core subscriber received each stored
+	// event exactly once and nothing else.
+	w.noRepeats(t)
+	scSameEvents(t, "stream and core subscriber events", stream, w.all(t))
+	t.Logf("core subscriber: %d events, each once, the stream's", len(w.all(t)))
 	var published, already, decided float64
 	for _, k := range kws {
 		p, a, d := k.metric("kraftwatch_events_published_total"), k.metric("kraftwatch_events_already_published_total"), k.metric("kraftwatch_decisions_total")
@@ -1334,8 +1335,9 @@ func TestSidecarNATSRestart(t *testing.T) {
 		}
 		j++
 	}
-	t.Logf("core subscriber received %d of the 5 stored events (%d repeated deliveries); kraftwatch retried %v publishes",
-		len(core), len(w.repeated()), kw.metric("kraftwatch_events_retried_total"))
+	w.noRepeats(t)
+	t.Logf("core subscriber received %d of the 5 stored events, none twice; kraftwatch retried %v publishes",
+		len(core), kw.metric("kraftwatch_events_retried_total"))
 }
 
 // TestSidecarSIGTERM sends SIGTERM in the middle of a burst of five partition

@@ -73,19 +73,24 @@ type Config struct {
 	// Mode is ModeJetStream (the default) or ModeCore.
 	Mode Mode
 	// Prefix is the first token(s) of every subject: tokens of A-Z a-z 0-9 - _ joined
-	// by '.'. Default "kraftwatch".
+	// by '.'. Default "kraftwatch". In ModeJetStream its first token may not be
+	// InternalPrefix, whose subjects subscribers of "<prefix>.>" must not see.
 	Prefix string
 	// ClusterID is the Kafka cluster id; required.
 	ClusterID string
 	// HashScheme is "murmur3" (the default) or "kafka"; every event carries it.
 	HashScheme string
 
-	// Stream settings, used only to create the stream when it is missing; an existing
-	// stream is used as it is, after checking that it captures this cluster's subjects.
+	// Stream settings, used only to create the stream when it is missing. An existing
+	// stream is used as it is after checking that it stores and republishes this
+	// cluster's events as kraftwatch's own would; a stream of the shape older versions
+	// created (capturing the public subjects directly) is updated (see the package doc,
+	// "Subjects and the stream").
 	//
-	// The stream captures "<prefix>.<cluster token>.>" with limits retention: work-queue
-	// and interest retention would delete the last event of a group, which is the record
-	// of its last announced hash.
+	// The stream captures "_kraftwatch.<prefix>.<cluster token>.>" (StreamSubjects),
+	// stores it as "<prefix>.<cluster token>.>" and republishes what it stores there, with
+	// limits retention: work-queue and interest retention would delete the last event of
+	// a group, which is the record of its last announced hash.
 	Stream string // default "KRAFTWATCH_<cluster id>" (other bytes than A-Z a-z 0-9 - _ as '_')
 	// Replicas is the stream's replica count, 1 to 5. Default 1.
 	Replicas int
@@ -205,6 +210,9 @@ func (c Config) Validate() error {
 		bad("HashScheme %q: want murmur3 or kafka", c.HashScheme)
 	}
 	if c.Mode == ModeJetStream {
+		if first, _, _ := strings.Cut(c.Prefix, "."); first == InternalPrefix {
+			bad("Prefix %q: its first token %s is kept for the subjects kraftwatch publishes to before the stream stores them", c.Prefix, InternalPrefix)
+		}
 		if c.ClusterID != "" && c.Stream == "" || c.Stream != "" && !validPrefix(c.Stream) || strings.Contains(c.Stream, ".") {
 			bad("Stream %q: want a name of A-Z a-z 0-9 - _", c.Stream)
 		}
@@ -247,6 +255,15 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// InternalPrefix is the first token of the subjects kraftwatch publishes to in
+// ModeJetStream: "_kraftwatch.<prefix>.<cluster token>.group.<group type>.<group token>".
+// The stream captures them, stores each event under the public subject (the same without
+// "_kraftwatch.") and republishes only what it stores to that public subject, so core
+// subscribers of "<prefix>.>" see each stored event once and never a refused or
+// de-duplicated attempt. NATS permissions must let kraftwatch publish to
+// "_kraftwatch.<prefix>.>"; subscribers need only "<prefix>.>".
+const InternalPrefix = "_kraftwatch"
 
 // subjectRoot returns "<prefix>.<cluster token>".
 func (c *Config) subjectRoot() string { return c.Prefix + "." + EscapeToken(c.ClusterID) }

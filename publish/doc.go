@@ -17,12 +17,11 @@
 //
 // # Exactly-once announcements (JetStream)
 //
-// The stream captures <prefix>.<cluster token>.> and is created when missing. Each event
-// carries a deterministic id (Event.MsgID: cluster, group, scheme, new hash, Cause) as
-// CloudEvent id and Nats-Msg-Id, and is published with the expected last sequence of its
-// subject. Before publishing, and again whenever the server refuses that sequence because
-// another publisher (a second kraftwatch replica) wrote the subject, the publisher looks
-// at the subject's last event and skips its own when that event
+// Each event carries a deterministic id (Event.MsgID: cluster, group, scheme, new hash,
+// Cause) as CloudEvent id and Nats-Msg-Id, and is published with the expected last
+// sequence of its subject. Before publishing, and again whenever the server refuses that
+// sequence because another publisher (a second kraftwatch replica) wrote the subject, the
+// publisher looks at the subject's last event and skips its own when that event
 //
 //   - is the same event (same id): counted in Stats.AlreadyPublished;
 //   - has a later Cause (Cause.Supersedes): counted in Stats.Superseded, so a lagging
@@ -36,16 +35,64 @@
 // give the last announced hash, so the caller announces what changed while kraftwatch was
 // down once, and the rules above keep it from announcing anything twice.
 //
+// # Subjects and the stream
+//
+// A publish the stream refuses (wrong last sequence: the replica that lost a race) or
+// de-duplicates (a retry after a lost ack) is still a NATS message, and a plain core
+// subscriber of its subject would receive it. So in JetStream mode kraftwatch never
+// publishes on the public subject. It publishes on the internal subject
+//
+//	_kraftwatch.<prefix>.<cluster token>.group.<group type>.<group token>
+//
+// (InternalPrefix; Config.Validate refuses a Prefix starting with it, so subscribers of
+// "<prefix>.>" never see these), and the stream
+//
+//   - captures "_kraftwatch.<prefix>.<cluster token>.>" (StreamSubjects);
+//   - stores each event under its public subject, with the subject transform
+//     "_kraftwatch.<prefix>.<cluster token>.>" -> "<prefix>.<cluster token>.>", applied
+//     before any check: the expected last sequence is the public subject's, and reads
+//     by public subject (LastPublished, LoadLastPublished's last-per-subject consumer,
+//     any consumer filtering on "<prefix>.>") see the stored events;
+//   - republishes each message it stores, once, to the public subject (RePublish
+//     "<prefix>.<cluster token>.>" -> the same), with the stream's Nats-Stream,
+//     Nats-Subject, Nats-Sequence, Nats-Last-Sequence and Nats-Time-Stamp headers added.
+//     The stream does not capture the public subjects (nats-server refuses a republish
+//     that would loop back into its stream).
+//
+// Core subscribers of "<prefix>.>" (nats sub, kraftwatch watch) thus receive each stored
+// event exactly once, in stream order per group, and nothing the stream did not store.
+// Only the stream's leader republishes, after storing; an event stored just before the
+// server stops or the leader changes may never be republished (a core subscriber misses
+// it, as core NATS may; the stream has it). NATS permissions must let kraftwatch publish
+// on "_kraftwatch.<prefix>.>".
+//
+// The stream is created with these settings (and Config's) when no stream captures the
+// cluster's subjects. An existing stream is used when it captures the internal subjects
+// and its subject transform and republish do the above (an operator's stream may use
+// wider filters, e.g. for every cluster; they are evaluated as nats-server evaluates
+// them); otherwise the publisher is not ready and logs an error wrapping ErrStreamConfig
+// that says what to change.
+//
+// A stream created by an older kraftwatch captured the public subjects directly. It is
+// updated in place (subjects, subject transform, republish; its events and sequences are
+// kept, so the expected last sequences go on) when it has that shape: one subject,
+// "<prefix>.<cluster token>.>", no subject transform, no republish, no mirror or
+// sources, not sealed; nothing but kraftwatch publishes into such a stream. A stream that
+// captures the public subjects otherwise (for example "<prefix>.>") is left alone, with
+// ErrStreamConfig. Replicas of an older kraftwatch cannot use the updated stream (they
+// fail and are not ready): stop them before starting this version, or upgrade them all.
+//
 // The stream keeps MaxMsgsPerSubject events per group with limits retention; if MaxAge or
 // MaxBytes remove a group's last event, its last hash is forgotten and the group is
 // announced again after a restart.
 //
 // # Core NATS
 //
-// ModeCore publishes without JetStream (publish, then flush so the server has it). There
-// is no stream and no cross-replica check; the last published hashes live in memory only,
-// so LastPublished knows nothing after a restart, and a publish retried after a lost
-// connection may reach subscribers twice.
+// ModeCore publishes without JetStream (publish, then flush so the server has it) on the
+// public subject. There is no stream and no cross-replica check; the last published
+// hashes live in memory only, so LastPublished knows nothing after a restart. A publish
+// retried after a failed flush (a lost connection) may reach subscribers twice, and two
+// replicas each publish every event.
 //
 // # Delivery and concurrency
 //
@@ -64,5 +111,6 @@
 // connection belongs to the caller, who drains it after Run returns.
 //
 // Publisher's methods are safe for concurrent use. Log lines use the keys group,
-// group_type, subject, msg_id, new_hash, offset, seq, stream, attempt, delay and error.
+// group_type, subject, msg_id, new_hash, offset, seq, stream, stream_subjects, attempt,
+// delay and error.
 package publish

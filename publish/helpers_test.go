@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -172,7 +173,7 @@ func readStream(t testing.TB, nc *nats.Conn, prefix string) map[string][]stored 
 		t.Fatal(err)
 	}
 	root := prefix + "." + publish.EscapeToken(clusterID)
-	name, err := js.StreamNameBySubject(ctx, root+".>")
+	name, err := js.StreamNameBySubject(ctx, publish.InternalPrefix+"."+root+".>")
 	if err != nil {
 		t.Fatalf("no stream for %s: %v", root, err)
 	}
@@ -261,3 +262,107 @@ func checkTransitions(t testing.TB, msgs map[string][]stored, prefix, group stri
 func containsWord(s, w string) bool { return strings.Contains(s, w) }
 
 func splitLines(s string) []string { return strings.Split(strings.TrimSpace(s), "\n") }
+
+// delivery is one message a core subscriber received.
+type delivery struct {
+	subject string
+	id      string // Nats-Msg-Id
+	seq     string // Nats-Sequence, set by the stream's republish
+	env     publish.Envelope
+	data    []byte
+}
+
+// coreSub collects what a plain core-NATS subscriber of subject receives.
+type coreSub struct {
+	mu   sync.Mutex
+	got  []delivery
+	errs []error
+}
+
+// subscribeCore subscribes nc to subject (no pending limits) until the end of the test.
+func subscribeCore(t testing.TB, nc *nats.Conn, subject string) *coreSub {
+	t.Helper()
+	c := &coreSub{}
+	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
+		env, err := publish.Decode(m.Data)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if err != nil {
+			c.errs = append(c.errs, fmt.Errorf("%s: %w", m.Subject, err))
+			return
+		}
+		c.got = append(c.got, delivery{subject: m.Subject, id: m.Header.Get(jetstream.MsgIDHeader),
+			seq: m.Header.Get(jetstream.SequenceHeader), env: env, data: m.Data})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.SetPendingLimits(-1, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	return c
+}
+
+func (c *coreSub) deliveries() []delivery {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]delivery(nil), c.got...)
+}
+
+// exactlyStored waits until the subscriber has as many deliveries as msgs holds events,
+// then a moment more for extra ones, and fails unless it received each stored event
+// exactly once, on its subject, with its stream sequence (Nats-Sequence, so from the
+// stream's republish), each subject's events in stream order, and nothing else.
+func (c *coreSub) exactlyStored(t testing.TB, msgs map[string][]stored) {
+	t.Helper()
+	total := 0
+	for _, evs := range msgs {
+		total += len(evs)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(c.deliveries()) < total && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	c.mu.Lock()
+	errs := c.errs
+	c.mu.Unlock()
+	if len(errs) > 0 {
+		t.Fatalf("core subscriber received %d message(s) that are not events; first: %v", len(errs), errs[0])
+	}
+	got := c.deliveries()
+	seen := make(map[string]int)
+	bySubject := make(map[string][]delivery)
+	for _, d := range got {
+		seen[d.id]++
+		bySubject[d.subject] = append(bySubject[d.subject], d)
+	}
+	var dups []string
+	for id, n := range seen {
+		if n > 1 {
+			dups = append(dups, fmt.Sprintf("%s x%d", id, n))
+		}
+	}
+	if len(dups) > 0 {
+		slices.Sort(dups)
+		t.Fatalf("core subscriber received %d event(s) more than once, among them: %v", len(dups), dups[:min(len(dups), 5)])
+	}
+	if len(got) != total {
+		t.Fatalf("core subscriber received %d events, the stream holds %d", len(got), total)
+	}
+	for subject, evs := range msgs {
+		ds := bySubject[subject]
+		if len(ds) != len(evs) {
+			t.Fatalf("%s: core subscriber received %d events, the stream holds %d", subject, len(ds), len(evs))
+		}
+		for i, e := range evs {
+			if ds[i].id != e.env.ID || ds[i].seq != fmt.Sprint(e.seq) || ds[i].env.ID != e.env.ID {
+				t.Fatalf("%s: delivery %d is %s (Nats-Sequence %q); the stream holds %s at %d", subject, i, ds[i].id, ds[i].seq, e.env.ID, e.seq)
+			}
+		}
+	}
+}

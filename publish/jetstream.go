@@ -1,16 +1,19 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// ensureStream returns the stream that captures this cluster's subjects, creating it from
-// the Config when no stream does.
+// ensureStream returns the stream that captures this cluster's internal subjects,
+// checked (checkStream), after updating a stream of the older shape (upgradeStream) or
+// creating one from the Config when no stream captures the cluster's subjects.
 func (p *Publisher) ensureStream(ctx context.Context) (jetstream.Stream, error) {
 	p.streamMu.Lock()
 	defer p.streamMu.Unlock()
@@ -19,19 +22,14 @@ func (p *Publisher) ensureStream(ctx context.Context) (jetstream.Stream, error) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.PublishTimeout)
 	defer cancel()
-	probe := p.Subject(ConsumerGroup, "")
+	public := p.Subject(ConsumerGroup, "")
+	probe := internal(public)
 	name, err := p.js.StreamNameBySubject(ctx, probe)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
-		_, err = p.js.CreateStream(ctx, p.streamConfig())
-		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			return nil, fmt.Errorf("creating stream %s: %w", p.cfg.Stream, err)
+		if name, err = p.upgradeOrCreate(ctx, public); err != nil {
+			return nil, err
 		}
-		if err == nil {
-			p.log.Info("stream created", "stream", p.cfg.Stream, "subject", p.StreamSubjects(),
-				"replicas", p.cfg.Replicas, "max_age", p.cfg.MaxAge, "max_msgs_per_subject", p.cfg.MaxMsgsPerSubject)
-		}
-		name = p.cfg.Stream
 	case err != nil:
 		return nil, fmt.Errorf("looking up the stream for %s: %w", probe, err)
 	case name != p.cfg.Stream:
@@ -44,11 +42,123 @@ func (p *Publisher) ensureStream(ctx context.Context) (jetstream.Stream, error) 
 	// A stream of that name that does not capture our subjects (created with other
 	// subjects) is a configuration error that retrying will not fix by itself.
 	if got, err := p.js.StreamNameBySubject(ctx, probe); err != nil || got != name {
-		return nil, fmt.Errorf("stream %s exists but does not capture %s", name, p.StreamSubjects())
+		return nil, fmt.Errorf("%w: stream %s exists but does not capture %s (want %s)", ErrStreamConfig, name, p.StreamSubjects(), p.shape())
+	}
+	if err := p.checkStream(s.CachedInfo().Config); err != nil {
+		return nil, err
 	}
 	p.stream = s
 	p.streamName.Store(&name)
 	return s, nil
+}
+
+// upgradeOrCreate runs when no stream captures the internal subjects: a stream that
+// captures the public subject is updated (upgradeStream), else the stream is created. It
+// returns the stream's name.
+func (p *Publisher) upgradeOrCreate(ctx context.Context, public string) (string, error) {
+	name, err := p.js.StreamNameBySubject(ctx, public)
+	switch {
+	case err == nil:
+		return name, p.upgradeStream(ctx, name)
+	case !errors.Is(err, jetstream.ErrStreamNotFound):
+		return "", fmt.Errorf("looking up the stream for %s: %w", public, err)
+	}
+	_, err = p.js.CreateStream(ctx, p.streamConfig())
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return "", fmt.Errorf("creating stream %s: %w", p.cfg.Stream, err)
+	}
+	if err == nil {
+		p.log.Info("stream created", "stream", p.cfg.Stream, "subject", p.Subjects(), "stream_subjects", p.StreamSubjects(),
+			"replicas", p.cfg.Replicas, "max_age", p.cfg.MaxAge, "max_msgs_per_subject", p.cfg.MaxMsgsPerSubject)
+	}
+	return p.cfg.Stream, nil
+}
+
+// upgradeStream updates stream name, which captures the public subjects directly, to
+// capture the internal subjects, store them as the public ones and republish what it
+// stores, when that is safe: the stream has the shape older kraftwatch versions
+// created (its only subject is "<prefix>.<cluster token>.>", no subject transform, no
+// republish, no mirror or sources, not sealed), so nothing but kraftwatch publishes into
+// it. Stored events keep their subjects and sequences, so last-per-subject reads and
+// the expected-last-sequence checks go on where they were. Any other stream that captures
+// the public subjects is left alone and gives an error wrapping ErrStreamConfig.
+func (p *Publisher) upgradeStream(ctx context.Context, name string) error {
+	s, err := p.js.Stream(ctx, name)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", name, err)
+	}
+	cfg := s.CachedInfo().Config
+	if len(cfg.Subjects) != 1 || cfg.Subjects[0] != p.Subjects() || cfg.SubjectTransform != nil || cfg.RePublish != nil ||
+		cfg.Mirror != nil || len(cfg.Sources) > 0 || cfg.Sealed {
+		return fmt.Errorf("%w: stream %s captures %s directly (subjects %q), so core subscribers would also receive "+
+			"every publish it refuses or de-duplicates, and kraftwatch updates by itself only a stream whose one subject is %s. "+
+			"Give it %s, or take %s out of its subjects so that kraftwatch creates stream %s",
+			ErrStreamConfig, name, p.Subjects(), cfg.Subjects, p.Subjects(), p.shape(), p.Subjects(), p.cfg.Stream)
+	}
+	p.withShape(&cfg)
+	if _, err := p.js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("updating stream %s to %s: %w", name, p.shape(), err)
+	}
+	p.log.Warn("stream updated: it captured the public subjects directly; kraftwatch now publishes to internal subjects "+
+		"and the stream republishes only the events it stores (older kraftwatch versions cannot use it any more)",
+		"stream", name, "subject", p.Subjects(), "stream_subjects", p.StreamSubjects())
+	return nil
+}
+
+// withShape sets the subjects, subject transform and republish of a kraftwatch stream.
+func (p *Publisher) withShape(cfg *jetstream.StreamConfig) {
+	cfg.Subjects = []string{p.StreamSubjects()}
+	cfg.SubjectTransform = &jetstream.SubjectTransformConfig{Source: p.StreamSubjects(), Destination: p.Subjects()}
+	cfg.RePublish = &jetstream.RePublish{Source: p.Subjects(), Destination: p.Subjects()}
+}
+
+// shape describes withShape's settings, for error messages.
+func (p *Publisher) shape() string {
+	return fmt.Sprintf("subjects [%s], subject transform %s -> %s, republish %s -> %s (not headers only)",
+		p.StreamSubjects(), p.StreamSubjects(), p.Subjects(), p.Subjects(), p.Subjects())
+}
+
+// checkStream returns an error wrapping ErrStreamConfig unless a stream with cfg stores
+// what is published to each group type's internal subject under the public subject and
+// republishes it, whole, to that same public subject. The stream is not required to be
+// exactly withShape's (an operator's stream for several clusters may use wider filters);
+// the transforms are evaluated as nats-server evaluates them.
+func (p *Publisher) checkStream(cfg jetstream.StreamConfig) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: stream %s: %s; want %s", ErrStreamConfig, cfg.Name, fmt.Sprintf(format, args...), p.shape())
+	}
+	st, rp := cfg.SubjectTransform, cfg.RePublish
+	if st == nil {
+		return bad("no subject transform, so events would be stored under %s", p.StreamSubjects())
+	}
+	if rp == nil || rp.HeadersOnly {
+		return bad("no republish (or headers only), so core subscribers of %s would receive nothing", p.Subjects())
+	}
+	store, err := server.NewSubjectTransform(st.Source, st.Destination)
+	if err != nil {
+		return bad("subject transform %s -> %s: %v", st.Source, st.Destination, err)
+	}
+	src, dst := cmp.Or(rp.Source, ">"), cmp.Or(rp.Destination, ">")
+	republish, err := server.NewSubjectTransform(src, dst)
+	if err != nil {
+		return bad("republish %s -> %s: %v", src, dst, err)
+	}
+	for t := ClassicGroup; t <= StreamsGroup; t++ {
+		public := p.Subject(t, "")
+		got, err := store.Match(internal(public))
+		if err != nil {
+			got = internal(public) // the server stores a subject the transform does not match as it is
+		}
+		if got != public {
+			return bad("subject transform %s -> %s stores %s as %s", st.Source, st.Destination, internal(public), got)
+		}
+		if got, err := republish.Match(public); err != nil {
+			return bad("republish %s -> %s does not republish %s", src, dst, public)
+		} else if got != public {
+			return bad("republish %s -> %s sends %s to %s", src, dst, public, got)
+		}
+	}
+	return nil
 }
 
 // forgetStream makes the next attempt look the stream up again (deleted, or replaced),
@@ -64,11 +174,11 @@ func (p *Publisher) forgetStream() {
 	p.mu.Unlock()
 }
 
+// streamConfig is the stream kraftwatch creates: see withShape for its subjects.
 func (p *Publisher) streamConfig() jetstream.StreamConfig {
-	return jetstream.StreamConfig{
+	cfg := jetstream.StreamConfig{
 		Name:              p.cfg.Stream,
 		Description:       "kraftwatch rebalance-needed events of Kafka cluster " + p.cfg.ClusterID,
-		Subjects:          []string{p.StreamSubjects()},
 		Retention:         jetstream.LimitsPolicy,
 		Storage:           p.cfg.Storage,
 		Replicas:          p.cfg.Replicas,
@@ -82,6 +192,8 @@ func (p *Publisher) streamConfig() jetstream.StreamConfig {
 		// answered by a replica that lags.
 		AllowDirect: false,
 	}
+	p.withShape(&cfg)
+	return cfg
 }
 
 // tryJetStream makes one attempt: know the subject's last message (from memory, or read

@@ -56,7 +56,8 @@ type Publisher struct {
 // pending is an event encoded by Enqueue, waiting for a worker.
 type pending struct {
 	key     GroupKey
-	subject string
+	subject string // the group's public subject
+	target  string // the subject published to: subject, or in ModeJetStream the internal one
 	id      string
 	body    []byte
 	hash    int64
@@ -161,8 +162,16 @@ func (p *Publisher) Subject(t GroupType, groupID string) string {
 	return p.root + ".group." + t.String() + "." + EscapeToken(groupID)
 }
 
-// StreamSubjects returns the subject filter the stream captures: "<prefix>.<cluster>.>".
-func (p *Publisher) StreamSubjects() string { return p.root + ".>" }
+// Subjects returns the filter of every public subject of this cluster,
+// "<prefix>.<cluster token>.>", which subscribers use.
+func (p *Publisher) Subjects() string { return p.root + ".>" }
+
+// StreamSubjects returns the subject filter the stream captures (ModeJetStream):
+// "_kraftwatch.<prefix>.<cluster token>.>", the subjects the publisher publishes to.
+func (p *Publisher) StreamSubjects() string { return InternalPrefix + "." + p.root + ".>" }
+
+// internal returns the internal subject of a public one.
+func internal(subject string) string { return InternalPrefix + "." + subject }
 
 // Enqueue validates ev, encodes it and queues it for publishing. It blocks while the
 // buffer is full (nothing is dropped) until there is room, ctx ends (ctx.Err()) or Run
@@ -197,6 +206,10 @@ func (p *Publisher) Enqueue(ctx context.Context, ev Event) error {
 		scheme:  ev.HashScheme,
 		cause:   ev.Cause,
 		time:    env.Time,
+	}
+	pm.target = pm.subject
+	if p.js != nil {
+		pm.target = internal(pm.subject)
 	}
 	ch := p.shards[maphash.String(p.seed, pm.subject)%uint64(len(p.shards))]
 
@@ -270,8 +283,11 @@ func (p *Publisher) Run(ctx context.Context) error {
 		})
 	}
 	p.running.Store(true)
-	p.log.Info("publisher started", "mode", p.cfg.Mode.String(), "subject", p.StreamSubjects(),
-		"workers", len(p.shards), "buffer", p.cfg.BufferSize)
+	args := []any{"mode", p.cfg.Mode.String(), "subject", p.Subjects(), "workers", len(p.shards), "buffer", p.cfg.BufferSize}
+	if p.js != nil {
+		args = append(args, "stream_subjects", p.StreamSubjects())
+	}
+	p.log.Info("publisher started", args...)
 	if p.js != nil {
 		for failures := 0; ctx.Err() == nil; {
 			if _, err := p.ensureStream(ctx); err == nil {
@@ -279,7 +295,11 @@ func (p *Publisher) Run(ctx context.Context) error {
 			} else if ctx.Err() == nil {
 				failures++
 				d := jitter(backoff(p.cfg.RetryMin, p.cfg.RetryMax, failures))
-				p.log.Warn("stream not ready; retrying", "stream", p.cfg.Stream, "attempt", failures, "delay", d, "error", err)
+				level := slog.LevelWarn
+				if errors.Is(err, ErrStreamConfig) {
+					level = slog.LevelError // an operator must act
+				}
+				p.log.Log(ctx, level, "stream not ready; retrying", "stream", p.cfg.Stream, "attempt", failures, "delay", d, "error", err)
 				sleep(ctx, d)
 			}
 		}
@@ -421,9 +441,10 @@ func judge(l *lastEvent, pm *pending) (outcome, bool) {
 	return 0, false
 }
 
-// newMsg builds the NATS message for one attempt (publishing mutates headers).
+// newMsg builds the NATS message for one attempt (publishing mutates headers), on
+// pm.target.
 func (pm *pending) newMsg() *nats.Msg {
-	m := nats.NewMsg(pm.subject)
+	m := nats.NewMsg(pm.target)
 	m.Data = pm.body
 	m.Header.Set(jetstream.MsgIDHeader, pm.id)
 	m.Header.Set("Content-Type", ContentType)

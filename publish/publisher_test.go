@@ -2,8 +2,10 @@ package publish_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,19 +18,13 @@ import (
 )
 
 // TestJetStream publishes three transitions for groups with every kind of id: the stream
-// holds each once, in order, on the right subject, schema-valid; a plain core-NATS
-// subscriber sees them all; LastPublished and LoadLastPublished read them back.
+// holds each once, in order, on the right (public) subject, schema-valid; a plain
+// core-NATS subscriber of "kraftwatch.>" receives each stored event exactly once, from the
+// stream's republish; LastPublished and LoadLastPublished read them back.
 func TestJetStream(t *testing.T) {
 	srv := natstest.Start(t)
 	nc := connect(t, srv.ClientURL())
-
-	sub, err := nc.SubscribeSync("kraftwatch.>")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sub.SetPendingLimits(-1, -1); err != nil {
-		t.Fatal(err)
-	}
+	core := subscribeCore(t, connect(t, srv.ClientURL()), "kraftwatch.>")
 
 	cfg := baseConfig(t, nc)
 	p := newPublisher(t, cfg)
@@ -57,15 +53,10 @@ func TestJetStream(t *testing.T) {
 		checkTransitions(t, msgs, "kraftwatch", g, n)
 	}
 
-	// Core subscribers see every event.
-	seen := 0
-	for seen < int(total) {
-		m, err := sub.NextMsg(5 * time.Second)
-		if err != nil {
-			t.Fatalf("core subscriber got %d of %d events: %v", seen, total, err)
-		}
-		validateEvent(t, m.Data)
-		seen++
+	// Core subscribers see every stored event once.
+	core.exactlyStored(t, msgs)
+	for _, d := range core.deliveries() {
+		validateEvent(t, d.data)
 	}
 
 	for _, g := range oddIDs {
@@ -85,7 +76,11 @@ func TestJetStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := s.CachedInfo().Config
-	if len(sc.Subjects) != 1 || sc.Subjects[0] != "kraftwatch."+clusterID+".>" || sc.MaxMsgsPerSubject != publish.DefaultMaxMsgsPerSubject ||
+	public, internal := "kraftwatch."+clusterID+".>", "_kraftwatch.kraftwatch."+clusterID+".>"
+	if len(sc.Subjects) != 1 || sc.Subjects[0] != internal || p.StreamSubjects() != internal || p.Subjects() != public ||
+		sc.SubjectTransform == nil || *sc.SubjectTransform != (jetstream.SubjectTransformConfig{Source: internal, Destination: public}) ||
+		sc.RePublish == nil || *sc.RePublish != (jetstream.RePublish{Source: public, Destination: public}) ||
+		sc.MaxMsgsPerSubject != publish.DefaultMaxMsgsPerSubject ||
 		sc.Retention != jetstream.LimitsPolicy || sc.Duplicates != publish.DefaultDuplicateWindow {
 		t.Fatalf("stream config %+v", sc)
 	}
@@ -101,9 +96,13 @@ func TestJetStream(t *testing.T) {
 }
 
 // TestTwoPublishers runs two publishers (two kraftwatch replicas, own connections) that
-// enqueue the same transitions at the same time: each transition is stored once, in order.
+// enqueue the same transitions at the same time: each transition is stored once, in
+// order, and a plain core-NATS subscriber receives each stored event exactly once,
+// although the replicas race (publishes refused for a wrong last sequence, found already
+// stored) on most groups.
 func TestTwoPublishers(t *testing.T) {
 	srv := natstest.Start(t)
+	core := subscribeCore(t, connect(t, srv.ClientURL()), "kraftwatch.>")
 	const groups, steps = 150, 5
 	var ps []*publish.Publisher
 	for range 2 {
@@ -139,6 +138,7 @@ func TestTwoPublishers(t *testing.T) {
 	for g := range groups {
 		checkTransitions(t, msgs, "kraftwatch", fmt.Sprintf("group-%03d", g), steps)
 	}
+	core.exactlyStored(t, msgs)
 	a, b := ps[0].Stats(), ps[1].Stats()
 	t.Logf("replica A %+v", a)
 	t.Logf("replica B %+v", b)
@@ -151,7 +151,7 @@ func TestTwoPublishers(t *testing.T) {
 		}
 	}
 	if a.Conflicts+b.Conflicts == 0 {
-		t.Log("no sequence conflicts happened: the replicas did not race this time")
+		t.Log("no sequence conflicts happened: the replicas did not race this time (TestRepublishStoredOnly races deterministically)")
 	}
 }
 
@@ -417,27 +417,248 @@ func TestDrainTimeout(t *testing.T) {
 	t.Log(err)
 }
 
-// TestExistingStream: a stream made by an operator that captures the subjects is used
-// as it is.
+// TestExistingStream: streams that exist before kraftwatch starts.
 func TestExistingStream(t *testing.T) {
-	srv := natstest.Start(t)
-	nc := connect(t, srv.ClientURL())
-	js, _ := jetstream.New(nc)
 	ctx := context.Background()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OPS", Subjects: []string{"kraftwatch.>"}, Storage: jetstream.MemoryStorage}); err != nil {
+	const public, internal = "kraftwatch." + clusterID + ".>", "_kraftwatch.kraftwatch." + clusterID + ".>"
+
+	// A stream made by an operator for every cluster, with wider filters than kraftwatch's
+	// own, that stores and republishes as kraftwatch's would: used as it is.
+	t.Run("operator stream", func(t *testing.T) {
+		srv := natstest.Start(t)
+		nc := connect(t, srv.ClientURL())
+		core := subscribeCore(t, connect(t, srv.ClientURL()), "kraftwatch.>")
+		js, _ := jetstream.New(nc)
+		opsCfg := jetstream.StreamConfig{Name: "OPS", Subjects: []string{"_kraftwatch.kraftwatch.>"}, Storage: jetstream.MemoryStorage,
+			SubjectTransform: &jetstream.SubjectTransformConfig{Source: "_kraftwatch.kraftwatch.>", Destination: "kraftwatch.>"},
+			RePublish:        &jetstream.RePublish{Source: "kraftwatch.>", Destination: "kraftwatch.>"}}
+		if _, err := js.CreateStream(ctx, opsCfg); err != nil {
+			t.Fatal(err)
+		}
+		p := newPublisher(t, baseConfig(t, nc))
+		start(t, p)
+		enqueue(t, p, transition("g", 0))
+		waitFor(t, 10*time.Second, "published", finished(p, 1))
+		s, _ := js.Stream(ctx, "OPS")
+		if s.CachedInfo().State.Msgs != 1 {
+			t.Fatalf("OPS holds %d messages", s.CachedInfo().State.Msgs)
+		}
+		if _, err := js.Stream(ctx, "KRAFTWATCH_"+clusterID); !errors.Is(err, jetstream.ErrStreamNotFound) {
+			t.Fatalf("a second stream was created: %v", err)
+		}
+		msgs := readStream(t, nc, "kraftwatch")
+		checkTransitions(t, msgs, "kraftwatch", "g", 1)
+		core.exactlyStored(t, msgs)
+	})
+
+	// A stream made by an older kraftwatch (it captured the public subjects directly)
+	// holding two events: updated in place, its events and sequences kept, so the new
+	// publisher knows the last hash, publishes only the next transition, and core
+	// subscribers receive that one once.
+	t.Run("older kraftwatch stream", func(t *testing.T) {
+		srv := natstest.Start(t)
+		nc := connect(t, srv.ClientURL())
+		js, _ := jetstream.New(nc)
+		name := "KRAFTWATCH_" + clusterID
+		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{public},
+			Retention: jetstream.LimitsPolicy, MaxMsgsPerSubject: publish.DefaultMaxMsgsPerSubject, MaxMsgs: -1, MaxBytes: -1,
+			Duplicates: publish.DefaultDuplicateWindow, Description: "kraftwatch rebalance-needed events of Kafka cluster " + clusterID}); err != nil {
+			t.Fatal(err)
+		}
+		subject := publish.Subject("kraftwatch", clusterID, publish.ConsumerGroup, "g")
+		for k := range 2 { // as the older kraftwatch published
+			m := rawMsg(t, subject, transition("g", k))
+			if _, err := js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(uint64(k))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		core := subscribeCore(t, connect(t, srv.ClientURL()), "kraftwatch.>")
+
+		p := newPublisher(t, baseConfig(t, nc))
+		last, err := p.LoadLastPublished(ctx)
+		if l := last[publish.GroupKey{Type: publish.ConsumerGroup, ID: "g"}]; err != nil || l.Seq != 2 || l.Hash != int64(transition("g", 1).NewHash) {
+			t.Fatalf("LoadLastPublished after the update = %+v, %v; want the older kraftwatch's second event", l, err)
+		}
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := s.CachedInfo().Config
+		if len(sc.Subjects) != 1 || sc.Subjects[0] != internal || sc.SubjectTransform == nil || sc.SubjectTransform.Destination != public ||
+			sc.RePublish == nil || sc.RePublish.Destination != public || sc.Description == "" || sc.MaxMsgsPerSubject != publish.DefaultMaxMsgsPerSubject {
+			t.Fatalf("stream config after the update %+v", sc)
+		}
+		start(t, p)
+		enqueue(t, p, transition("g", 1)) // already stored by the older kraftwatch
+		enqueue(t, p, transition("g", 2))
+		waitFor(t, 10*time.Second, "published", finished(p, 2))
+		if st := p.Stats(); st.Published != 1 || st.AlreadyPublished != 1 {
+			t.Fatalf("stats %+v, want 1 published and 1 already published", st)
+		}
+		msgs := readStream(t, nc, "kraftwatch")
+		checkTransitions(t, msgs, "kraftwatch", "g", 3)
+		core.exactlyStored(t, map[string][]stored{subject: msgs[subject][2:]})
+	})
+
+	// A stream that captures the public subjects but is not of the older kraftwatch's
+	// shape (here: every prefix's subjects) is left alone: the publisher is not ready and
+	// says what to change; once the operator changes it, events flow.
+	t.Run("captures the public subjects", func(t *testing.T) {
+		srv := natstest.Start(t)
+		nc := connect(t, srv.ClientURL())
+		js, _ := jetstream.New(nc)
+		opsCfg := jetstream.StreamConfig{Name: "OPS", Subjects: []string{"kraftwatch.>"}, Storage: jetstream.MemoryStorage}
+		if _, err := js.CreateStream(ctx, opsCfg); err != nil {
+			t.Fatal(err)
+		}
+		p := newPublisher(t, baseConfig(t, nc))
+		_, _, err := p.LastPublished(ctx, publish.ConsumerGroup, "g")
+		if !errors.Is(err, publish.ErrStreamConfig) || !strings.Contains(err.Error(), "OPS") || !strings.Contains(err.Error(), internal) {
+			t.Fatalf("LastPublished = %v, want ErrStreamConfig naming OPS and %s", err, internal)
+		}
+		t.Log(err)
+		start(t, p)
+		enqueue(t, p, transition("g", 0))
+		waitFor(t, 10*time.Second, "failed attempts", func() bool { return p.Stats().Failed > 0 })
+		if p.Ready() || p.Stats().Published != 0 {
+			t.Fatalf("ready %v, stats %+v with a stream it cannot use", p.Ready(), p.Stats())
+		}
+		if _, err := js.Stream(ctx, "KRAFTWATCH_"+clusterID); !errors.Is(err, jetstream.ErrStreamNotFound) {
+			t.Fatalf("a second stream was created: %v", err)
+		}
+		s, _ := js.Stream(ctx, "OPS")
+		if sc := s.CachedInfo().Config; len(sc.Subjects) != 1 || sc.Subjects[0] != "kraftwatch.>" || sc.SubjectTransform != nil || sc.RePublish != nil {
+			t.Fatalf("OPS was changed: %+v", sc)
+		}
+
+		opsCfg.Subjects = []string{"_kraftwatch.kraftwatch.>"}
+		opsCfg.SubjectTransform = &jetstream.SubjectTransformConfig{Source: "_kraftwatch.kraftwatch.>", Destination: "kraftwatch.>"}
+		opsCfg.RePublish = &jetstream.RePublish{Source: "kraftwatch.>", Destination: "kraftwatch.>"}
+		if _, err := js.UpdateStream(ctx, opsCfg); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 20*time.Second, "published after the operator's fix", finished(p, 1))
+		waitFor(t, 10*time.Second, "ready", p.Ready)
+		checkTransitions(t, readStream(t, nc, "kraftwatch"), "kraftwatch", "g", 1)
+	})
+
+	// Streams that capture the internal subjects but would store or republish wrongly.
+	for _, tc := range []struct {
+		name string
+		cfg  jetstream.StreamConfig
+		want string
+	}{
+		{"no transform", jetstream.StreamConfig{Subjects: []string{internal},
+			RePublish: &jetstream.RePublish{Source: public, Destination: public}}, "no subject transform"},
+		{"no republish", jetstream.StreamConfig{Subjects: []string{internal},
+			SubjectTransform: &jetstream.SubjectTransformConfig{Source: internal, Destination: public}}, "no republish"},
+		{"headers only", jetstream.StreamConfig{Subjects: []string{internal},
+			SubjectTransform: &jetstream.SubjectTransformConfig{Source: internal, Destination: public},
+			RePublish:        &jetstream.RePublish{Source: public, Destination: public, HeadersOnly: true}}, "headers only"},
+		{"transform elsewhere", jetstream.StreamConfig{Subjects: []string{internal},
+			SubjectTransform: &jetstream.SubjectTransformConfig{Source: internal, Destination: "events." + clusterID + ".>"},
+			RePublish:        &jetstream.RePublish{Source: public, Destination: public}}, "stores _kraftwatch.kraftwatch." + clusterID + ".group.classic.% as events."},
+		{"republish elsewhere", jetstream.StreamConfig{Subjects: []string{internal},
+			SubjectTransform: &jetstream.SubjectTransformConfig{Source: internal, Destination: public},
+			RePublish:        &jetstream.RePublish{Source: public, Destination: "events.>"}}, "sends kraftwatch." + clusterID + ".group.classic.% to events."},
+		{"republish some", jetstream.StreamConfig{Subjects: []string{internal},
+			SubjectTransform: &jetstream.SubjectTransformConfig{Source: internal, Destination: public},
+			RePublish:        &jetstream.RePublish{Source: "kraftwatch." + clusterID + ".group.consumer.>", Destination: "kraftwatch." + clusterID + ".group.consumer.>"}},
+			"does not republish kraftwatch." + clusterID + ".group.classic.%"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := natstest.Start(t)
+			nc := connect(t, srv.ClientURL())
+			js, _ := jetstream.New(nc)
+			tc.cfg.Name, tc.cfg.Storage = "BAD", jetstream.MemoryStorage
+			if _, err := js.CreateStream(ctx, tc.cfg); err != nil {
+				t.Fatal(err)
+			}
+			p := newPublisher(t, baseConfig(t, nc))
+			_, _, err := p.LastPublished(ctx, publish.ConsumerGroup, "g")
+			if !errors.Is(err, publish.ErrStreamConfig) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("LastPublished = %v, want ErrStreamConfig saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestRepublishStoredOnly shows the stream's settings at work with raw publishes to the
+// internal subject, as two racing replicas and a retry after a lost ack make them: the
+// expected last sequence is checked against the subject the event is stored under (the
+// public one), a publish the stream refuses or de-duplicates reaches no core subscriber,
+// each stored event reaches it once, and the stream does not capture what it
+// republishes.
+func TestRepublishStoredOnly(t *testing.T) {
+	srv := natstest.Start(t)
+	ctx := context.Background()
+	nc := connect(t, srv.ClientURL())
+	core := subscribeCore(t, connect(t, srv.ClientURL()), "kraftwatch.>")
+	p := newPublisher(t, baseConfig(t, nc))
+	if _, err := p.LoadLastPublished(ctx); err != nil { // creates the stream
 		t.Fatal(err)
 	}
-	p := newPublisher(t, baseConfig(t, nc))
-	start(t, p)
-	enqueue(t, p, transition("g", 0))
-	waitFor(t, 10*time.Second, "published", finished(p, 1))
-	s, _ := js.Stream(ctx, "OPS")
-	if s.CachedInfo().State.Msgs != 1 {
-		t.Fatalf("OPS holds %d messages", s.CachedInfo().State.Msgs)
+	js, _ := jetstream.New(nc)
+	public := p.Subject(publish.ConsumerGroup, "g")
+	internal := publish.InternalPrefix + "." + public
+	pub := func(k int, expect uint64) (*jetstream.PubAck, error) {
+		return js.PublishMsg(ctx, rawMsg(t, internal, transition("g", k)), jetstream.WithExpectLastSequencePerSubject(expect))
 	}
-	if _, err := js.Stream(ctx, "KRAFTWATCH_"+clusterID); !errors.Is(err, jetstream.ErrStreamNotFound) {
-		t.Fatalf("a second stream was created: %v", err)
+	wrongLastSeq := func(what string, err error) {
+		t.Helper()
+		var apiErr *jetstream.APIError
+		if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequence {
+			t.Fatalf("%s: %v, want wrong last sequence", what, err)
+		}
 	}
+
+	// Replica A stores transition 0; replica B, which read the subject before, is refused.
+	if ack, err := pub(0, 0); err != nil || ack.Sequence != 1 || ack.Duplicate {
+		t.Fatalf("first publish: %+v, %v", ack, err)
+	}
+	_, err := pub(1, 0)
+	wrongLastSeq("second publish expecting an empty subject", err) // checked against the public subject
+	// A retry of transition 0 after a lost ack: refused with the stale expectation,
+	// de-duplicated with the right one.
+	_, err = pub(0, 0)
+	wrongLastSeq("retry with the stale expectation", err)
+	if ack, err := pub(0, 1); err != nil || !ack.Duplicate || ack.Sequence != 1 {
+		t.Fatalf("retry after a lost ack: %+v, %v; want a duplicate of sequence 1", ack, err)
+	}
+	// B reads again and stores transition 1.
+	if ack, err := pub(1, 1); err != nil || ack.Sequence != 2 {
+		t.Fatalf("publish after reading again: %+v, %v", ack, err)
+	}
+
+	if _, err := js.StreamNameBySubject(ctx, public); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatalf("a stream captures the public subject %s, where the stream republishes: %v", public, err)
+	}
+	msgs := readStream(t, nc, "kraftwatch")
+	checkTransitions(t, msgs, "kraftwatch", "g", 2)
+	core.exactlyStored(t, msgs)
+	// Reads by the public subject see what was published to the internal one (a new
+	// publisher: p was primed by LoadLastPublished before these raw publishes).
+	p2 := newPublisher(t, baseConfig(t, nc))
+	if h, ok, err := p2.LastPublished(ctx, publish.ConsumerGroup, "g"); err != nil || !ok || h != int64(transition("g", 1).NewHash) {
+		t.Fatalf("LastPublished = %d, %v, %v", h, ok, err)
+	}
+}
+
+// rawMsg is the message kraftwatch publishes for ev, on subject.
+func rawMsg(t testing.TB, subject string, ev publish.Event) *nats.Msg {
+	t.Helper()
+	ev.ClusterID, ev.HashScheme = clusterID, publish.SchemeMurmur3
+	env, err := ev.Wrap(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nats.NewMsg(subject)
+	if m.Data, err = json.Marshal(env); err != nil {
+		t.Fatal(err)
+	}
+	m.Header.Set(jetstream.MsgIDHeader, env.ID)
+	m.Header.Set("Content-Type", publish.ContentType)
+	return m
 }
 
 // TestStreamDeleted: a stream deleted under a running publisher is created again.
@@ -481,6 +702,7 @@ func TestConfigValidate(t *testing.T) {
 		{"prefix wildcard", func(c *publish.Config) { c.Prefix = "kw.>" }, "Prefix"},
 		{"prefix empty token", func(c *publish.Config) { c.Prefix = "a..b" }, "Prefix"},
 		{"prefix space", func(c *publish.Config) { c.Prefix = "a b" }, "Prefix"},
+		{"prefix internal", func(c *publish.Config) { c.Prefix = "_kraftwatch.events" }, "Prefix"},
 		{"scheme", func(c *publish.Config) { c.HashScheme = "sha1" }, "HashScheme"},
 		{"mode", func(c *publish.Config) { c.Mode = 9 }, "Mode"},
 		{"stream", func(c *publish.Config) { c.Stream = "a.b" }, "Stream"},
@@ -500,6 +722,12 @@ func TestConfigValidate(t *testing.T) {
 				t.Fatalf("Validate = %v, want an error about %s", err, tc.want)
 			}
 		})
+	}
+	// The internal prefix is kept only in JetStream mode.
+	core := ok
+	core.Mode, core.Prefix = publish.ModeCore, publish.InternalPrefix
+	if err := core.Validate(); err != nil {
+		t.Fatalf("core mode with prefix %s: %v", publish.InternalPrefix, err)
 	}
 	// Every problem is reported, one line each.
 	err := publish.Config{Prefix: "a b", Replicas: 9}.Validate()
