@@ -263,3 +263,29 @@ func BenchmarkReadInput(b *testing.B) {
 		b.Log(sum) // keep the loop
 	}
 }
+
+// BenchmarkReadInputImage is BenchmarkReadInput on benchImage through
+// ReplicaLister: the floor under BenchmarkAllTopicsImage.
+func BenchmarkReadInputImage(b *testing.B) {
+	cl := hashcache.ImageCluster{Image: benchImage()}
+	var topics []hashcache.ReplicaLister
+	for _, t := range benchTopicList(benchCluster()) {
+		top, _ := cl.Topic(t.TopicName)
+		topics = append(topics, top.(hashcache.ReplicaLister))
+	}
+	var lists [][]int32
+	var sum int32
+	for b.Loop() {
+		for _, t := range topics {
+			lists = t.AppendReplicas(lists[:0])
+			for _, l := range lists {
+				for _, id := range l {
+					sum += id
+				}
+			}
+		}
+	}
+	if sum == 42 {
+		b.Log(sum) // keep the loop
+	}
+}

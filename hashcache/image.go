@@ -28,11 +28,7 @@ func (c ImageCluster) Rack(id int32) (string, bool) {
 	if c.Image == nil {
 		return "", false
 	}
-	b, ok := c.Image.Broker(id)
-	if !ok || !b.HasRack {
-		return "", false
-	}
-	return b.Rack, true
+	return c.Image.BrokerRack(id)
 }
 
 // imageTopic is an *image.Topic as a Topic; one pointer, so storing it in an

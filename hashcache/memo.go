@@ -1,12 +1,19 @@
 package hashcache
 
-import "slices"
+import (
+	"slices"
+	"weak"
+
+	"github.com/kraftwatch/kraftwatch/image"
+)
 
 // rackMemo turns the replica list of a partition into the bytes a scheme writes
 // for its racks. It remembers:
 //   - for the current topic only, each distinct broker's rack, so Brokers.Rack is
 //     asked once per broker and topic, and a broker's rack is never taken from an
-//     older image (generation stamps instead of clearing);
+//     older image (generation stamps instead of clearing). When the racks come from
+//     the same image.Image as for the previous topic (an ImageCluster), they are
+//     kept: an Image never changes;
 //   - across topics, each rack string's encoding and its rank in the scheme's rack
 //     order (so sorting a partition's racks compares small integers): both depend on
 //     the string alone;
@@ -25,6 +32,10 @@ type rackMemo struct {
 
 	src Brokers
 	gen uint32 // the current topic
+	// racksGen stamps the racks read from src; it moves on with each topic unless src
+	// is an ImageCluster of the same image as before (img).
+	racksGen uint32
+	img      weak.Pointer[image.Image]
 
 	// Brokers: ids below len(dense) are looked up directly, others in brokers.
 	dense   []brokerSlot
@@ -46,8 +57,9 @@ type rackMemo struct {
 }
 
 type brokerSlot struct {
-	gen  uint32
-	rack int32 // index in racks, -1 for none
+	seen uint32 // the topic that last read the broker
+	gen  uint32 // racksGen when rack was read
+	rack int32  // index in racks, -1 for none
 	// name and ok are what Rack returned for the broker the last time it was
 	// asked, in any topic, and rack its index then: asked again, the same answer
 	// needs no lookup in rackIndex.
@@ -91,21 +103,33 @@ const denseBrokers = 4096
 func (m *rackMemo) reset(src Brokers) {
 	m.src = src
 	m.gen++
-	if m.gen == 0 { // wrapped: old stamps could match again
-		clear(m.dense)
-		m.racksEpoch++
-		m.clearTuples()
-		m.gen = 1
+	same := false // racks already read are src's
+	if ic, ok := src.(ImageCluster); ok && ic.Image != nil {
+		w := weak.Make(ic.Image)
+		same = w == m.img
+		m.img = w
+	} else {
+		m.img = weak.Pointer[image.Image]{}
 	}
-	clear(m.brokers)
-	m.ids = m.ids[:0]
 	if len(m.racks) > maxRacks || m.rackIndex == nil {
 		m.racks = m.racks[:0]
 		m.enc = m.enc[:0]
 		m.rackIndex = make(map[string]int32)
 		m.racksEpoch++  // brokers' rack indexes are stale
 		m.clearTuples() // so are theirs
+		same = false
 	}
+	if !same {
+		m.racksGen++
+	}
+	if m.gen == 0 || m.racksGen == 0 { // wrapped: old stamps could match again
+		clear(m.dense)
+		m.racksEpoch++
+		m.clearTuples()
+		m.gen, m.racksGen = 1, 1
+	}
+	clear(m.brokers)
+	m.ids = m.ids[:0]
 	if m.nTuples >= maxTuples || len(m.blocks) > maxBlocks {
 		m.clearTuples()
 	}
@@ -129,10 +153,13 @@ func (m *rackMemo) rack(id int32) int32 {
 			m.dense = slices.Grow(m.dense, int(id)+1-len(m.dense))[:id+1]
 		}
 		s := &m.dense[id]
-		if s.gen == m.gen {
+		if s.seen != m.gen {
+			s.seen = m.gen
+			m.ids = append(m.ids, id)
+		}
+		if s.gen == m.racksGen {
 			return s.rack
 		}
-		m.ids = append(m.ids, id)
 		name, ok := m.src.Rack(id)
 		if s.epoch != m.racksEpoch || ok != s.ok || name != s.name {
 			s.rack = -1
@@ -141,7 +168,7 @@ func (m *rackMemo) rack(id int32) int32 {
 			}
 			s.name, s.ok, s.epoch = name, ok, m.racksEpoch
 		}
-		s.gen = m.gen
+		s.gen = m.racksGen
 		return s.rack
 	}
 	if r, ok := m.brokers[id]; ok {

@@ -1,6 +1,11 @@
 package hashcache
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
+)
 
 // cluster is a minimal mutable Cluster for white-box tests.
 type cluster struct {
@@ -53,6 +58,37 @@ func TestMemoStartsAfresh(t *testing.T) {
 			if got, want := s.TopicHash(top, c), fresh(); got != want {
 				t.Fatalf("%s after: %#x, want %#x", s.Name(), got, want)
 			}
+		}
+	}
+}
+
+// TestMemoStartsAfreshSameImage: the memo forgetting its racks while the racks come
+// from the same image again.
+func TestMemoStartsAfreshSameImage(t *testing.T) {
+	d := image.NewDelta(image.Empty)
+	for id, r := range []string{"a", "b", "c"} {
+		d.Replay(&metadata.RegisterBrokerRecord{BrokerID: int32(id), Rack: &r})
+	}
+	d.Replay(&metadata.TopicRecord{TopicID: image.UUID{1}, Name: "t"})
+	d.Replay(&metadata.PartitionRecord{TopicID: image.UUID{1}, Replicas: []int32{0, 1, 2}})
+	d.Replay(&metadata.PartitionRecord{TopicID: image.UUID{1}, PartitionID: 1, Replicas: []int32{2, 1}})
+	im, _ := d.Apply(image.Provenance{})
+	cl := ImageCluster{Image: im}
+	top, _ := cl.Topic("t")
+	for _, s := range []Scheme{NewMurmur3(), NewKafka()} {
+		fresh, _ := NewScheme(s.Name())
+		want := fresh.TopicHash(top, cl)
+		var m *rackMemo
+		switch s := s.(type) {
+		case *Murmur3:
+			m = &s.memo
+		case *Kafka:
+			m = &s.memo
+		}
+		s.TopicHash(top, cl)
+		m.racks = append(m.racks, make([]memoRack, maxRacks+1-len(m.racks))...)
+		if got := s.TopicHash(top, cl); got != want {
+			t.Fatalf("%s: %#x, want %#x", s.Name(), got, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package hashcache_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -8,6 +9,8 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/hashcache/hashcachetest"
+	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
 )
 
 // plainTopic hides a topic's AppendReplicas, so a hash asks for each partition.
@@ -70,6 +73,77 @@ func TestMemoAcrossTopicsAndRackChanges(t *testing.T) {
 				}
 				if got := hashcache.BrokersSeen(s); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
 					t.Fatalf("step %d %s: brokers seen %v, want %v", step, s.Name(), got, want)
+				}
+			}
+		}
+	})
+}
+
+// TestMemoImages hashes the topics of a series of images, old and new in turn, with
+// the same schemes, through ImageCluster: racks change, brokers go and come back,
+// partitions move. Every hash must be a fresh scheme's, and the brokers a hash
+// reports having read must be exactly its topic's replicas.
+func TestMemoImages(t *testing.T) {
+	m, k := hashcache.NewMurmur3(), hashcache.NewKafka()
+	rapid.Check(t, func(t *rapid.T) {
+		var images []*image.Image
+		im := image.Empty
+		ids := []image.UUID{{1}, {2}, {3}}
+		for step := range rapid.IntRange(1, 12).Draw(t, "images") {
+			d := image.NewDelta(im)
+			for range rapid.IntRange(1, 6).Draw(t, "records") {
+				id := rapid.Int32Range(0, 6).Draw(t, "broker")
+				switch rapid.IntRange(0, 4).Draw(t, "op") {
+				case 0, 1:
+					r := &metadata.RegisterBrokerRecord{BrokerID: id, BrokerEpoch: int64(step)}
+					if rapid.Bool().Draw(t, "has rack") {
+						rack := genRack(t, "rack")
+						r.Rack = &rack
+					}
+					d.Replay(r)
+				case 2:
+					d.Replay(&metadata.UnregisterBrokerRecord{BrokerID: id})
+				case 3:
+					tid := rapid.SampledFrom(ids).Draw(t, "topic")
+					d.Replay(&metadata.TopicRecord{TopicID: tid, Name: fmt.Sprint("t", tid[0])})
+					for p := range rapid.IntRange(0, 40).Draw(t, "partitions") {
+						d.Replay(&metadata.PartitionRecord{TopicID: tid, PartitionID: int32(p),
+							Replicas: rapid.SliceOfN(rapid.Int32Range(0, 7), 0, 4).Draw(t, "replicas")})
+					}
+				case 4:
+					tid := rapid.SampledFrom(ids).Draw(t, "topic")
+					ch := metadata.NewPartitionChangeRecord(tid, rapid.Int32Range(0, 40).Draw(t, "partition"))
+					ch.Replicas = rapid.SliceOfN(rapid.Int32Range(0, 7), 0, 4).Draw(t, "replicas")
+					d.Replay(ch)
+				}
+			}
+			im, _ = d.Apply(image.Provenance{Offset: int64(step)})
+			images = append(images, im)
+		}
+		for range rapid.IntRange(1, 30).Draw(t, "hashes") {
+			cl := hashcache.ImageCluster{Image: rapid.SampledFrom(images).Draw(t, "image")}
+			var names []string
+			for tp := range cl.Image.Topics() {
+				names = append(names, tp.Name())
+			}
+			if len(names) == 0 {
+				continue
+			}
+			slices.Sort(names)
+			top, _ := cl.Topic(rapid.SampledFrom(names).Draw(t, "name"))
+			var want []int32
+			for _, r := range top.(hashcache.ReplicaLister).AppendReplicas(nil) {
+				want = append(want, r...)
+			}
+			slices.Sort(want)
+			want = slices.Compact(want)
+			for _, s := range []hashcache.Scheme{m, k} {
+				fresh, _ := hashcache.NewScheme(s.Name())
+				if got, ref := s.TopicHash(top, cl), fresh.TopicHash(top, cl); got != ref {
+					t.Fatalf("%s %s: %#x, fresh %#x", s.Name(), top.Name(), got, ref)
+				}
+				if got := hashcache.BrokersSeen(s); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+					t.Fatalf("%s: brokers seen %v, want %v", s.Name(), got, want)
 				}
 			}
 		}

@@ -87,6 +87,16 @@ func (im *Image) Broker(id int32) (Broker, bool) {
 	return *b, true
 }
 
+// BrokerRack returns the rack of broker id: what Broker(id) gives as Rack, ok false
+// when the broker is not registered or has no rack. It copies nothing.
+func (im *Image) BrokerRack(id int32) (rack string, ok bool) {
+	b, ok := im.s.brokers.get(hashInt32(id), id)
+	if !ok || !b.HasRack {
+		return "", false
+	}
+	return b.Rack, true
+}
+
 // NumBrokers is the number of registered brokers.
 func (im *Image) NumBrokers() int { return im.s.brokers.Len() }
 

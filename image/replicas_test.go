@@ -48,3 +48,24 @@ func TestAppendReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokerRack: BrokerRack gives what Broker gives.
+func TestBrokerRack(t *testing.T) {
+	d := NewDelta(Empty)
+	rack := "r1"
+	empty := ""
+	d.Replay(&metadata.RegisterBrokerRecord{BrokerID: 1, Rack: &rack})
+	d.Replay(&metadata.RegisterBrokerRecord{BrokerID: 2})
+	d.Replay(&metadata.RegisterBrokerRecord{BrokerID: 3, Rack: &empty})
+	im, _ := d.Apply(Provenance{})
+	for id := range int32(5) {
+		b, ok := im.Broker(id)
+		r, rok := im.BrokerRack(id)
+		if rok != (ok && b.HasRack) || r != b.Rack {
+			t.Fatalf("broker %d: BrokerRack %q %v, Broker %+v %v", id, r, rok, b, ok)
+		}
+	}
+	if r, ok := im.BrokerRack(3); !ok || r != "" {
+		t.Fatalf("broker 3: %q %v", r, ok)
+	}
+}
