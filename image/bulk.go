@@ -19,6 +19,7 @@ type bulk struct {
 	t      *Topic        // the topic being filled; nil when nothing is buffered
 	n      int           // partitions buffered
 	leaves [][]partition // full leaves of 32 slots, then the one being filled
+	hint   int           // partitions of the previous topic
 }
 
 // Lists are carved from chunks of listChunk int32s, shared by the partitions of
@@ -80,16 +81,23 @@ func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 		}
 	}
 	p.data = data
-	// The first leaf grows as needed (small topics are common); the others are
-	// allocated whole.
+	// A new leaf is as long as the previous topic suggests (the topics of a snapshot
+	// are often alike), else 32 slots, or 4 for the first (small topics are common);
+	// a leaf too short grows, and flush trims the last one.
 	if k := len(b.leaves) - 1; k < 0 || len(b.leaves[k]) == 32 {
 		c := 32
-		if k < 0 {
+		switch {
+		case b.hint > b.n:
+			c = min(32, b.hint-b.n)
+		case k < 0:
 			c = 4
 		}
 		b.leaves = append(b.leaves, make([]partition, 0, c))
 	}
 	k := len(b.leaves) - 1
+	if l := b.leaves[k]; len(l) == cap(l) { // grows, up to the 32 slots of a leaf
+		b.leaves[k] = append(make([]partition, 0, min(32, 2*len(l))), l...)
+	}
 	b.leaves[k] = append(b.leaves[k], p)
 	b.n++
 }
@@ -129,5 +137,5 @@ func (d *Delta) flush() {
 	d.cur.partitions += b.n
 	clear(b.leaves) // the topic holds them now
 	b.leaves = b.leaves[:0]
-	b.n = 0
+	b.hint, b.n = b.n, 0
 }

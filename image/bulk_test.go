@@ -136,6 +136,38 @@ func TestBulkMatchesReplay(t *testing.T) {
 	}
 }
 
+// TestBulkTopicSizes: topics of different sizes one after the other, so each new
+// topic's leaves are sized after a previous topic that is larger, smaller or alike.
+func TestBulkTopicSizes(t *testing.T) {
+	var recs []metadata.Record
+	for i, n := range []int{100, 3, 40, 33, 1, 64, 65, 65, 32, 31, 200, 2, 2, 97} {
+		id := UUID{byte(i + 1)}
+		recs = append(recs, &metadata.TopicRecord{TopicID: id, Name: fmt.Sprint("t", i)})
+		for p := range int32(n) {
+			recs = append(recs, &metadata.PartitionRecord{TopicID: id, PartitionID: p, Replicas: []int32{p % 5, 7}, ISR: []int32{7}})
+		}
+	}
+	bulk, plain := newDelta(Empty, true), newDelta(Empty, false)
+	replayBoth(t, bulk, plain, recs)
+	im := applyBoth(t, bulk, plain, Provenance{Offset: 1})
+	if !slices.Equal(imageLines(im), imageLines(plain.Base())) {
+		t.Fatal("printed images differ")
+	}
+	for tp := range im.Topics() {
+		tp.parts.each(func(p *partition) bool { return true })
+		var leaves func(n *pnode)
+		leaves = func(n *pnode) {
+			for _, k := range n.kids {
+				leaves(k)
+			}
+			if n.kids == nil && cap(n.parts) != len(n.parts) {
+				t.Errorf("%s: a leaf of %d slots holds %d", tp.Name(), cap(n.parts), len(n.parts))
+			}
+		}
+		leaves(tp.parts.root)
+	}
+}
+
 // TestBulkRandom replays random records on a few topics (partitions in and out of
 // order, repeated, invalid, for unknown topics; topics recreated and removed;
 // transactions committed and aborted) into a bulk and a plain delta side by side.
