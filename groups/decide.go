@@ -176,7 +176,8 @@ type Tracker struct {
 	order   []sortKey
 	touched []string
 	names   []string
-	memo    map[string]int64 // topic hashes read during the call
+	memo    map[string]int64    // topic hashes read during the call
+	scanned map[string][]string // topics each regex matched during the call
 	hashes  []hashcache.NamedHash
 }
 
@@ -197,13 +198,14 @@ type tracked struct {
 // loaded. The Tracker is the only user of c from then on.
 func NewTracker(s *State, c *hashcache.Cache) *Tracker {
 	return &Tracker{
-		state:  s,
-		cache:  c,
-		image:  image.Empty,
-		hs:     make(map[GroupKey]*tracked),
-		byName: make(map[string]int),
-		index:  make(map[*Group]int),
-		memo:   make(map[string]int64),
+		state:   s,
+		cache:   c,
+		image:   image.Empty,
+		hs:      make(map[GroupKey]*tracked),
+		byName:  make(map[string]int),
+		index:   make(map[*Group]int),
+		memo:    make(map[string]int64),
+		scanned: make(map[string][]string),
 	}
 }
 
@@ -266,6 +268,7 @@ func (t *Tracker) Sync(cur *image.Image) []Decision {
 		}
 	}
 	clear(t.memo)
+	clear(t.scanned)
 	return out
 }
 
@@ -317,6 +320,7 @@ func (t *Tracker) Group(ch Change) (Decision, bool) {
 	}
 	d, ok := t.rehash(ch.Group, tr, reasons)
 	clear(t.memo)
+	clear(t.scanned)
 	return d, ok
 }
 
@@ -425,19 +429,30 @@ func (t *Tracker) matches(res []string, name string) bool {
 	return false
 }
 
-// scan returns the image's topic names that one of res matches in full, sorted.
+// scan returns the image's topic names that one of res matches in full, sorted, in
+// a new slice. Each regex scans the image once per call (t.scanned), however many
+// groups use it.
 func (t *Tracker) scan(res []string) []string {
 	if len(res) == 0 {
 		return nil
 	}
 	var out []string
-	for tp := range t.image.Topics() {
-		if t.matches(res, tp.Name()) {
-			out = append(out, tp.Name())
+	for _, re := range res {
+		names, ok := t.scanned[re]
+		if !ok {
+			if e := t.state.regexes[re]; e != nil && e.re != nil {
+				for tp := range t.image.Topics() {
+					if e.re.MatchString(tp.Name()) {
+						names = append(names, tp.Name())
+					}
+				}
+			}
+			t.scanned[re] = names
 		}
+		out = append(out, names...)
 	}
 	slices.Sort(out)
-	return out
+	return slices.Compact(out)
 }
 
 // topicEvent is what one metadata update did to one topic name.
@@ -601,6 +616,7 @@ func (t *Tracker) Metadata(cur *image.Image, ch *image.Changes) []Decision {
 	t.pending = t.pending[:0]
 	clear(t.order)
 	clear(t.memo)
+	clear(t.scanned)
 	return out
 }
 
