@@ -149,7 +149,7 @@ func (d Decision) String() string {
 // changed topic name is matched once against each distinct regex in use. A
 // leader, ISR, epoch or config change costs next to nothing. Group recomputes one
 // group, scanning the image's topic names only when the group's set of regexes
-// changed.
+// changed. BenchmarkDecide measures one topic change read by 10k groups.
 //
 // Invariant: every existing topic that a tracked group reads has an entry in the
 // cache, since the group's hash was computed after the last update that dropped
@@ -244,10 +244,10 @@ func (t *Tracker) Seed(k GroupKey, hash int64) {
 // full, returning a Decision for each whose hash differs from its previous one
 // (computed or seeded); a group without a previous hash gets one when its hash is
 // not 0, the hash of no topics. Decisions of Sync have no reasons. Groups no longer
-// in the State are forgotten. The cost is that of hashing every group, and for
-// every group with regexes a scan of the image's topic names: call it once, after
-// the initial load, or after losing track (a metadata update that was not passed
-// to Metadata).
+// in the State are forgotten. The cost is that of hashing every group, plus one
+// scan of the image's topic names per distinct regex: call it once, after the
+// initial load, or after losing track (a metadata update that was not passed to
+// Metadata).
 func (t *Tracker) Sync(cur *image.Image) []Decision {
 	if cur != t.image {
 		t.cache.Clear()
