@@ -70,8 +70,17 @@ func loadSnapshot(path string, id SnapshotID) *snapshot {
 		r.freeBufs <- &loadBuffer{}
 	}
 	go r.run()
+	failed, done := false, false
+	defer func() {
+		if !done { // a panic while replaying: stop the reader and wait for it
+			if !failed {
+				close(r.stop)
+			}
+			for range r.chunks {
+			}
+		}
+	}()
 	d := image.NewDelta(image.Empty)
-	failed := false
 	for c := range r.chunks { // closed by run when it is done
 		if !failed {
 			for _, rec := range c.recs {
@@ -90,6 +99,7 @@ func loadSnapshot(path string, id SnapshotID) *snapshot {
 		}
 		r.freeChunks <- c
 	}
+	done = true
 	if failed || !r.ok {
 		return nil
 	}
