@@ -27,8 +27,15 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 # e2e packages share one Kafka per package; -p 1 keeps one cluster at a time on 2 cores.
+# The KIP-1101 cases (TestDecisions) and the smoke test also run on the first release
+# with MetadataHash and on the newest one.
+E2E_EXTRA_VERSIONS ?= 4.1.1 4.4.0
 e2e: kafka
 	$(GO) test -tags e2e -race -count=1 -p 1 -timeout 40m -v . ./e2e/...
+	@for v in $(E2E_EXTRA_VERSIONS); do \
+	  internal/kafkatest/fetch-kafka.sh $$v && \
+	  KAFKA_VERSION=$$v $(GO) test -tags e2e -race -count=1 -timeout 20m -v -run 'TestDecisions|TestSmoke' ./e2e/ || exit 1; \
+	done
 
 # Fetch Kafka's jars once into .cache/kafka/$(KAFKA_VERSION).
 kafka:
