@@ -80,9 +80,10 @@ type Options struct {
 	Users map[string]string
 }
 
-// Cluster is a running KRaft cluster.
+// Cluster is a running KRaft cluster. Kafka's offline tools (DumpLog, MetadataShell)
+// of the same release come with it.
 type Cluster struct {
-	Version   string
+	*Offline
 	ClusterID string
 	Nodes     []*Node
 	// CAFile is the PEM file of the CA that signed the TLS listeners' certificate;
@@ -93,7 +94,6 @@ type Cluster struct {
 
 	security []Protocol
 	tlsDir   string // ca.pem, server.pem
-	home     string // jars: home/libs, home/shell
 	dir      string // root of the node directories
 	ctrlURL  string // controller listener of node 1
 	logf     func(format string, args ...any)
@@ -164,11 +164,11 @@ func Start(ctx context.Context, dir string, opts Options, logf func(string, ...a
 	if err := checkSecurity(opts); err != nil {
 		return nil, err
 	}
-	home, err := Fetch(opts.Version)
+	tools, err := Tools(opts.Version)
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Version: opts.Version, home: home, dir: dir, logf: logf, security: opts.Security}
+	c := &Cluster{Offline: tools, dir: dir, logf: logf, security: opts.Security}
 	if slices.ContainsFunc(opts.Security, Protocol.sasl) {
 		c.Users = maps.Clone(opts.Users)
 		if len(c.Users) == 0 {

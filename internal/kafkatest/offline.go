@@ -43,8 +43,7 @@ func (o *Offline) HasShell() bool {
 // DumpLog runs kafka-dump-log --cluster-metadata-decoder on metadata log files (.log
 // or .checkpoint) and returns its output.
 func (o *Offline) DumpLog(ctx context.Context, files ...string) (string, error) {
-	c := &Cluster{home: o.home} // only for class lookup in the release's jars
-	class := c.class("org.apache.kafka.tools.DumpLogSegments", "kafka.tools.DumpLogSegments")
+	class := o.class("org.apache.kafka.tools.DumpLogSegments", "kafka.tools.DumpLogSegments")
 	return runTool(ctx, filepath.Join(o.home, "libs", "*"), class, "--cluster-metadata-decoder", "--files", strings.Join(files, ","))
 }
 

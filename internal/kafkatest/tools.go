@@ -89,34 +89,6 @@ func (c *Cluster) DescribeTopics(ctx context.Context) (string, error) {
 	return c.Tool(ctx, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", c.Bootstrap(), "--describe")
 }
 
-// DumpLog runs kafka-dump-log --cluster-metadata-decoder on metadata log files
-// (.log or .checkpoint) and returns its output.
-func (c *Cluster) DumpLog(ctx context.Context, files ...string) (string, error) {
-	class := c.class("org.apache.kafka.tools.DumpLogSegments", "kafka.tools.DumpLogSegments")
-	return c.Tool(ctx, class, "--cluster-metadata-decoder", "--files", strings.Join(files, ","))
-}
-
-// MetadataShell runs kafka-metadata-shell on one metadata log file (.log or .checkpoint)
-// with a non-interactive command such as "tree /image". The file is copied first: the
-// shell takes Kafka's .lock beside a live log dir, which must never be touched.
-func (c *Cluster) MetadataShell(ctx context.Context, file string, command ...string) (string, error) {
-	shell := filepath.Join(c.home, "shell")
-	if _, err := os.Stat(shell); err != nil {
-		return "", fmt.Errorf("%w (%s)", ErrNoShell, c.Version)
-	}
-	dir, err := os.MkdirTemp(c.dir, "shell-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	copyPath := filepath.Join(dir, "__cluster_metadata-0", filepath.Base(file))
-	if err := copyFile(file, copyPath); err != nil {
-		return "", err
-	}
-	args := append([]string{"--snapshot", copyPath}, command...)
-	return runTool(ctx, filepath.Join(shell, "*"), "org.apache.kafka.shell.MetadataShell", args...)
-}
-
 func copyFile(from, to string) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
@@ -139,8 +111,8 @@ func copyFile(from, to string) error {
 
 // class returns the first of the named classes found in the release's kafka jars: some
 // tools moved from Scala (kafka.*) to Java (org.apache.kafka.tools.*) between releases.
-func (c *Cluster) class(names ...string) string {
-	jars, _ := filepath.Glob(filepath.Join(c.home, "libs", "kafka*.jar"))
+func (o *Offline) class(names ...string) string {
+	jars, _ := filepath.Glob(filepath.Join(o.home, "libs", "kafka*.jar"))
 	for _, name := range names {
 		file := strings.ReplaceAll(name, ".", "/") + ".class"
 		for _, j := range jars {
