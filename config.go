@@ -36,7 +36,7 @@ type config struct {
 	BootstrapServers string `env:"BOOTSTRAP_SERVERS" desc:"Kafka bootstrap servers, comma-separated, for reading __consumer_offsets"`
 	ClusterID        string `env:"CLUSTER_ID" desc:"Kafka cluster id; empty reads it from meta.properties beside the metadata log"`
 
-	KafkaTLS                bool   `env:"KAFKA_TLS" envDefault:"false" desc:"connect to Kafka with TLS"`
+	KafkaTLS                bool   `env:"KAFKA_TLS" envDefault:"false" desc:"connect to Kafka with TLS (implied by any other KAFKA_TLS_* setting)"`
 	KafkaTLSCAFile          string `env:"KAFKA_TLS_CA_FILE" desc:"PEM CA bundle for Kafka's certificates; empty uses the system pool"`
 	KafkaTLSCertFile        string `env:"KAFKA_TLS_CERT_FILE" desc:"PEM client certificate for Kafka (mutual TLS)"`
 	KafkaTLSKeyFile         string `env:"KAFKA_TLS_KEY_FILE" desc:"PEM client key for Kafka (mutual TLS)"`
@@ -109,6 +109,9 @@ func (c config) validate() error {
 	}
 	if c.KafkaSASLMechanism != "" && c.KafkaSASLUsername == "" {
 		bad("KAFKA_SASL_USERNAME", "required with KAFKA_SASL_MECHANISM")
+	}
+	if c.KafkaSASLMechanism != "" && c.KafkaSASLPassword == "" && c.KafkaSASLPasswordFile == "" {
+		bad("KAFKA_SASL_PASSWORD", "required with KAFKA_SASL_MECHANISM (or KAFKA_SASL_PASSWORD_FILE)")
 	}
 	if c.KafkaSASLPassword != "" && c.KafkaSASLPasswordFile != "" {
 		bad("KAFKA_SASL_PASSWORD_FILE", "set either it or KAFKA_SASL_PASSWORD, not both")
@@ -207,7 +210,7 @@ func (c config) logger(w io.Writer) *slog.Logger {
 // kafkaDialer carries the Kafka TLS and SASL settings.
 func (c config) kafkaDialer() (*kafka.Dialer, error) {
 	d := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, ClientID: "kraftwatch"}
-	if c.KafkaTLS || c.KafkaTLSCAFile != "" || c.KafkaTLSCertFile != "" {
+	if c.KafkaTLS || c.KafkaTLSCAFile != "" || c.KafkaTLSCertFile != "" || c.KafkaTLSInsecure {
 		cfg, err := tlsConfig(c.KafkaTLSCAFile, c.KafkaTLSCertFile, c.KafkaTLSKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("kafka TLS: %w", err)
