@@ -2,7 +2,6 @@ package groups_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,10 +15,11 @@ import (
 	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/kbin"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
+	"github.com/kraftwatch/kraftwatch/internal/scripttest"
 )
 
 // TestDecideScripts runs the scripts in testdata/decide. Each is a list of cases in
-// the style of cockroachdb/datadriven:
+// the style of cockroachdb/datadriven, run by internal/scripttest:
 //
 //	command arg=value ...
 //	input lines
@@ -55,70 +55,16 @@ func TestDecideScripts(t *testing.T) {
 	}
 }
 
-type decideCase struct {
-	pos   string
-	cmd   string
-	args  []string
-	input []string
-	want  []string
-	sep   int // index of the "----" line
-}
-
-func parseDecideScript(t *testing.T, path string) ([]string, []decideCase) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	var cases []decideCase
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		c := decideCase{pos: fmt.Sprintf("%s:%d", path, i+1)}
-		f := strings.Fields(l)
-		c.cmd, c.args = f[0], f[1:]
-		for i++; i < len(lines) && lines[i] != "----"; i++ {
-			c.input = append(c.input, lines[i])
-		}
-		if i >= len(lines) {
-			t.Fatalf("%s: no ---- line", c.pos)
-		}
-		c.sep = i
-		for i++; i < len(lines) && lines[i] != ""; i++ {
-			c.want = append(c.want, lines[i])
-		}
-		cases = append(cases, c)
-	}
-	return lines, cases
-}
-
 func runDecideScript(t *testing.T, path string) {
-	lines, cases := parseDecideScript(t, path)
 	w := newWorld(t, hashcache.SchemeKafka)
-	var out []string
-	next := 0
-	for _, c := range cases {
+	scripttest.Run(t, path, *update, func(c scripttest.Case) []string {
 		got := w.run(t, c)
-		w.check(t, c.pos)
+		w.check(t, c.Pos)
 		if len(got) == 0 {
 			got = []string{"ok"}
 		}
-		out = append(out, lines[next:c.sep+1]...)
-		out = append(out, got...)
-		next = c.sep + 1 + len(c.want)
-		if !*update && !slices.Equal(got, c.want) {
-			t.Errorf("%s: %s\n got:\n%s\nwant:\n%s", c.pos, c.cmd, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
-		}
-	}
-	out = append(out, lines[next:]...)
-	if *update {
-		if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return got
+	})
 }
 
 // world is what a script drives: an image built by a Delta, a State, and a Tracker.
@@ -171,18 +117,18 @@ func newWorld(t testing.TB, scheme string) *world {
 	return &world{delta: image.NewDelta(image.Empty), state: s, cache: c, tracker: groups.NewTracker(s, c)}
 }
 
-func (w *world) run(t *testing.T, c decideCase) []string {
+func (w *world) run(t *testing.T, c scripttest.Case) []string {
 	t.Helper()
 	kv := map[string]string{}
 	var plain []string
-	for _, a := range c.args {
+	for _, a := range c.Args {
 		if k, v, ok := strings.Cut(a, "="); ok {
 			kv[k] = v
 		} else {
 			plain = append(plain, a)
 		}
 	}
-	switch c.cmd {
+	switch c.Cmd {
 	case "new":
 		scheme := kv["scheme"]
 		if scheme == "" {
@@ -192,13 +138,13 @@ func (w *world) run(t *testing.T, c decideCase) []string {
 		return []string{"scheme " + scheme}
 	case "metadata":
 		var out []string
-		for i, l := range c.input {
+		for i, l := range c.Input {
 			rec, err := metadata.ParseText(l, symUUID)
 			if err != nil {
-				t.Fatalf("%s: input line %d: %v", c.pos, i+1, err)
+				t.Fatalf("%s: input line %d: %v", c.Pos, i+1, err)
 			}
 			if err := w.delta.Replay(rec); err != nil {
-				t.Fatalf("%s: input line %d: %v", c.pos, i+1, err)
+				t.Fatalf("%s: input line %d: %v", c.Pos, i+1, err)
 			}
 		}
 		off, _ := strconv.ParseInt(kv["offset"], 10, 64)
@@ -214,18 +160,18 @@ func (w *world) run(t *testing.T, c decideCase) []string {
 		return append(out, decisionLines(w.tracker.Metadata(im, ch))...)
 	case "group":
 		var ds []groups.Decision
-		for i, l := range c.input {
+		for i, l := range c.Input {
 			rec, err := groupRecord(l)
 			if err != nil {
-				t.Fatalf("%s: input line %d: %v", c.pos, i+1, err)
+				t.Fatalf("%s: input line %d: %v", c.Pos, i+1, err)
 			}
 			k, v, err := groupstest.Encode(&rec)
 			if err != nil {
-				t.Fatalf("%s: input line %d: encode: %v", c.pos, i+1, err)
+				t.Fatalf("%s: input line %d: encode: %v", c.Pos, i+1, err)
 			}
 			ch, err := w.state.Replay(k, v)
 			if err != nil {
-				t.Fatalf("%s: input line %d: replay: %v", c.pos, i+1, err)
+				t.Fatalf("%s: input line %d: replay: %v", c.Pos, i+1, err)
 			}
 			if kv["tracker"] == "off" {
 				w.behind = true
@@ -244,15 +190,15 @@ func (w *world) run(t *testing.T, c decideCase) []string {
 		return decisionLines(w.tracker.Sync(w.delta.Base()))
 	case "seed":
 		if len(plain) != 3 {
-			t.Fatalf("%s: seed TYPE GROUP HASH", c.pos)
+			t.Fatalf("%s: seed TYPE GROUP HASH", c.Pos)
 		}
 		typ, err := groupType(plain[0])
 		if err != nil {
-			t.Fatalf("%s: %v", c.pos, err)
+			t.Fatalf("%s: %v", c.Pos, err)
 		}
 		h, err := strconv.ParseUint(plain[2], 16, 64)
 		if err != nil {
-			t.Fatalf("%s: %v", c.pos, err)
+			t.Fatalf("%s: %v", c.Pos, err)
 		}
 		w.tracker.Seed(groups.GroupKey{Type: typ, ID: plain[1]}, int64(h))
 		return nil
@@ -268,7 +214,7 @@ func (w *world) run(t *testing.T, c decideCase) []string {
 		}
 		return append(out, fmt.Sprintf("tracked %d of %d groups", w.tracker.Len(), w.state.Len()))
 	}
-	t.Fatalf("%s: unknown command %q", c.pos, c.cmd)
+	t.Fatalf("%s: unknown command %q", c.Pos, c.Cmd)
 	return nil
 }
 

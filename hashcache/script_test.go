@@ -3,15 +3,14 @@ package hashcache_test
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/hashcache/hashcachetest"
+	"github.com/kraftwatch/kraftwatch/internal/scripttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of testdata/script/*.txt")
@@ -20,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of testdata
 // directives; each is a command line, optional input lines, a "----" line and the
 // expected output, ended by a blank line or the end of the file. Lines before a
 // command that start with '#' are comments. With -update the expected output is
-// rewritten from what the commands print.
+// rewritten from what the commands print. internal/scripttest runs the scripts.
 //
 // Commands:
 //
@@ -49,89 +48,24 @@ func TestScript(t *testing.T) {
 	}
 }
 
-type directive struct {
-	pre   []string // comments and blank lines before the command
-	line  int
-	cmd   string
-	input []string
-	want  []string
-}
-
-func parseScript(t *testing.T, file string) (ds []directive, tail []string) {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	var pre []string
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		if l == "" || strings.HasPrefix(l, "#") {
-			pre = append(pre, l)
-			continue
-		}
-		d := directive{pre: pre, line: i + 1, cmd: l}
-		pre = nil
-		for i++; i < len(lines) && lines[i] != "----"; i++ {
-			d.input = append(d.input, lines[i])
-		}
-		if i == len(lines) {
-			t.Fatalf("%s:%d: %q has no ---- line", file, d.line, l)
-		}
-		for i++; i < len(lines) && lines[i] != ""; i++ {
-			d.want = append(d.want, lines[i])
-		}
-		ds = append(ds, d)
-		if i < len(lines) {
-			pre = append(pre, "") // the blank line that ended the output
-		}
-	}
-	return ds, pre
-}
-
 type scriptState struct {
 	cluster *hashcachetest.Cluster
 	cache   *hashcache.Cache
 }
 
 func runScript(t *testing.T, file string) {
-	ds, tail := parseScript(t, file)
 	st := &scriptState{}
 	st.reset(t, hashcache.DefaultScheme)
-	var out strings.Builder
-	for _, d := range ds {
-		got, err := st.run(d)
+	scripttest.Run(t, file, *update, func(c scripttest.Case) []string {
+		got, err := st.run(c)
 		if err != nil {
-			t.Fatalf("%s:%d: %s: %v", file, d.line, d.cmd, err)
+			t.Fatalf("%s: %s: %v", c.Pos, c.Cmd, err)
 		}
 		if len(got) == 0 {
 			got = []string{"ok"}
 		}
-		if !*update && !slices.Equal(got, d.want) {
-			t.Errorf("%s:%d: %s\n got:\n  %s\nwant:\n  %s", file, d.line, d.cmd,
-				strings.Join(got, "\n  "), strings.Join(d.want, "\n  "))
-		}
-		for _, l := range d.pre {
-			out.WriteString(l + "\n")
-		}
-		out.WriteString(d.cmd + "\n")
-		for _, l := range d.input {
-			out.WriteString(l + "\n")
-		}
-		out.WriteString("----\n")
-		for _, l := range got {
-			out.WriteString(l + "\n")
-		}
-	}
-	for _, l := range tail {
-		out.WriteString(l + "\n")
-	}
-	if *update {
-		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return got
+	})
 }
 
 func (st *scriptState) reset(t *testing.T, scheme string) {
@@ -195,17 +129,16 @@ func names(s string) []string {
 	return strings.Split(s, ",")
 }
 
-func (st *scriptState) run(d directive) ([]string, error) {
-	fields := strings.Fields(d.cmd)
-	plain, kv := args(fields[1:])
-	switch fields[0] {
+func (st *scriptState) run(c scripttest.Case) ([]string, error) {
+	plain, kv := args(c.Args)
+	switch c.Cmd {
 	case "new":
-		c, err := hashcache.New(hashcache.Config{Scheme: kv["scheme"]})
+		cache, err := hashcache.New(hashcache.Config{Scheme: kv["scheme"]})
 		if err != nil {
 			return nil, err
 		}
-		st.cache, st.cluster = c, hashcachetest.NewCluster()
-		return []string{"scheme " + c.Scheme().Name()}, nil
+		st.cache, st.cluster = cache, hashcachetest.NewCluster()
+		return []string{"scheme " + cache.Scheme().Name()}, nil
 	case "broker", "unregister":
 		if len(plain) != 1 {
 			return nil, fmt.Errorf("want one broker id")
@@ -215,7 +148,7 @@ func (st *scriptState) run(d directive) ([]string, error) {
 			return nil, err
 		}
 		rack, ok := kv["rack"]
-		if fields[0] == "broker" && ok {
+		if c.Cmd == "broker" && ok {
 			st.cluster.Racks[ids[0]] = rack
 		} else {
 			delete(st.cluster.Racks, ids[0])
@@ -230,7 +163,7 @@ func (st *scriptState) run(d directive) ([]string, error) {
 			return nil, err
 		}
 		top := &hashcachetest.Topic{TopicID: id, TopicName: plain[0]}
-		for _, l := range d.input {
+		for _, l := range c.Input {
 			ids, err := brokerIDs(strings.Join(strings.Fields(strings.ReplaceAll(l, "-", "")), ","))
 			if err != nil {
 				return nil, err
@@ -287,5 +220,5 @@ func (st *scriptState) run(d directive) ([]string, error) {
 		return []string{fmt.Sprintf("hits=%d misses=%d invalidations=%d stale=%d entries=%d",
 			s.Hits, s.Misses, s.Invalidations, s.Stale, st.cache.Len())}, nil
 	}
-	return nil, fmt.Errorf("unknown command %q", fields[0])
+	return nil, fmt.Errorf("unknown command %q", c.Cmd)
 }

@@ -3,7 +3,6 @@ package image
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,12 +12,13 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/internal/kbin"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
+	"github.com/kraftwatch/kraftwatch/internal/scripttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of testdata scripts")
 
 // Script tests: each file in testdata/scripts is a list of cases in the style of
-// cockroachdb/datadriven:
+// cockroachdb/datadriven, run by internal/scripttest:
 //
 //	command arg=value ...
 //	input lines
@@ -93,73 +93,18 @@ func formatSym(u UUID) string {
 	return string(u[:n])
 }
 
-type scriptCase struct {
-	pos     string
-	cmd     string
-	args    []string
-	input   []string
-	want    []string
-	lineIdx int // line of "----" in the file
-}
-
-func parseScript(t *testing.T, path string) ([]string, []scriptCase) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	var cases []scriptCase
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		c := scriptCase{pos: fmt.Sprintf("%s:%d", path, i+1)}
-		f := strings.Fields(l)
-		c.cmd, c.args = f[0], f[1:]
-		for i++; i < len(lines) && lines[i] != "----"; i++ {
-			c.input = append(c.input, lines[i])
-		}
-		if i >= len(lines) {
-			t.Fatalf("%s: no ---- line", c.pos)
-		}
-		c.lineIdx = i
-		for i++; i < len(lines) && lines[i] != ""; i++ {
-			c.want = append(c.want, lines[i])
-		}
-		cases = append(cases, c)
-	}
-	return lines, cases
-}
-
 func runScript(t *testing.T, path string, bulk bool) {
-	lines, cases := parseScript(t, path)
 	d := newDelta(Empty, bulk)
 	saved := map[string]*Image{}
-	var out []string
-	next := 0 // next line of the file to copy
-	for _, c := range cases {
-		got := runCase(t, c, &d, saved, bulk)
-		out = append(out, lines[next:c.lineIdx+1]...)
-		out = append(out, got...)
-		next = c.lineIdx + 1 + len(c.want)
-		if !*update && !slices.Equal(got, c.want) {
-			t.Errorf("%s: %s\n got:\n%s\nwant:\n%s", c.pos, c.cmd, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
-		}
-	}
-	out = append(out, lines[next:]...)
-	if *update {
-		if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	scripttest.Run(t, path, *update, func(c scripttest.Case) []string {
+		return runCase(t, c, &d, saved, bulk)
+	})
 }
 
-func runCase(t *testing.T, c scriptCase, d **Delta, saved map[string]*Image, bulk bool) []string {
+func runCase(t *testing.T, c scripttest.Case, d **Delta, saved map[string]*Image, bulk bool) []string {
 	t.Helper()
 	args := map[string]string{}
-	for _, a := range c.args {
+	for _, a := range c.Args {
 		k, v, _ := strings.Cut(a, "=")
 		args[k] = v
 	}
@@ -167,19 +112,19 @@ func runCase(t *testing.T, c scriptCase, d **Delta, saved map[string]*Image, bul
 		if s, ok := args[k]; ok {
 			n, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
-				t.Fatalf("%s: %s=%s: %v", c.pos, k, s, err)
+				t.Fatalf("%s: %s=%s: %v", c.Pos, k, s, err)
 			}
 			return n
 		}
 		return def
 	}
-	switch c.cmd {
+	switch c.Cmd {
 	case "replay":
 		var out []string
-		for i, l := range c.input {
+		for i, l := range c.Input {
 			rec, err := metadata.ParseText(l, symUUID)
 			if err != nil {
-				t.Fatalf("%s: input line %d: %v", c.pos, i+1, err)
+				t.Fatalf("%s: input line %d: %v", c.Pos, i+1, err)
 			}
 			if err := (*d).Replay(rec); err != nil {
 				out = append(out, symbolize(fmt.Sprintf("line %d: %v", i+1, err)))
@@ -201,16 +146,16 @@ func runCase(t *testing.T, c scriptCase, d **Delta, saved map[string]*Image, bul
 		*d = newDelta(Empty, bulk)
 		return []string{"ok"}
 	case "save":
-		saved[c.args[0]] = (*d).Base()
+		saved[c.Args[0]] = (*d).Base()
 		return []string{"ok"}
 	case "diff":
-		old, ok := saved[c.args[0]]
+		old, ok := saved[c.Args[0]]
 		if !ok {
-			t.Fatalf("%s: no saved image %q", c.pos, c.args[0])
+			t.Fatalf("%s: no saved image %q", c.Pos, c.Args[0])
 		}
 		return changeLines(Diff(old, (*d).Base()))
 	}
-	t.Fatalf("%s: unknown command %q", c.pos, c.cmd)
+	t.Fatalf("%s: unknown command %q", c.Pos, c.Cmd)
 	return nil
 }
 
