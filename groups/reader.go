@@ -24,6 +24,8 @@ type Message struct {
 	Offset    int64
 	Key       []byte
 	Value     []byte
+	// Time is the record's timestamp (the coordinator's append time).
+	Time time.Time
 }
 
 // ReaderConfig configures a Reader.
@@ -213,7 +215,7 @@ func (r *Reader) readPartition(ctx context.Context, p int, lag *atomic.Int64, ha
 			}
 			backoff = 250 * time.Millisecond
 			lag.Store(m.HighWaterMark - m.Offset - 1)
-			if err := handle(Message{Partition: p, Offset: m.Offset, Key: m.Key, Value: m.Value}); err != nil {
+			if err := handle(Message{Partition: p, Offset: m.Offset, Key: m.Key, Value: m.Value, Time: m.Time}); err != nil {
 				kr.Close()
 				return err
 			}

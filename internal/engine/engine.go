@@ -183,6 +183,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		"metadata_offset", e.img.Provenance().Offset)
 	for {
 		var ds []groups.Decision
+		var at time.Time // when the cause happened; zero: the image's append time
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -192,12 +193,12 @@ func (e *Engine) Run(ctx context.Context) error {
 		case m := <-e.records:
 			if ch, ok := e.applyRecord(m); ok {
 				if d, ok := e.tracker.Group(ch); ok {
-					ds = append(ds, d)
+					ds, at = append(ds, d), m.Time
 				}
 			}
 		}
 		for _, d := range ds {
-			if err := e.announce(ctx, d); err != nil {
+			if err := e.announce(ctx, d, at); err != nil {
 				return err
 			}
 		}
@@ -229,7 +230,7 @@ func (e *Engine) startup(ctx context.Context) error {
 	}
 	for _, d := range e.tracker.Sync(e.img) {
 		d.Reasons = e.subscriptionReasons(d.Group)
-		if err := e.announce(ctx, d); err != nil {
+		if err := e.announce(ctx, d, time.Time{}); err != nil {
 			return err
 		}
 	}
@@ -275,8 +276,10 @@ func (e *Engine) wanted(k groups.GroupKey) bool {
 		(e.cfg.Exclude == nil || !e.cfg.Exclude.MatchString(k.ID))
 }
 
-// announce hands a decision to the publisher as an event.
-func (e *Engine) announce(ctx context.Context, d groups.Decision) error {
+// announce hands a decision to the publisher as an event. at is when its cause was
+// written (a __consumer_offsets record's timestamp); zero means the append time of the
+// metadata batch the image is at. Both come from the logs, so replicas agree on them.
+func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time) error {
 	if !e.wanted(d.Group) {
 		return nil
 	}
@@ -306,7 +309,10 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision) error {
 	}
 	prov := e.img.Provenance()
 	ev.MetadataOffset, ev.MetadataEpoch = prov.Offset, prov.Epoch
-	if prov.Timestamp > 0 {
+	switch {
+	case !at.IsZero():
+		ev.Time = at
+	case prov.Timestamp > 0:
 		ev.Time = time.UnixMilli(prov.Timestamp)
 	}
 	if p, ok := e.position[d.Group]; ok {

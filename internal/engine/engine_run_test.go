@@ -176,10 +176,19 @@ func TestRunStartupLiveRestart(t *testing.T) {
 	if second.MetadataOffset != 20 {
 		t.Fatalf("second event at metadata offset %d, want 20", second.MetadataOffset)
 	}
+	// A group that appears while live: its event is timed by its record.
+	joined := member(t, "late", 3, "orders")
+	joined.Time = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := e.OnGroupRecord(joined); err != nil {
+		t.Fatal(err)
+	}
+	if late := waitEvents(t, js, "late", 1)[0]; !late.Time.Equal(joined.Time) {
+		t.Fatalf("live group event time %v, want its record's %v", late.Time, joined.Time)
+	}
 	if got := events(t, js, "skip-me"); len(got) != 0 {
 		t.Fatalf("excluded group announced: %+v", got)
 	}
-	if s := e.Stats(); s.Groups != 2 || s.Decisions != 2 {
+	if s := e.Stats(); s.Groups != 3 || s.Decisions != 3 {
 		t.Fatalf("stats: %+v", s)
 	}
 	stop()
