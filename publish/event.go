@@ -260,8 +260,8 @@ type Event struct {
 	CoordinatorEpoch int32 `json:"coordinator_epoch"`
 
 	// Time becomes the CloudEvent's time attribute: when the causing change happened
-	// (the metadata batch's append time), so that replicas agree. Zero means the time of
-	// Enqueue.
+	// (the metadata batch's append time, or the __consumer_offsets record's timestamp),
+	// so that replicas agree. Zero means the time of Enqueue.
 	Time time.Time `json:"-"`
 }
 
