@@ -101,7 +101,7 @@ func runMain(environ []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := run(ctx, cfg, log); err != nil {
-		log.Error("kraftwatch stopped", "err", err)
+		log.Error("kraftwatch stopped", "error", err)
 		return 1
 	}
 	log.Info("kraftwatch stopped")

@@ -100,7 +100,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	stopping.Go(func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("HTTP server", "err", err)
+			log.Error("HTTP server", "error", err)
 		}
 	})
 	log.Info("kraftwatch running", "version", version, "cluster_id", clusterID, "metadata_log_dir", cfg.metadataDir(),
@@ -179,7 +179,7 @@ func connectNATS(cfg config, log *slog.Logger) (*nats.Conn, func(), error) {
 	}
 	opts := []nats.Option{
 		nats.Name("kraftwatch"), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", err) }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "error", err) }),
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("NATS reconnected", "url", c.ConnectedUrlRedacted()) }),
 		nats.RetryOnFailedConnect(true),
 	}

@@ -204,7 +204,7 @@ func (r *Reader) readPartition(ctx context.Context, p int, lag *atomic.Int64, ha
 				}
 				r.retries.Add(1)
 				r.log.Warn("reading group records failed; retrying", "topic", r.cfg.Topic, "partition", p,
-					"offset", next, "err", err, "retry_in", backoff)
+					"offset", next, "error", err, "retry_in", backoff)
 				select {
 				case <-ctx.Done():
 					return nil
@@ -252,7 +252,7 @@ func (r *Reader) endOffsets(ctx context.Context) ([]int64, error) {
 			r.log.Debug("no group records yet; waiting for the topic", "topic", r.cfg.Topic)
 			backoff = min(backoff, time.Second)
 		} else {
-			r.log.Warn("listing group record partitions", "topic", r.cfg.Topic, "err", err, "retry_in", backoff)
+			r.log.Warn("listing group record partitions", "topic", r.cfg.Topic, "error", err, "retry_in", backoff)
 		}
 		select {
 		case <-ctx.Done():

@@ -299,7 +299,7 @@ func (p *Publisher) Run(ctx context.Context) error {
 				if errors.Is(err, ErrStreamConfig) {
 					level = slog.LevelError // an operator must act
 				}
-				p.log.Log(ctx, level, "stream not ready; retrying", "stream", p.cfg.Stream, "attempt", failures, "delay", d, "error", err)
+				p.log.Log(ctx, level, "stream not ready; retrying", "stream", p.cfg.Stream, "attempt", failures, "retry_in", d, "error", err)
 				sleep(ctx, d)
 			}
 		}
@@ -395,7 +395,7 @@ func (p *Publisher) deliver(ctx context.Context, worker int, pm *pending) bool {
 		d := jitter(backoff(p.cfg.RetryMin, p.cfg.RetryMax, failures))
 		if failures == 1 || failures%10 == 0 {
 			p.log.Warn("publish failed; retrying", "group", pm.key.ID, "group_type", pm.key.Type.String(),
-				"subject", pm.subject, "msg_id", pm.id, "worker", worker, "attempt", failures, "delay", d, "error", err)
+				"subject", pm.subject, "msg_id", pm.id, "worker", worker, "attempt", failures, "retry_in", d, "error", err)
 		}
 		p.stats.retried.Add(1)
 		sleep(ctx, d)

@@ -216,7 +216,7 @@ func (e *Engine) startup(ctx context.Context) error {
 		if last, err = e.cfg.Publisher.LoadLastPublished(ctx); err == nil {
 			break
 		}
-		e.log.Warn("reading the last published events; retrying", "err", err, "retry_in", backoff)
+		e.log.Warn("reading the last published events; retrying", "error", err, "retry_in", backoff)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -243,7 +243,7 @@ func (e *Engine) applyRecord(m groups.Message) (groups.Change, bool) {
 	ch, err := e.state.Replay(m.Key, m.Value)
 	if err != nil {
 		e.decodeEr++
-		e.log.Warn("skipping a __consumer_offsets record", "partition", m.Partition, "offset", m.Offset, "err", err)
+		e.log.Warn("skipping a __consumer_offsets record", "partition", m.Partition, "offset", m.Offset, "error", err)
 		return groups.Change{}, false
 	}
 	if !ch.Changed() {
