@@ -3,7 +3,6 @@ package groups_test
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/kbin"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/internal/scripttest"
 )
@@ -139,7 +137,7 @@ func (w *world) run(t *testing.T, c scripttest.Case) []string {
 	case "metadata":
 		var out []string
 		for i, l := range c.Input {
-			rec, err := metadata.ParseText(l, symUUID)
+			rec, err := metadata.ParseText(l, metadata.ShortUUIDs)
 			if err != nil {
 				t.Fatalf("%s: input line %d: %v", c.Pos, i+1, err)
 			}
@@ -154,7 +152,7 @@ func (w *world) run(t *testing.T, c scripttest.Case) []string {
 		}
 		for l := range strings.SplitSeq(strings.TrimRight(ch.String(), "\n"), "\n") {
 			if l != "" {
-				out = append(out, "image: "+symbolize(l))
+				out = append(out, "image: "+metadata.ShortenUUIDs(l))
 			}
 		}
 		return append(out, decisionLines(w.tracker.Metadata(im, ch))...)
@@ -224,7 +222,7 @@ func decisionLines(ds []groups.Decision) []string {
 	}
 	var out []string
 	for _, d := range ds {
-		out = append(out, "decision "+symbolize(d.String()))
+		out = append(out, "decision "+metadata.ShortenUUIDs(d.String()))
 	}
 	return out
 }
@@ -353,55 +351,4 @@ func groupRecord(line string) (groups.Record, error) {
 		return groups.Record{Type: groups.StreamsGroupTopology, GroupID: plain[0], Value: v}, nil
 	}
 	return groups.Record{}, fmt.Errorf("unknown group record %q", f[0])
-}
-
-// symUUID maps a short name to a UUID holding its bytes, and back (as in the image
-// package's scripts).
-var symUUID = &metadata.TextUUID{
-	Format: formatSym,
-	Parse: func(s string) (kbin.UUID, error) {
-		if len(s) == 22 {
-			return kbin.ParseUUID(s)
-		}
-		if len(s) == 0 || len(s) > 16 {
-			return kbin.UUID{}, fmt.Errorf("bad uuid name %q", s)
-		}
-		var u kbin.UUID
-		copy(u[:], s)
-		return u, nil
-	},
-}
-
-func formatSym(u kbin.UUID) string {
-	n := 0
-	for n < 16 && u[n] != 0 {
-		if u[n] < '!' || u[n] > '~' {
-			return u.String()
-		}
-		n++
-	}
-	for _, b := range u[n:] {
-		if b != 0 {
-			return u.String()
-		}
-	}
-	if n == 0 {
-		return "0"
-	}
-	return string(u[:n])
-}
-
-var token = regexp.MustCompile(`[A-Za-z0-9_-]+`)
-
-// symbolize replaces the base64 form of short-name UUIDs by the names.
-func symbolize(l string) string {
-	return token.ReplaceAllStringFunc(l, func(w string) string {
-		if len(w) != 22 {
-			return w
-		}
-		if u, err := kbin.ParseUUID(w); err == nil && u.String() == w {
-			return formatSym(u)
-		}
-		return w
-	})
 }

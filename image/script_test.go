@@ -4,13 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/kraftwatch/kraftwatch/internal/kbin"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/internal/scripttest"
 )
@@ -55,44 +53,6 @@ func TestScripts(t *testing.T) {
 	}
 }
 
-// symUUID maps a short name to a UUID holding its bytes, and back.
-var symUUID = &metadata.TextUUID{
-	Format: formatSym,
-	Parse: func(s string) (UUID, error) {
-		if len(s) == 22 {
-			return kbin.ParseUUID(s)
-		}
-		if s == "0" {
-			return UUID{}, nil
-		}
-		if len(s) == 0 || len(s) > 16 {
-			return UUID{}, fmt.Errorf("bad uuid name %q", s)
-		}
-		var u UUID
-		copy(u[:], s)
-		return u, nil
-	},
-}
-
-func formatSym(u UUID) string {
-	n := 0
-	for n < 16 && u[n] != 0 {
-		if u[n] < '!' || u[n] > '~' {
-			return u.String()
-		}
-		n++
-	}
-	for _, b := range u[n:] {
-		if b != 0 {
-			return u.String()
-		}
-	}
-	if n == 0 {
-		return "0"
-	}
-	return string(u[:n])
-}
-
 func runScript(t *testing.T, path string, bulk bool) {
 	d := newDelta(Empty, bulk)
 	saved := map[string]*Image{}
@@ -122,12 +82,12 @@ func runCase(t *testing.T, c scripttest.Case, d **Delta, saved map[string]*Image
 	case "replay":
 		var out []string
 		for i, l := range c.Input {
-			rec, err := metadata.ParseText(l, symUUID)
+			rec, err := metadata.ParseText(l, metadata.ShortUUIDs)
 			if err != nil {
 				t.Fatalf("%s: input line %d: %v", c.Pos, i+1, err)
 			}
 			if err := (*d).Replay(rec); err != nil {
-				out = append(out, symbolize(fmt.Sprintf("line %d: %v", i+1, err)))
+				out = append(out, metadata.ShortenUUIDs(fmt.Sprintf("line %d: %v", i+1, err)))
 			}
 		}
 		if (*d).InTransaction() {
@@ -167,24 +127,9 @@ func changeLines(ch *Changes) []string {
 	// Short names for ids in the output.
 	var out []string
 	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
-		out = append(out, symbolize(l))
+		out = append(out, metadata.ShortenUUIDs(l))
 	}
 	return out
-}
-
-var token = regexp.MustCompile(`[A-Za-z0-9_-]+`)
-
-// symbolize replaces the base64 UUIDs of short names by the names.
-func symbolize(l string) string {
-	return token.ReplaceAllStringFunc(l, func(w string) string {
-		if len(w) != 22 {
-			return w
-		}
-		if u, err := kbin.ParseUUID(w); err == nil && u.String() == w {
-			return formatSym(u)
-		}
-		return w
-	})
 }
 
 func ints(s []int32) string {
@@ -216,7 +161,7 @@ func imageLines(im *Image) []string {
 		out = append(out, "features "+strings.Join(fs, " "))
 	}
 	for _, b := range im.Brokers() {
-		l := fmt.Sprintf("broker %d epoch=%d incarnation=%s", b.ID, b.Epoch, formatSym(b.IncarnationID))
+		l := fmt.Sprintf("broker %d epoch=%d incarnation=%s", b.ID, b.Epoch, metadata.FormatShortUUID(b.IncarnationID))
 		if b.HasRack {
 			l += " rack=" + strconv.Quote(b.Rack)
 		}
@@ -229,14 +174,14 @@ func imageLines(im *Image) []string {
 		if len(b.LogDirs) > 0 {
 			var ds []string
 			for _, u := range b.LogDirs {
-				ds = append(ds, formatSym(u))
+				ds = append(ds, metadata.FormatShortUUID(u))
 			}
 			l += " dirs=[" + strings.Join(ds, ",") + "]"
 		}
 		out = append(out, l)
 	}
 	for _, t := range im.SortedTopics() {
-		out = append(out, fmt.Sprintf("topic %s id=%s partitions=%d", t.Name(), formatSym(t.ID()), t.NumPartitions()))
+		out = append(out, fmt.Sprintf("topic %s id=%s partitions=%d", t.Name(), metadata.FormatShortUUID(t.ID()), t.NumPartitions()))
 		for p := range t.Partitions() {
 			l := fmt.Sprintf("  %d replicas=%s isr=%s leader=%d leaderEpoch=%d partitionEpoch=%d",
 				p.ID(), ints(p.Replicas()), ints(p.ISR()), p.Leader(), p.LeaderEpoch(), p.PartitionEpoch())
@@ -254,7 +199,7 @@ func imageLines(im *Image) []string {
 			if p.HasDirectories() {
 				var ds []string
 				for _, u := range p.Directories() {
-					ds = append(ds, formatSym(u))
+					ds = append(ds, metadata.FormatShortUUID(u))
 				}
 				l += " dirs=[" + strings.Join(ds, ",") + "]"
 			}

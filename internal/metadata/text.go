@@ -3,6 +3,7 @@ package metadata
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -339,4 +340,59 @@ func (p *textParser) value(v reflect.Value, top bool) error {
 		return fmt.Errorf("cannot parse a %s", v.Type())
 	}
 	return nil
+}
+
+// ShortUUIDs is the TextUUID of test scripts: a name of 1 to 16 printable bytes stands
+// for the UUID holding those bytes (zero-padded) and "0" for the zero UUID; any other
+// UUID keeps Kafka's base64 form.
+var ShortUUIDs = &TextUUID{Format: FormatShortUUID, Parse: parseShortUUID}
+
+func parseShortUUID(s string) (UUID, error) {
+	if len(s) == 22 {
+		return kbin.ParseUUID(s)
+	}
+	if s == "0" {
+		return UUID{}, nil
+	}
+	if len(s) == 0 || len(s) > 16 {
+		return UUID{}, fmt.Errorf("bad uuid name %q", s)
+	}
+	var u UUID
+	copy(u[:], s)
+	return u, nil
+}
+
+// FormatShortUUID gives u's short name (see ShortUUIDs), or Kafka's form when it has none.
+func FormatShortUUID(u UUID) string {
+	n := 0
+	for n < 16 && u[n] != 0 {
+		if u[n] < '!' || u[n] > '~' {
+			return u.String()
+		}
+		n++
+	}
+	for _, b := range u[n:] {
+		if b != 0 {
+			return u.String()
+		}
+	}
+	if n == 0 {
+		return "0"
+	}
+	return string(u[:n])
+}
+
+var uuidToken = regexp.MustCompile(`[A-Za-z0-9_-]+`)
+
+// ShortenUUIDs replaces Kafka's form of every UUID in line by its short name.
+func ShortenUUIDs(line string) string {
+	return uuidToken.ReplaceAllStringFunc(line, func(w string) string {
+		if len(w) != 22 {
+			return w
+		}
+		if u, err := kbin.ParseUUID(w); err == nil && u.String() == w {
+			return FormatShortUUID(u)
+		}
+		return w
+	})
 }
