@@ -705,6 +705,17 @@ func scSameEvents(t testing.TB, what string, a, b []scEvent) {
 	}
 }
 
+// scCheckStreamAndCore checks, per group, that the core subscriber saw exactly the
+// stream's events and that they form a chain, and that nothing was delivered twice.
+func scCheckStreamAndCore(t testing.TB, stream []scEvent, w *scWatcher, groups ...string) {
+	t.Helper()
+	for _, g := range groups {
+		scSameEvents(t, "stream and core subscriber events of "+g, scGroup(stream, g), scGroup(w.all(t), g))
+		scCheckChain(t, g, scGroup(stream, g))
+	}
+	w.noRepeats(t)
+}
+
 // scCheckChain checks one group's events in order: the first has no previous hash,
 // each later one's previous hash is the new hash before it, no two consecutive events
 // announce the same hash, no id repeats, and metadata offsets never go back.
@@ -993,11 +1004,7 @@ func TestSidecarPartitionsAdded(t *testing.T) {
 	if n := len(stream); n != 6 {
 		t.Fatalf("stream holds %d events, want 6:\n%s", n, scList(stream))
 	}
-	for _, g := range []string{"pa-billing", "pa-shipping", "pa-auditor"} {
-		scSameEvents(t, "stream and core subscriber events of "+g, scGroup(stream, g), scGroup(w.all(t), g))
-		scCheckChain(t, g, scGroup(stream, g))
-	}
-	w.noRepeats(t)
+	scCheckStreamAndCore(t, stream, w, "pa-billing", "pa-shipping", "pa-auditor")
 }
 
 // TestSidecarTwoReplicas: two kraftwatch processes on one cluster, one NATS and one
@@ -1236,11 +1243,7 @@ func TestSidecarChangeWhileDown(t *testing.T) {
 	}
 	w.expect(t, map[string]int{"down-g": 2, "down-h": 1}, time.Minute)
 	stream := scStream(t, ns.url(), c.ClusterID)
-	for _, g := range []string{"down-g", "down-h"} {
-		scSameEvents(t, "stream and core subscriber events of "+g, scGroup(stream, g), scGroup(w.all(t), g))
-		scCheckChain(t, g, scGroup(stream, g))
-	}
-	w.noRepeats(t)
+	scCheckStreamAndCore(t, stream, w, "down-g", "down-h")
 }
 
 // TestSidecarNATSRestart kills the nats-server process (SIGKILL) after a first
