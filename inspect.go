@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/signal"
 	"syscall"
 	"text/tabwriter"
@@ -30,7 +29,7 @@ func hashesMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: kraftwatch hashes [--scheme murmur3|kafka] [--bootstrap HOSTS] METADATA_DIR")
 		return 2
 	}
-	im, state, cache, err := inspectInputs(fs.Arg(0), *bootstrap, *scheme)
+	im, state, cache, err := inspectInputs(fs.Arg(0), *bootstrap, *scheme, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kraftwatch hashes: %v\n", err)
 		return 1
@@ -76,7 +75,7 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: kraftwatch verify --bootstrap HOSTS METADATA_DIR")
 		return 2
 	}
-	im, state, cache, err := inspectInputs(fs.Arg(0), *bootstrap, hashcache.SchemeKafka)
+	im, state, cache, err := inspectInputs(fs.Arg(0), *bootstrap, hashcache.SchemeKafka, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kraftwatch verify: %v\n", err)
 		return 1
@@ -105,7 +104,7 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 
 // inspectInputs loads the metadata log dir and, when bootstrap is set, every group of
 // __consumer_offsets up to its current end.
-func inspectInputs(dir, bootstrap, scheme string) (*image.Image, *groups.State, *hashcache.Cache, error) {
+func inspectInputs(dir, bootstrap, scheme string, stderr io.Writer) (*image.Image, *groups.State, *hashcache.Cache, error) {
 	cache, err := hashcache.New(hashcache.Config{Scheme: scheme})
 	if err != nil {
 		return nil, nil, nil, err
@@ -152,7 +151,7 @@ func inspectInputs(dir, bootstrap, scheme string) (*image.Image, *groups.State, 
 		return nil, nil, nil, err
 	}
 	if decodeErrors > 0 {
-		fmt.Fprintf(os.Stderr, "kraftwatch: %d __consumer_offsets record(s) could not be decoded and were skipped\n", decodeErrors)
+		fmt.Fprintf(stderr, "kraftwatch: %d __consumer_offsets record(s) could not be decoded and were skipped\n", decodeErrors)
 	}
 	return loaded.Image, state, cache, nil
 }
