@@ -73,7 +73,7 @@ type Reader struct {
 	log      *slog.Logger
 	caughtUp chan struct{}
 	once     sync.Once
-	lag      atomic.Int64
+	lags     atomic.Pointer[[]atomic.Int64] // per partition, set by Run
 	records  atomic.Int64
 	retries  atomic.Int64
 }
@@ -109,7 +109,17 @@ func (r *Reader) Retries() int64 { return r.retries.Load() }
 
 // Lag is the number of records behind the partitions' end offsets, as last reported by
 // the partition readers.
-func (r *Reader) Lag() int64 { return r.lag.Load() }
+func (r *Reader) Lag() int64 {
+	lags := r.lags.Load()
+	if lags == nil {
+		return 0
+	}
+	var total int64
+	for i := range *lags {
+		total += (*lags)[i].Load()
+	}
+	return total
+}
 
 // Run reads until ctx ends or handle returns an error.
 func (r *Reader) Run(ctx context.Context, handle func(Message) error) error {
@@ -133,6 +143,7 @@ func (r *Reader) Run(ctx context.Context, handle func(Message) error) error {
 		r.markCaughtUp()
 	}
 	lags := make([]atomic.Int64, len(ends))
+	r.lags.Store(&lags)
 	var wg sync.WaitGroup
 	for p, end := range ends {
 		wg.Go(func() {
@@ -152,11 +163,6 @@ func (r *Reader) Run(ctx context.Context, handle func(Message) error) error {
 						r.markCaughtUp()
 					}
 				}
-				var total int64
-				for i := range lags {
-					total += lags[i].Load()
-				}
-				r.lag.Store(total)
 				return nil
 			})
 			if err != nil {
