@@ -31,7 +31,7 @@ unit:
 # with MetadataHash and on the newest one.
 E2E_EXTRA_VERSIONS ?= 4.1.1 4.4.0
 e2e: kafka
-	$(GO) test -tags e2e -race -count=1 -p 1 -timeout 40m -v . ./e2e/...
+	$(GO) test -tags e2e -race -count=1 -p 1 -timeout 40m -v ./e2e/...
 	@for v in $(E2E_EXTRA_VERSIONS); do \
 	  internal/kafkatest/fetch-kafka.sh $$v && \
 	  KAFKA_VERSION=$$v $(GO) test -tags e2e -race -count=1 -timeout 20m -v -run 'TestDecisions|TestSmoke' ./e2e/ || exit 1; \
@@ -44,7 +44,7 @@ kafka:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags e2e . ./e2e/...
+	$(GO) vet -tags e2e ./e2e/...
 	$(GO) run $(STATICCHECK) ./...
 
 fuzz:
@@ -64,7 +64,7 @@ fixtures:
 
 # kraftwatch end to end on a local two-broker Kafka with the embedded NATS server.
 demo: build kafka
-	$(GO) run ./internal/demo -kraftwatch bin/kraftwatch
+	$(GO) run ./tools/demo -kraftwatch bin/kraftwatch
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

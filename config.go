@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -17,12 +15,10 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
-	"github.com/segmentio/kafka-go"
-	"github.com/segmentio/kafka-go/sasl"
-	"github.com/segmentio/kafka-go/sasl/plain"
-	"github.com/segmentio/kafka-go/sasl/scram"
 
 	"github.com/kraftwatch/kraftwatch/hashcache"
+	"github.com/kraftwatch/kraftwatch/kafkaconn"
+	"github.com/kraftwatch/kraftwatch/observer"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
@@ -36,37 +32,29 @@ type config struct {
 	BootstrapServers string `env:"BOOTSTRAP_SERVERS" desc:"Kafka bootstrap servers, comma-separated, for reading __consumer_offsets"`
 	ClusterID        string `env:"CLUSTER_ID" desc:"Kafka cluster id; empty reads it from meta.properties beside the metadata log"`
 
-	KafkaTLS                bool   `env:"KAFKA_TLS" envDefault:"false" desc:"connect to Kafka with TLS (implied by any other KAFKA_TLS_* setting)"`
-	KafkaTLSCAFile          string `env:"KAFKA_TLS_CA_FILE" desc:"PEM CA bundle for Kafka's certificates; empty uses the system pool"`
-	KafkaTLSCertFile        string `env:"KAFKA_TLS_CERT_FILE" desc:"PEM client certificate for Kafka (mutual TLS)"`
-	KafkaTLSKeyFile         string `env:"KAFKA_TLS_KEY_FILE" desc:"PEM client key for Kafka (mutual TLS)"`
-	KafkaTLSInsecure        bool   `env:"KAFKA_TLS_INSECURE_SKIP_VERIFY" envDefault:"false" desc:"do not verify Kafka's certificates (testing only)"`
-	KafkaSASLMechanism      string `env:"KAFKA_SASL_MECHANISM" desc:"PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; empty disables SASL"`
-	KafkaSASLUsername       string `env:"KAFKA_SASL_USERNAME" desc:"SASL user name"`
-	KafkaSASLPassword       string `env:"KAFKA_SASL_PASSWORD" desc:"SASL password"`
-	KafkaSASLPasswordFile   string `env:"KAFKA_SASL_PASSWORD_FILE" desc:"file holding the SASL password (instead of KAFKA_SASL_PASSWORD)"`
-	NATSURL                 string `env:"NATS_URL" desc:"NATS server URLs, comma-separated; empty starts an embedded NATS server with JetStream"`
-	NATSCredsFile           string `env:"NATS_CREDS_FILE" desc:"NATS credentials file (JWT + nkey)"`
-	NATSUser                string `env:"NATS_USER" desc:"NATS user name"`
-	NATSPassword            string `env:"NATS_PASSWORD" desc:"NATS password"`
-	NATSToken               string `env:"NATS_TOKEN" desc:"NATS token"`
-	NATSTLSCAFile           string `env:"NATS_TLS_CA_FILE" desc:"PEM CA bundle for NATS's certificates"`
-	NATSTLSCertFile         string `env:"NATS_TLS_CERT_FILE" desc:"PEM client certificate for NATS"`
-	NATSTLSKeyFile          string `env:"NATS_TLS_KEY_FILE" desc:"PEM client key for NATS"`
-	NATSMode                string `env:"NATS_MODE" envDefault:"jetstream" desc:"jetstream (durable, deduplicated) or core (plain publish, no replay after restart)"`
-	EmbeddedNATSPort        int    `env:"EMBEDDED_NATS_PORT" envDefault:"4222" desc:"port of the embedded NATS server (127.0.0.1)"`
-	EmbeddedNATSDir         string `env:"EMBEDDED_NATS_DIR" desc:"JetStream store of the embedded NATS server; empty uses a temporary directory"`
-	SubjectPrefix           string `env:"SUBJECT_PREFIX" envDefault:"kraftwatch" desc:"first token(s) of every subject"`
-	StreamName              string `env:"STREAM_NAME" desc:"JetStream stream; empty means KRAFTWATCH_<cluster id>"`
-	StreamReplicas          int    `env:"STREAM_REPLICAS" envDefault:"1" desc:"replicas of the stream when kraftwatch creates it"`
-	StreamMaxAge            string `env:"STREAM_MAX_AGE" envDefault:"0s" desc:"drop events older than this (Go duration); 0 keeps them"`
-	StreamMaxMsgsPerSubject int64  `env:"STREAM_MAX_MSGS_PER_SUBJECT" envDefault:"16" desc:"events kept per group; the last one is the record of its last announced hash"`
-	HashScheme              string `env:"HASH_SCHEME" envDefault:"murmur3" desc:"murmur3 or kafka (bit-exact Kafka MetadataHash)"`
-	GroupInclude            string `env:"GROUP_INCLUDE" envDefault:".*" desc:"announce only groups whose id fully matches this regex (RE2)"`
-	GroupExclude            string `env:"GROUP_EXCLUDE" desc:"never announce groups whose id fully matches this regex (RE2)"`
-	HTTPAddr                string `env:"HTTP_ADDR" envDefault:":8080" desc:"listen address of /livez, /readyz and /metrics"`
-	LogLevel                string `env:"LOG_LEVEL" envDefault:"info" desc:"debug, info, warn or error"`
-	LogFormat               string `env:"LOG_FORMAT" envDefault:"json" desc:"json or text"`
+	Kafka                   kafkaconn.Config `envPrefix:"KAFKA_"`
+	NATSURL                 string           `env:"NATS_URL" desc:"NATS server URLs, comma-separated; empty starts an embedded NATS server with JetStream"`
+	NATSCredsFile           string           `env:"NATS_CREDS_FILE" desc:"NATS credentials file (JWT + nkey)"`
+	NATSUser                string           `env:"NATS_USER" desc:"NATS user name"`
+	NATSPassword            string           `env:"NATS_PASSWORD" desc:"NATS password"`
+	NATSToken               string           `env:"NATS_TOKEN" desc:"NATS token"`
+	NATSTLSCAFile           string           `env:"NATS_TLS_CA_FILE" desc:"PEM CA bundle for NATS's certificates"`
+	NATSTLSCertFile         string           `env:"NATS_TLS_CERT_FILE" desc:"PEM client certificate for NATS"`
+	NATSTLSKeyFile          string           `env:"NATS_TLS_KEY_FILE" desc:"PEM client key for NATS"`
+	NATSMode                string           `env:"NATS_MODE" envDefault:"jetstream" desc:"jetstream (durable, deduplicated) or core (plain publish, no replay after restart)"`
+	EmbeddedNATSPort        int              `env:"EMBEDDED_NATS_PORT" envDefault:"4222" desc:"port of the embedded NATS server (127.0.0.1)"`
+	EmbeddedNATSDir         string           `env:"EMBEDDED_NATS_DIR" desc:"JetStream store of the embedded NATS server; empty uses a temporary directory"`
+	SubjectPrefix           string           `env:"SUBJECT_PREFIX" envDefault:"kraftwatch" desc:"first token(s) of every subject"`
+	StreamName              string           `env:"STREAM_NAME" desc:"JetStream stream; empty means KRAFTWATCH_<cluster id>"`
+	StreamReplicas          int              `env:"STREAM_REPLICAS" envDefault:"1" desc:"replicas of the stream when kraftwatch creates it"`
+	StreamMaxAge            string           `env:"STREAM_MAX_AGE" envDefault:"0s" desc:"drop events older than this (Go duration); 0 keeps them"`
+	StreamMaxMsgsPerSubject int64            `env:"STREAM_MAX_MSGS_PER_SUBJECT" envDefault:"16" desc:"events kept per group; the last one is the record of its last announced hash"`
+	HashScheme              string           `env:"HASH_SCHEME" envDefault:"murmur3" desc:"murmur3 or kafka (bit-exact Kafka MetadataHash)"`
+	GroupInclude            string           `env:"GROUP_INCLUDE" envDefault:".*" desc:"announce only groups whose id fully matches this regex (RE2)"`
+	GroupExclude            string           `env:"GROUP_EXCLUDE" desc:"never announce groups whose id fully matches this regex (RE2)"`
+	HTTPAddr                string           `env:"HTTP_ADDR" envDefault:":8080" desc:"listen address of /livez, /readyz and /metrics"`
+	LogLevel                string           `env:"LOG_LEVEL" envDefault:"info" desc:"debug, info, warn or error"`
+	LogFormat               string           `env:"LOG_FORMAT" envDefault:"json" desc:"json or text"`
 }
 
 // loadConfig reads the environment. Parse errors (a bool that is not a bool) are
@@ -97,34 +85,21 @@ func (c config) validate() error {
 	if c.BootstrapServers == "" {
 		bad("BOOTSTRAP_SERVERS", "required: host:port of at least one broker")
 	}
-	for _, addr := range splitList(c.BootstrapServers) {
+	for _, addr := range kafkaconn.SplitHosts(c.BootstrapServers) {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			bad("BOOTSTRAP_SERVERS", "%q is not host:port", addr)
 		}
 	}
-	switch c.KafkaSASLMechanism {
-	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
-	default:
-		bad("KAFKA_SASL_MECHANISM", "%q is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.KafkaSASLMechanism)
-	}
-	if c.KafkaSASLMechanism != "" && c.KafkaSASLUsername == "" {
-		bad("KAFKA_SASL_USERNAME", "required with KAFKA_SASL_MECHANISM")
-	}
-	if c.KafkaSASLMechanism != "" && c.KafkaSASLPassword == "" && c.KafkaSASLPasswordFile == "" {
-		bad("KAFKA_SASL_PASSWORD", "required with KAFKA_SASL_MECHANISM (or KAFKA_SASL_PASSWORD_FILE)")
-	}
-	if c.KafkaSASLPassword != "" && c.KafkaSASLPasswordFile != "" {
-		bad("KAFKA_SASL_PASSWORD_FILE", "set either it or KAFKA_SASL_PASSWORD, not both")
-	}
-	if (c.KafkaTLSCertFile == "") != (c.KafkaTLSKeyFile == "") {
-		bad("KAFKA_TLS_CERT_FILE", "KAFKA_TLS_CERT_FILE and KAFKA_TLS_KEY_FILE go together")
+	var kerr *kafkaconn.FieldError
+	for _, e := range splitErrors(c.Kafka.Validate()) {
+		if errors.As(e, &kerr) {
+			bad("KAFKA_"+kerr.Field, "%s", kerr.Msg)
+		}
 	}
 	if (c.NATSTLSCertFile == "") != (c.NATSTLSKeyFile == "") {
 		bad("NATS_TLS_CERT_FILE", "NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together")
 	}
 	for field, path := range map[string]string{
-		"KAFKA_TLS_CA_FILE": c.KafkaTLSCAFile, "KAFKA_TLS_CERT_FILE": c.KafkaTLSCertFile,
-		"KAFKA_TLS_KEY_FILE": c.KafkaTLSKeyFile, "KAFKA_SASL_PASSWORD_FILE": c.KafkaSASLPasswordFile,
 		"NATS_CREDS_FILE": c.NATSCredsFile, "NATS_TLS_CA_FILE": c.NATSTLSCAFile,
 		"NATS_TLS_CERT_FILE": c.NATSTLSCertFile, "NATS_TLS_KEY_FILE": c.NATSTLSKeyFile,
 	} {
@@ -172,12 +147,7 @@ func (c config) validate() error {
 }
 
 // metadataDir is the __cluster_metadata-0 directory named by MetadataLogDir.
-func (c config) metadataDir() string {
-	if filepath.Base(filepath.Clean(c.MetadataLogDir)) == "__cluster_metadata-0" {
-		return filepath.Clean(c.MetadataLogDir)
-	}
-	return filepath.Join(c.MetadataLogDir, "__cluster_metadata-0")
-}
+func (c config) metadataDir() string { return observer.PartitionDir(c.MetadataLogDir) }
 
 // clusterID is CLUSTER_ID, or cluster.id from meta.properties in metadata.log.dir.
 func (c config) clusterID() (string, error) {
@@ -207,79 +177,20 @@ func (c config) logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
-// kafkaDialer carries the Kafka TLS and SASL settings.
-func (c config) kafkaDialer() (*kafka.Dialer, error) {
-	d := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, ClientID: "kraftwatch"}
-	if c.KafkaTLS || c.KafkaTLSCAFile != "" || c.KafkaTLSCertFile != "" || c.KafkaTLSInsecure {
-		cfg, err := tlsConfig(c.KafkaTLSCAFile, c.KafkaTLSCertFile, c.KafkaTLSKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("kafka TLS: %w", err)
-		}
-		cfg.InsecureSkipVerify = c.KafkaTLSInsecure
-		d.TLS = cfg
-	}
-	password := c.KafkaSASLPassword
-	if c.KafkaSASLPasswordFile != "" {
-		b, err := os.ReadFile(c.KafkaSASLPasswordFile)
-		if err != nil {
-			return nil, err
-		}
-		password = strings.TrimRight(string(b), "\r\n")
-	}
-	var mech sasl.Mechanism
-	var err error
-	switch c.KafkaSASLMechanism {
-	case "PLAIN":
-		mech = plain.Mechanism{Username: c.KafkaSASLUsername, Password: password}
-	case "SCRAM-SHA-256":
-		mech, err = scram.Mechanism(scram.SHA256, c.KafkaSASLUsername, password)
-	case "SCRAM-SHA-512":
-		mech, err = scram.Mechanism(scram.SHA512, c.KafkaSASLUsername, password)
-	}
-	d.SASLMechanism = mech
-	return d, err
-}
-
-func tlsConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
-		}
-		cfg.RootCAs = pool
-	}
-	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
-	return cfg, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// settings lists every variable with its default and description, in field order.
+// settings lists every variable with its default and description, in field order
+// (a nested struct's fields under its envPrefix).
 func settings() [][3]string {
-	var out [][3]string
-	t := reflect.TypeFor[config]()
+	return appendSettings(nil, envPrefix, reflect.TypeFor[config]())
+}
+
+func appendSettings(out [][3]string, prefix string, t reflect.Type) [][3]string {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		out = append(out, [3]string{envPrefix + f.Tag.Get("env"), f.Tag.Get("envDefault"), f.Tag.Get("desc")})
+		if f.Type.Kind() == reflect.Struct {
+			out = appendSettings(out, prefix+f.Tag.Get("envPrefix"), f.Type)
+			continue
+		}
+		out = append(out, [3]string{prefix + f.Tag.Get("env"), f.Tag.Get("envDefault"), f.Tag.Get("desc")})
 	}
 	return out
 }

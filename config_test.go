@@ -68,8 +68,8 @@ func TestValidDefaultsAndClusterID(t *testing.T) {
 	if id, err := cfg.clusterID(); err != nil || id != "MkU3OEVBNTcwNTJENDM2Qk" {
 		t.Errorf("clusterID = %q, %v", id, err)
 	}
-	cfg.KafkaTLSInsecure = true
-	if d, err := cfg.kafkaDialer(); err != nil || d.TLS == nil || !d.TLS.InsecureSkipVerify {
+	cfg.Kafka.TLSInsecure = true
+	if d, err := cfg.Kafka.Dialer(); err != nil || d.TLS == nil || !d.TLS.InsecureSkipVerify {
 		t.Errorf("KAFKA_TLS_INSECURE_SKIP_VERIFY alone should turn TLS on: %+v %v", d, err)
 	}
 }

@@ -15,13 +15,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
-	"github.com/kraftwatch/kraftwatch/internal/dump"
+	"github.com/kraftwatch/kraftwatch/cli"
 )
 
 // version is set at build time with -ldflags '-X main.version=...'.
@@ -59,15 +57,15 @@ func mainCode(args, environ []string, stdout, stderr io.Writer) int {
 	case "run":
 		return runMain(environ, stderr)
 	case "dump":
-		return dump.Main(args, stdout, stderr)
+		return cli.Dump(args, stdout, stderr)
 	case "hashes":
-		return hashesMain(args, stdout, stderr)
+		return cli.Hashes(args, stdout, stderr)
 	case "verify":
-		return verifyMain(args, stdout, stderr)
+		return cli.Verify(args, stdout, stderr)
 	case "watch":
-		return watchMain(args, stdout, stderr)
+		return cli.Watch(args, environ, stdout, stderr)
 	case "probe":
-		return probeMain(args, stderr)
+		return cli.Probe(args, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "kraftwatch", version)
 		return 0
@@ -113,23 +111,4 @@ func splitErrors(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
-}
-
-func probeMain(args []string, stderr io.Writer) int {
-	if len(args) != 1 {
-		fmt.Fprintln(stderr, "usage: kraftwatch probe URL")
-		return 2
-	}
-	client := &http.Client{Timeout: 3 * time.Second}
-	resp, err := client.Get(args[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "kraftwatch probe: %v\n", err)
-		return 1
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		fmt.Fprintf(stderr, "kraftwatch probe: %s: %s\n", args[0], resp.Status)
-		return 1
-	}
-	return 0
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/kraftwatch/kraftwatch/engine"
 	"github.com/kraftwatch/kraftwatch/groups"
-	"github.com/kraftwatch/kraftwatch/internal/engine"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
 	"github.com/kraftwatch/kraftwatch/observer"
 	"github.com/kraftwatch/kraftwatch/publish"

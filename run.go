@@ -18,8 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/kraftwatch/kraftwatch/engine"
 	"github.com/kraftwatch/kraftwatch/groups"
-	"github.com/kraftwatch/kraftwatch/internal/engine"
+	"github.com/kraftwatch/kraftwatch/kafkaconn"
 	"github.com/kraftwatch/kraftwatch/observer"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -33,7 +34,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	dialer, err := cfg.kafkaDialer()
+	dialer, err := cfg.Kafka.Dialer()
 	if err != nil {
 		return err
 	}
@@ -54,7 +55,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 	reader, err := groups.NewReader(groups.ReaderConfig{
-		Brokers: splitList(cfg.BootstrapServers), Dialer: dialer, Logger: log.With("stage", "groups"),
+		Brokers: kafkaconn.SplitHosts(cfg.BootstrapServers), Dialer: dialer, Logger: log.With("stage", "groups"),
 	})
 	if err != nil {
 		return err

@@ -24,5 +24,5 @@ internal/kafkatest/fetch-kafka.sh "$KAFKA_VERSION"
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 # Built first, so that no measurement includes compiling.
-"$GO" build -o "$bin/metabench" ./bench/cmd/metabench
+"$GO" build -o "$bin/metabench" ./tools/metabench
 "$bin/metabench" -kafka-version "$KAFKA_VERSION" -runs "$RUNS" -xmx "$SHELL_XMX" "$@"

@@ -21,8 +21,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/kraftwatch/kraftwatch/cli"
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/dump"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
 	"github.com/kraftwatch/kraftwatch/observer"
 )
@@ -446,10 +446,10 @@ func dumpLogState(ctx context.Context, c *kafkatest.Cluster, dir string) (map[st
 func agreeWithMetadataShell(ctx context.Context, t *testing.T, c *kafkatest.Cluster, snap string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	if code := dump.Main([]string{"--json", snap}, &out, &errb); code != 0 {
+	if code := cli.Dump([]string{"--json", snap}, &out, &errb); code != 0 {
 		t.Fatalf("kraftwatch dump %s: exit %d: %s", snap, code, errb.String())
 	}
-	var ours dump.Summary
+	var ours cli.Summary
 	if err := json.Unmarshal(out.Bytes(), &ours); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
+	"github.com/kraftwatch/kraftwatch/internal/fixture"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -27,9 +28,9 @@ type fixtureRecord struct {
 
 func fixtureFiles(tb testing.TB) []string {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "kafka-*", "consumer-offsets.txt"))
-	if err != nil {
-		tb.Fatal(err)
+	var files []string
+	for _, v := range fixture.Versions(tb) {
+		files = append(files, fixture.ConsumerOffsets(tb, v))
 	}
 	return files
 }
@@ -85,9 +86,6 @@ func fixtureRecords(tb testing.TB) []struct{ Key, Value []byte } {
 // beside the fixture (go test ./groups -run TestFixtures -update rewrites it).
 func TestFixtures(t *testing.T) {
 	files := fixtureFiles(t)
-	if len(files) == 0 {
-		t.Skip("no fixtures in testdata/")
-	}
 	for _, path := range files {
 		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
 			recs := readFixture(t, path)
@@ -128,7 +126,7 @@ func TestFixtures(t *testing.T) {
 			}
 			b.WriteString("\n# state after replay\n")
 			b.WriteString(s.String())
-			golden(t, filepath.Join(filepath.Dir(path), "summary.golden"), b.Bytes())
+			golden(t, filepath.Join("testdata", filepath.Base(filepath.Dir(path)), "summary.golden"), b.Bytes())
 		})
 	}
 }
@@ -171,9 +169,6 @@ func golden(t *testing.T, path string, got []byte) {
 // GroupMetadata is left out: its decoded form drops assignments and UserData.
 func TestFixturesReencode(t *testing.T) {
 	files := fixtureFiles(t)
-	if len(files) == 0 {
-		t.Skip("no fixtures in testdata/")
-	}
 	for _, path := range files {
 		checked := map[groups.RecordType]int{}
 		for _, r := range readFixture(t, path) {

@@ -9,20 +9,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kraftwatch/kraftwatch/internal/fixture"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
 )
 
-// Tests on real metadata logs captured from Kafka (observer/testdata/kafka-*/):
+// Tests on real metadata logs captured from Kafka (testdata/kafka-*/ at the root):
 // every snapshot Kafka wrote must equal the image we build by replaying the log up
 // to the snapshot's end offset, and the final image is checked in as a golden file.
 
 func fixtureDirs(t *testing.T) []string {
-	dirs, _ := filepath.Glob("../observer/testdata/kafka-*/__cluster_metadata-0")
-	if len(dirs) == 0 {
-		t.Skip("no captured metadata logs under observer/testdata")
-	}
-	return dirs
+	t.Helper()
+	return fixture.MetadataDirs(t)
 }
 
 // replayFile replays the data records of one file with offsets in [from, to) into d,

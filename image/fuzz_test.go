@@ -2,9 +2,9 @@ package image
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/kraftwatch/kraftwatch/internal/fixture"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
 )
@@ -36,7 +36,7 @@ func FuzzReplay(f *testing.F) {
 		&metadata.RemoveTopicRecord{TopicID: t1}, nil, &metadata.AbortTransactionRecord{}, nil,
 		&metadata.ClearElrRecord{}, &metadata.RegisterBrokerRecord{BrokerID: 1}, nil))
 	// Records of the captured logs, in order.
-	segs, _ := filepath.Glob("../observer/testdata/kafka-*/__cluster_metadata-0/00000000000000000000.log")
+	segs := fixture.MetadataFiles(f, "00000000000000000000.log")
 	for _, s := range segs {
 		in, err := os.ReadFile(s)
 		if err != nil {

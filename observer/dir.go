@@ -144,3 +144,12 @@ func (l *listing) maxSnapshotEnd() int64 {
 }
 
 func segmentPath(dir string, base int64) string { return filepath.Join(dir, SegmentFileName(base)) }
+
+// PartitionDir is the __cluster_metadata-0 directory named by dir: dir itself when it
+// is one, else Kafka's metadata.log.dir holding it.
+func PartitionDir(dir string) string {
+	if filepath.Base(filepath.Clean(dir)) == "__cluster_metadata-0" {
+		return filepath.Clean(dir)
+	}
+	return filepath.Join(dir, "__cluster_metadata-0")
+}

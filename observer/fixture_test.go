@@ -11,17 +11,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kraftwatch/kraftwatch/internal/fixture"
 )
 
 // fixtureDirs are real metadata logs written by Kafka releases (see their README.md);
 // each file's decoding by kafka-dump-log is beside it as <file>.dump.txt.
 func fixtureDirs(t *testing.T) []string {
 	t.Helper()
-	dirs, err := filepath.Glob(filepath.Join("testdata", "kafka-*", "__cluster_metadata-0"))
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
-	return dirs
+	return fixture.MetadataDirs(t)
 }
 
 // dumped is one record as kafka-dump-log printed it.

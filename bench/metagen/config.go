@@ -68,7 +68,7 @@ type Config struct {
 }
 
 // release is what a Kafka release writes in a new cluster's snapshots, from the real
-// logs in observer/testdata/kafka-<version> (make fixtures).
+// logs in testdata/kafka-<version> (make fixtures).
 type release struct {
 	mv       int16
 	features []Feature

@@ -17,11 +17,12 @@ import (
 )
 
 // TestGenerateFixtures drives a real cluster through a scripted scenario and copies what
-// Kafka wrote into the testdata/ of the packages that decode it:
+// Kafka wrote into the repository's testdata/kafka-<version>/, which every decoder test
+// reads (internal/fixture):
 //
-//	observer/testdata/kafka-<version>/__cluster_metadata-0/  segments and snapshots of node 1,
-//	    with kafka-dump-log's decoding of each file beside it (<file>.dump.txt)
-//	groups/testdata/kafka-<version>/consumer-offsets.txt     every __consumer_offsets record
+//	__cluster_metadata-0/  segments and snapshots of node 1, with kafka-dump-log's
+//	    decoding of each file beside it (<file>.dump.txt)
+//	consumer-offsets.txt   every __consumer_offsets record
 //
 // Run it with `make fixtures` (KAFKA_VERSION selects the release).
 func TestGenerateFixtures(t *testing.T) {
@@ -96,8 +97,9 @@ func TestGenerateFixtures(t *testing.T) {
 	version := "kafka-" + c.Version
 	regen := fmt.Sprintf("KAFKA_VERSION=%s make fixtures", c.Version)
 
-	metaOut := filepath.Join(root, "observer", "testdata", version, "__cluster_metadata-0")
-	os.RemoveAll(filepath.Dir(metaOut))
+	out := filepath.Join(root, "testdata", version)
+	metaOut := filepath.Join(out, "__cluster_metadata-0")
+	os.RemoveAll(metaOut) // README.md and other hand-kept files stay
 	files := copyMetadataLog(t, c.Nodes[0].MetadataLogDir(), metaOut)
 	for _, f := range files {
 		dump, err := c.DumpLog(ctx, f)
@@ -106,38 +108,30 @@ func TestGenerateFixtures(t *testing.T) {
 		}
 		write(t, f+".dump.txt", dump)
 	}
-	write(t, filepath.Join(filepath.Dir(metaOut), "README.md"), fmt.Sprintf(`# Real KRaft metadata log: Apache Kafka %s
+	write(t, filepath.Join(out, "consumer-offsets.txt"), offsets)
+	if _, err := os.Stat(filepath.Join(out, "README.md")); err == nil {
+		return
+	}
+	write(t, filepath.Join(out, "README.md"), fmt.Sprintf(`# Real Kafka %s fixtures: metadata log and __consumer_offsets
 
-Copied from node 1 (controller+broker, rack-a) of a two-node cluster after the scenario in
-internal/kafkatest/fixtures_test.go: topics created, orders altered to 5 partitions, broker 2
-(rack-b) restarted with rack-c, audit-log deleted, payments deleted and recreated with a new
-id, a topic config set, KIP-848, classic and share groups joining and leaving. Small segments
-(internal.metadata.log.segment.bytes=8192) and frequent snapshots
-(metadata.log.max.record.bytes.between.snapshots=4096).
+`+"`__cluster_metadata-0/`"+`: copied from node 1 (controller+broker, rack-a) of a two-node
+cluster after the scenario in internal/kafkatest/fixtures_test.go: topics created, orders
+altered to 5 partitions, broker 2 (rack-b) restarted with rack-c, audit-log deleted,
+payments deleted and recreated with a new id, a topic config set, KIP-848, classic and
+share groups joining and leaving. Small segments (internal.metadata.log.segment.bytes=8192)
+and frequent snapshots (metadata.log.max.record.bytes.between.snapshots=4096). Each file's
+decoding by Kafka's own kafka-dump-log --cluster-metadata-decoder is beside it as
+<file>.dump.txt.
 
-Each file's decoding by Kafka's own kafka-dump-log --cluster-metadata-decoder is beside it
-as <file>.dump.txt.
-
-Regenerate: %s (or "make fixtures" for every release)
-`, c.Version, regen))
-
-	groupsOut := filepath.Join(root, "groups", "testdata", version)
-	os.RemoveAll(groupsOut)
-	write(t, filepath.Join(groupsOut, "consumer-offsets.txt"), offsets)
-	write(t, filepath.Join(groupsOut, "README.md"), fmt.Sprintf(`# Real __consumer_offsets records: Apache Kafka %s
-
-Every record of every partition of __consumer_offsets after the scenario in
-internal/kafkatest/fixtures_test.go: KIP-848 groups g-list (topics orders, payments) and
-g-regex (regex events\..*), classic group g-classic (orders), share group g-share
-(payments; its records are in the 4.3.1 and 4.4.0 fixtures: 4.1 formats storage without share.version, so the
-member never joins), their offset commits, the topic changes that bumped their epochs,
-and the members leaving.
-
-consumer-offsets.txt: one record per line, tab-separated:
+`+"`consumer-offsets.txt`"+`: every record of every partition of __consumer_offsets after
+the scenario: KIP-848 groups g-list (topics orders, payments) and g-regex (regex
+events\..*), classic group g-classic (orders), share group g-share (payments; from 4.2 on:
+4.1 formats storage without share.version), their offset commits, the topic changes that
+bumped their epochs, and the members leaving. One record per line, tab-separated:
 partition, offset, key as hex, value as hex or "null" for a tombstone.
 
-Regenerate: %s (or "make fixtures" for every release)
-`, c.Version, regen))
+Regenerate: %s (writes testdata/%s/).
+`, c.Version, regen, version))
 }
 
 func (c *Cluster) versionAtLeast(major, minor int) bool {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kraftwatch/kraftwatch/internal/fixture"
 	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
 )
 
@@ -335,17 +336,16 @@ func TestRecordTypeNames(t *testing.T) {
 }
 
 // fixtureFiles lists the Kafka-written metadata files this test can find: the
-// bootstrap snapshot kept by recordbatch and whatever was captured under observer/.
+// bootstrap snapshot of 4.4.0 and every segment and snapshot of the fixtures.
 func fixtureFiles(t testing.TB) []string {
-	files, _ := filepath.Glob("../recordbatch/testdata/*.checkpoint")
-	for _, pat := range []string{"*.log", "*.checkpoint"} {
-		for _, dir := range []string{"", "*", "*/*", "*/*/*"} {
-			m, _ := filepath.Glob(filepath.Join("..", "..", "observer", "testdata", dir, pat))
-			files = append(files, m...)
-		}
-	}
-	return files
+	t.Helper()
+	files := []string{fixture.Path(t, "4.4.0", bootstrapSnapshot)}
+	files = append(files, fixture.MetadataFiles(t, "*.log")...)
+	return append(files, fixture.MetadataFiles(t, "*.checkpoint")...)
 }
+
+// bootstrapSnapshot is the snapshot kafka-storage format wrote (testdata/kafka-4.4.0/README.md).
+const bootstrapSnapshot = "bootstrap-00000000000000000000-0000000000.checkpoint"
 
 // decodeFile decodes every batch and record of a metadata file and counts record
 // types; any error fails the test.
@@ -397,7 +397,7 @@ func TestKafkaFixtures(t *testing.T) {
 		})
 	}
 	// The bootstrap snapshot written by kafka-storage format (Kafka 4.4.0).
-	counts := decodeFile(t, "../recordbatch/testdata/kafka-4.4.0-bootstrap-00000000000000000000-0000000000.checkpoint")
+	counts := decodeFile(t, fixture.Path(t, "4.4.0", bootstrapSnapshot))
 	want := map[string]int{"SNAPSHOT_HEADER": 1, "KRAFT_VERSION": 1, "KRAFT_VOTERS": 1, "FeatureLevelRecord": 6, "SNAPSHOT_FOOTER": 1}
 	if !reflect.DeepEqual(counts, want) {
 		t.Fatalf("bootstrap counts %v, want %v", counts, want)

@@ -8,11 +8,11 @@ import (
 	"errors"
 	"hash/crc32"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/kraftwatch/kraftwatch/internal/fixture"
 	"github.com/kraftwatch/kraftwatch/internal/kbin"
 )
 
@@ -35,7 +35,7 @@ const specDataBatch = `
 3c 00 00 00 01 30 [01 02 00 04 66 6f 6f 01 23 45 67 89 ab cd ef 00 11 22 33 44 55 66 77 00] 00
 14 00 00 02 01 08 [01 14 00 00] 00`
 
-const bootstrapFixture = "testdata/kafka-4.4.0-bootstrap-00000000000000000000-0000000000.checkpoint"
+const bootstrapFixture = "bootstrap-00000000000000000000-0000000000.checkpoint"
 
 func TestSpecDataBatch(t *testing.T) {
 	in := unhex(t, specDataBatch)
@@ -134,7 +134,7 @@ func batchSummary(t testing.TB, b Batch) []string {
 }
 
 func TestKafkaBootstrapCheckpoint(t *testing.T) {
-	in, err := os.ReadFile(bootstrapFixture)
+	in, err := os.ReadFile(fixture.Path(t, "4.4.0", bootstrapFixture))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,18 +431,12 @@ func TestScan(t *testing.T) {
 }
 
 // fuzzSeeds returns the spec examples, the fixture in testdata and every metadata
-// log or snapshot file captured under observer/testdata.
+// log or snapshot file of the fixtures (testdata/kafka-*/ at the root).
 func fuzzSeeds(t testing.TB) [][]byte {
 	seeds := [][]byte{unhex(t, specDataBatch)}
-	files, _ := filepath.Glob("testdata/*.checkpoint")
-	for _, pat := range []string{"*.log", "*.checkpoint"} {
-		m, _ := filepath.Glob(filepath.Join("..", "..", "observer", "testdata", "*", pat))
-		files = append(files, m...)
-		m, _ = filepath.Glob(filepath.Join("..", "..", "observer", "testdata", "*", "*", pat))
-		files = append(files, m...)
-		m, _ = filepath.Glob(filepath.Join("..", "..", "observer", "testdata", pat))
-		files = append(files, m...)
-	}
+	files := []string{fixture.Path(t, "4.4.0", bootstrapFixture)}
+	files = append(files, fixture.MetadataFiles(t, "*.log")...)
+	files = append(files, fixture.MetadataFiles(t, "*.checkpoint")...)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {

@@ -1,0 +1,5 @@
+// Package cli holds kraftwatch's subcommands besides `run`: dump, hashes, verify, watch
+// and probe. Each is a function of its arguments and writers that returns the exit code
+// (0 success, 1 failure, 2 bad usage); none reads the process environment except
+// through the environ it is handed.
+package cli

@@ -1,0 +1,174 @@
+// Package kafkaconn holds how kraftwatch connects to Kafka: TLS (with mutual TLS) and
+// SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) settings, validated once and turned into
+// the dialer the group reader uses. A Config is a plain value, safe to copy and share.
+package kafkaconn
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
+)
+
+// ClientID is the client.id kraftwatch gives Kafka.
+const ClientID = "kraftwatch"
+
+// Config is the security of a connection to Kafka. The env tags are relative: the
+// program reads them under KRAFTWATCH_KAFKA_.
+type Config struct {
+	TLS              bool   `env:"TLS" envDefault:"false" desc:"connect to Kafka with TLS (implied by any other KAFKA_TLS_* setting)"`
+	TLSCAFile        string `env:"TLS_CA_FILE" desc:"PEM CA bundle for Kafka's certificates; empty uses the system pool"`
+	TLSCertFile      string `env:"TLS_CERT_FILE" desc:"PEM client certificate for Kafka (mutual TLS)"`
+	TLSKeyFile       string `env:"TLS_KEY_FILE" desc:"PEM client key for Kafka (mutual TLS)"`
+	TLSInsecure      bool   `env:"TLS_INSECURE_SKIP_VERIFY" envDefault:"false" desc:"do not verify Kafka's certificates (testing only)"`
+	SASLMechanism    string `env:"SASL_MECHANISM" desc:"PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; empty disables SASL"`
+	SASLUsername     string `env:"SASL_USERNAME" desc:"SASL user name"`
+	SASLPassword     string `env:"SASL_PASSWORD" desc:"SASL password"`
+	SASLPasswordFile string `env:"SASL_PASSWORD_FILE" desc:"file holding the SASL password (instead of KAFKA_SASL_PASSWORD)"`
+}
+
+// FieldError is a bad setting: Field is the env name relative to the Config
+// (SASL_MECHANISM), so the caller can prefix it.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// Validate returns one *FieldError per bad setting, joined.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	switch c.SASLMechanism {
+	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	default:
+		bad("SASL_MECHANISM", "%q is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.SASLMechanism)
+	}
+	if c.SASLMechanism != "" && c.SASLUsername == "" {
+		bad("SASL_USERNAME", "required with KAFKA_SASL_MECHANISM")
+	}
+	if c.SASLMechanism != "" && c.SASLPassword == "" && c.SASLPasswordFile == "" {
+		bad("SASL_PASSWORD", "required with KAFKA_SASL_MECHANISM (or KAFKA_SASL_PASSWORD_FILE)")
+	}
+	if c.SASLPassword != "" && c.SASLPasswordFile != "" {
+		bad("SASL_PASSWORD_FILE", "set either it or KAFKA_SASL_PASSWORD, not both")
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		bad("TLS_CERT_FILE", "KAFKA_TLS_CERT_FILE and KAFKA_TLS_KEY_FILE go together")
+	}
+	for _, f := range []struct{ field, path string }{
+		{"TLS_CA_FILE", c.TLSCAFile}, {"TLS_CERT_FILE", c.TLSCertFile},
+		{"TLS_KEY_FILE", c.TLSKeyFile}, {"SASL_PASSWORD_FILE", c.SASLPasswordFile},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.Stat(f.path); err != nil {
+			bad(f.field, "%v", err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// UsesTLS reports whether connections are made with TLS.
+func (c Config) UsesTLS() bool {
+	return c.TLS || c.TLSCAFile != "" || c.TLSCertFile != "" || c.TLSInsecure
+}
+
+// TLSConfig is the TLS configuration of the connection, or nil without TLS.
+func (c Config) TLSConfig() (*tls.Config, error) {
+	if !c.UsesTLS() {
+		return nil, nil
+	}
+	cfg, err := TLSFiles(c.TLSCAFile, c.TLSCertFile, c.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("kafka TLS: %w", err)
+	}
+	cfg.InsecureSkipVerify = c.TLSInsecure
+	return cfg, nil
+}
+
+// Password is SASLPassword, or the first line of SASLPasswordFile, read now (so a
+// rotated file is picked up by the next connection that asks).
+func (c Config) Password() (string, error) {
+	if c.SASLPasswordFile == "" {
+		return c.SASLPassword, nil
+	}
+	b, err := os.ReadFile(c.SASLPasswordFile)
+	if err != nil {
+		return "", fmt.Errorf("kafka SASL password: %w", err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+// Dialer is the kafka-go dialer of the group reader.
+func (c Config) Dialer() (*kafka.Dialer, error) {
+	d := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, ClientID: ClientID}
+	tlsCfg, err := c.TLSConfig()
+	if err != nil {
+		return nil, err
+	}
+	d.TLS = tlsCfg
+	password, err := c.Password()
+	if err != nil {
+		return nil, err
+	}
+	var mech sasl.Mechanism
+	switch c.SASLMechanism {
+	case "PLAIN":
+		mech = plain.Mechanism{Username: c.SASLUsername, Password: password}
+	case "SCRAM-SHA-256":
+		mech, err = scram.Mechanism(scram.SHA256, c.SASLUsername, password)
+	case "SCRAM-SHA-512":
+		mech, err = scram.Mechanism(scram.SHA512, c.SASLUsername, password)
+	}
+	d.SASLMechanism = mech
+	return d, err
+}
+
+// TLSFiles is a TLS 1.2+ configuration from PEM files: caFile (empty: the system pool)
+// and a client certificate (both empty: none).
+func TLSFiles(caFile, certFile, keyFile string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// SplitHosts splits a comma-separated host:port list, dropping blanks.
+func SplitHosts(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
