@@ -93,7 +93,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		}
 		return eng.Ready()
 	}
-	reg := newRegistry(obs, reader, pub, eng)
+	reg := newRegistry(obs, reader, pub, eng, ready)
 	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: httpHandler(ready, reg), ReadHeaderTimeout: 5 * time.Second}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -239,8 +239,8 @@ func httpHandler(ready func() error, reg *prometheus.Registry) http.Handler {
 }
 
 // newRegistry exports the stages' counters. Every metric reads the stage's own
-// counters at scrape time.
-func newRegistry(obs *observer.Observer, reader *groups.Reader, pub *publish.Publisher, eng *engine.Engine) *prometheus.Registry {
+// counters at scrape time; kraftwatch_ready asks ready, the function /readyz asks.
+func newRegistry(obs *observer.Observer, reader *groups.Reader, pub *publish.Publisher, eng *engine.Engine, ready func() error) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	counter := func(name, help string, f func() float64) {
@@ -293,7 +293,7 @@ func newRegistry(obs *observer.Observer, reader *groups.Reader, pub *publish.Pub
 		ps(func(s publish.Stats) uint64 { return s.Dropped }))
 	gauge("events_queued", "Events waiting to be published.", func() float64 { return float64(pub.Stats().Queued) })
 	gauge("ready", "1 when /readyz answers 200.", func() float64 {
-		if eng.Ready() == nil {
+		if ready() == nil {
 			return 1
 		}
 		return 0
