@@ -64,10 +64,14 @@ func (c *Config) withDefaults() {
 	if c.PollInterval == 0 {
 		c.PollInterval = DefaultPollInterval
 	}
-	if c.MinBackoff == 0 {
-		c.MinBackoff = min(DefaultMinBackoff, max(c.MaxBackoff, 1))
-	}
-	if c.MaxBackoff == 0 {
+	// Each bound left zero takes its default, kept on the right side of the other bound:
+	// a zero MaxBackoff must not make MinBackoff tiny (that retried every nanosecond).
+	switch {
+	case c.MinBackoff == 0 && c.MaxBackoff == 0:
+		c.MinBackoff, c.MaxBackoff = DefaultMinBackoff, DefaultMaxBackoff
+	case c.MinBackoff == 0:
+		c.MinBackoff = min(DefaultMinBackoff, c.MaxBackoff)
+	case c.MaxBackoff == 0:
 		c.MaxBackoff = max(DefaultMaxBackoff, c.MinBackoff)
 	}
 	if c.Metrics == nil {
