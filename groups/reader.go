@@ -38,7 +38,7 @@ type ReaderConfig struct {
 	Dialer *kafka.Dialer
 	// Topic defaults to ConsumerOffsetsTopic.
 	Topic string
-	// Logger defaults to slog.Default().
+	// Logger receives the reader's logs; nil discards them.
 	Logger *slog.Logger
 }
 
@@ -91,7 +91,7 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 		cfg.Dialer = &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true}
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Reader{cfg: cfg, log: cfg.Logger, caughtUp: make(chan struct{})}, nil
 }
