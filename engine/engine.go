@@ -78,8 +78,12 @@ type Engine struct {
 	state    *groups.State
 	tracker  *groups.Tracker
 	position map[groups.GroupKey]groupsPosition // last __consumer_offsets record applied per group
-	decided  uint64
-	decodeEr uint64
+	// announced is the hash of each group's last event (published, or read back from
+	// JetStream at start-up). It outlives the group's records: a group deleted by the
+	// coordinator and created again chains its next event to the one before.
+	announced map[groups.GroupKey]int64
+	decided   uint64
+	decodeEr  uint64
 }
 
 type groupsPosition struct {
@@ -104,16 +108,17 @@ func New(cfg Config) (*Engine, error) {
 	}
 	state := groups.NewState()
 	e := &Engine{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		meta:     make(chan observer.Update, 64),
-		records:  make(chan groups.Message, 1024),
-		done:     make(chan struct{}),
-		cache:    cache,
-		state:    state,
-		tracker:  groups.NewTracker(state, cache),
-		position: map[groups.GroupKey]groupsPosition{},
-		img:      image.Empty,
+		cfg:       cfg,
+		log:       cfg.Logger,
+		meta:      make(chan observer.Update, 64),
+		records:   make(chan groups.Message, 1024),
+		done:      make(chan struct{}),
+		cache:     cache,
+		state:     state,
+		tracker:   groups.NewTracker(state, cache),
+		position:  map[groups.GroupKey]groupsPosition{},
+		announced: map[groups.GroupKey]int64{},
+		img:       image.Empty,
 	}
 	e.stats.Store(&Stats{})
 	return e, nil
@@ -225,7 +230,9 @@ func (e *Engine) startup(ctx context.Context) error {
 	}
 	for k, l := range last {
 		if l.HashScheme == e.cfg.Scheme {
-			e.tracker.Seed(groups.GroupKey{Type: groups.GroupType(k.Type), ID: k.ID}, l.Hash)
+			gk := groups.GroupKey{Type: groups.GroupType(k.Type), ID: k.ID}
+			e.tracker.Seed(gk, l.Hash)
+			e.announced[gk] = l.Hash
 		}
 	}
 	for _, d := range e.tracker.Sync(e.img) {
@@ -290,8 +297,11 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time) 
 		Reasons:          make([]publish.Reason, 0, len(d.Reasons)),
 		CoordinatorEpoch: -1,
 	}
-	if d.HasPrevious {
-		ev.PreviousHash = publish.SomeHash(d.PreviousHash)
+	// previous_hash is the hash of the group's last event, not the Tracker's last
+	// computed one: a group first seen reading no existing topic (hash 0, not announced)
+	// has none.
+	if h, ok := e.announced[d.Group]; ok {
+		ev.PreviousHash = publish.SomeHash(h)
 	}
 	for _, r := range d.Reasons {
 		pr := publish.Reason{Kind: publish.ReasonKind(r.Kind), Topic: r.Topic,
@@ -321,9 +331,10 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time) 
 	if err := e.cfg.Publisher.Enqueue(ctx, ev); err != nil {
 		return fmt.Errorf("engine: enqueue event of %s: %w", d.Group, err)
 	}
+	e.announced[d.Group] = d.Hash
 	e.decided++
 	e.log.Info("rebalance needed", "group", d.Group.ID, "group_type", d.Group.Type.String(),
-		"previous_hash", d.PreviousHash, "new_hash", d.Hash, "reasons", len(d.Reasons), "metadata_offset", prov.Offset)
+		"previous_hash", ev.PreviousHash, "new_hash", d.Hash, "reasons", len(d.Reasons), "metadata_offset", prov.Offset)
 	return nil
 }
 

@@ -211,3 +211,75 @@ func TestRunStartupLiveRestart(t *testing.T) {
 	}
 	stop()
 }
+
+// TestPreviousHashIsLastAnnounced: previous_hash chains to the group's last event,
+// whatever the Tracker computed in between. A group first seen reading no existing
+// topic (hash 0, never announced) has none; a group whose records are all removed and
+// that is created again chains to the event announced before its removal.
+func TestPreviousHashIsLastAnnounced(t *testing.T) {
+	nc, err := nats.Connect(natstest.Start(t).ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m0 := replay(t, image.Empty, 10, "RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a")
+	e, stop := run(t, nc, m0, member(t, "early", 1, "later"))
+	defer stop()
+	if got := events(t, js, "early"); len(got) != 0 {
+		t.Fatalf("a group reading no existing topic was announced: %+v", got)
+	}
+	later := "AAAAAAAAAAAAAAAAAAAAAg"
+	e.OnMetadata(replay(t, m0.Image, 20,
+		"TopicRecord Name=later TopicID="+later,
+		"PartitionRecord TopicID="+later+" PartitionID=0 Replicas=1 ISR=1 Leader=1"))
+	first := waitEvents(t, js, "early", 1)[0].Data
+	if first.PreviousHash.Valid {
+		t.Fatalf("first event previous_hash = %d, want null (hash 0 was never announced)", first.PreviousHash.Hash)
+	}
+
+	// The member leaves (tombstone) while the group's metadata record stays: the
+	// group's hash drops to 0 and is announced.
+	if err := e.OnGroupRecord(record(t, 2, &groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "early",
+		Value: &groups.ConsumerGroupMetadataValue{Epoch: 1}})); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.OnGroupRecord(tombstone(t, 3, &groups.Record{Type: groups.ConsumerGroupMemberMetadata, GroupID: "early", MemberID: "m1"})); err != nil {
+		t.Fatal(err)
+	}
+	second := waitEvents(t, js, "early", 2)[1].Data
+	if !second.PreviousHash.Valid || second.PreviousHash.Hash != first.NewHash || second.NewHash != 0 {
+		t.Fatalf("after the member left: previous %+v new %d, want previous %d new 0", second.PreviousHash, second.NewHash, first.NewHash)
+	}
+	// The coordinator deletes the empty group, then it is created again: previous_hash
+	// is the 0 announced before the deletion, not null.
+	if err := e.OnGroupRecord(tombstone(t, 4, &groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "early"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.OnGroupRecord(member(t, "early", 5, "later")); err != nil {
+		t.Fatal(err)
+	}
+	third := waitEvents(t, js, "early", 3)[2].Data
+	if !third.PreviousHash.Valid || third.PreviousHash.Hash != 0 || third.NewHash != first.NewHash {
+		t.Fatalf("after the group came back: previous %+v new %d, want previous 0 new %d", third.PreviousHash, third.NewHash, first.NewHash)
+	}
+}
+
+// record encodes rec as the __consumer_offsets record at offset of partition 0.
+func record(t *testing.T, offset int64, rec *groups.Record) groups.Message {
+	t.Helper()
+	key, value, err := groupstest.Encode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return groups.Message{Partition: 0, Offset: offset, Key: key, Value: value}
+}
+
+// tombstone is the tombstone of rec's key at offset of partition 0.
+func tombstone(t *testing.T, offset int64, rec *groups.Record) groups.Message {
+	t.Helper()
+	return groups.Message{Partition: 0, Offset: offset, Key: groupstest.Key(rec)}
+}
