@@ -286,11 +286,11 @@ func groupRecord(line string) (groups.Record, error) {
 		switch plain[0] {
 		case "consumer":
 			rec.Type = groups.ConsumerGroupMemberMetadata
-			rec.Value = &groups.ConsumerGroupMemberMetadataValue{ClientId: "c", ClientHost: "h",
+			rec.Value = &groups.ConsumerGroupMemberMetadataValue{ClientID: "c", ClientHost: "h",
 				SubscribedTopicNames: list(kv["topics"]), SubscribedTopicRegex: kv["regex"], RebalanceTimeoutMs: -1}
 		case "share":
 			rec.Type = groups.ShareGroupMemberMetadata
-			rec.Value = &groups.ShareGroupMemberMetadataValue{ClientId: "c", ClientHost: "h", SubscribedTopicNames: list(kv["topics"])}
+			rec.Value = &groups.ShareGroupMemberMetadataValue{ClientID: "c", ClientHost: "h", SubscribedTopicNames: list(kv["topics"])}
 		default:
 			return groups.Record{}, fmt.Errorf("member of a %q group", plain[0])
 		}
@@ -334,9 +334,9 @@ func groupRecord(line string) (groups.Record, error) {
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			v.Members = append(v.Members, groups.GroupMember{MemberId: id, ClientId: "c", ClientHost: "h",
+			v.Members = append(v.Members, groups.GroupMember{MemberID: id, ClientID: "c", ClientHost: "h",
 				RebalanceTimeout: 1, SessionTimeout: 1,
-				Subscription: &groups.ConsumerProtocolSubscription{Version: 3, Topics: list(kv[id]), GenerationId: gen}})
+				Subscription: &groups.ConsumerProtocolSubscription{Version: 3, Topics: list(kv[id]), GenerationID: gen}})
 		}
 		if len(ids) == 0 {
 			v.ProtocolType, v.Protocol = "", ""
@@ -347,7 +347,7 @@ func groupRecord(line string) (groups.Record, error) {
 			return groups.Record{}, fmt.Errorf("topology GROUP topics=...")
 		}
 		v := &groups.StreamsGroupTopologyValue{Epoch: 1, Subtopologies: []groups.Subtopology{
-			{SubtopologyId: "0", SourceTopics: list(kv["topics"])}}}
+			{SubtopologyID: "0", SourceTopics: list(kv["topics"])}}}
 		return groups.Record{Type: groups.StreamsGroupTopology, GroupID: plain[0], Value: v}, nil
 	}
 	return groups.Record{}, fmt.Errorf("unknown group record %q", f[0])

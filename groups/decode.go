@@ -301,7 +301,7 @@ func (r *reader) partitionMetadata() *ConsumerGroupPartitionMetadataValue {
 		v.Topics = make([]TopicMetadata, n)
 		for i := range v.Topics {
 			t := &v.Topics[i]
-			t.TopicId = r.UUID()
+			t.TopicID = r.UUID()
 			t.TopicName = r.cstr()
 			t.NumPartitions = r.Int32()
 			if m := r.CompactArrayLen(4 + 1 + 1); m > 0 {
@@ -322,9 +322,9 @@ func (r *reader) partitionMetadata() *ConsumerGroupPartitionMetadataValue {
 
 func (r *reader) consumerGroupMember() *ConsumerGroupMemberMetadataValue {
 	v := &ConsumerGroupMemberMetadataValue{}
-	v.InstanceId = r.uniqueCstr()
-	v.RackId = r.cstr()
-	v.ClientId = r.cstr()
+	v.InstanceID = r.uniqueCstr()
+	v.RackID = r.cstr()
+	v.ClientID = r.cstr()
 	v.ClientHost = r.cstr()
 	v.SubscribedTopicNames = r.compactStrings()
 	v.SubscribedTopicRegex = r.cstr()
@@ -390,8 +390,8 @@ func (r *reader) shareGroupMetadata() *ShareGroupMetadataValue {
 
 func (r *reader) shareGroupMember() *ShareGroupMemberMetadataValue {
 	v := &ShareGroupMemberMetadataValue{}
-	v.RackId = r.cstr()
-	v.ClientId = r.cstr()
+	v.RackID = r.cstr()
+	v.ClientID = r.cstr()
 	v.ClientHost = r.cstr()
 	v.SubscribedTopicNames = r.compactStrings()
 	r.skipTags()
@@ -440,13 +440,13 @@ func (v *StreamsGroupMetadataValue) streamsTags(r *reader) {
 
 func (r *reader) streamsGroupMember() *StreamsGroupMemberMetadataValue {
 	v := &StreamsGroupMemberMetadataValue{}
-	v.InstanceId = r.uniqueCstr()
-	v.RackId = r.cstr()
-	v.ClientId = r.cstr()
+	v.InstanceID = r.uniqueCstr()
+	v.RackID = r.cstr()
+	v.ClientID = r.cstr()
 	v.ClientHost = r.cstr()
 	v.RebalanceTimeoutMs = r.Int32()
 	v.TopologyEpoch = r.Int32()
-	v.ProcessId = r.uniqueCstr()
+	v.ProcessID = r.uniqueCstr()
 	// A nullable struct outside a tagged field: int8 -1 for null, 1 when present.
 	switch present := r.Int8(); present {
 	case -1:
@@ -468,7 +468,7 @@ func (r *reader) streamsGroupTopology() *StreamsGroupTopologyValue {
 		v.Subtopologies = make([]Subtopology, n)
 		for i := range v.Subtopologies {
 			s := &v.Subtopologies[i]
-			s.SubtopologyId = r.cstr()
+			s.SubtopologyID = r.cstr()
 			s.SourceTopics = r.compactStrings()
 			s.SourceTopicRegex = r.compactStrings()
 			s.StateChangelogTopics = r.topicInfos()
@@ -538,11 +538,11 @@ func (r *reader) groupMetadata(version int16) *GroupMetadataValue {
 		v.Members = make([]GroupMember, n)
 		for i := range v.Members {
 			m := &v.Members[i]
-			m.MemberId = uniqueStr()
+			m.MemberID = uniqueStr()
 			if version >= 3 {
-				m.GroupInstanceId, _ = nullableStr()
+				m.GroupInstanceID, _ = nullableStr()
 			}
-			m.ClientId = str()
+			m.ClientID = str()
 			m.ClientHost = str()
 			m.RebalanceTimeout = -1
 			if version >= 1 {
@@ -576,7 +576,7 @@ func DecodeConsumerProtocolSubscription(b []byte) (*ConsumerProtocolSubscription
 func (d *Decoder) consumerProtocolSubscription(b []byte) (*ConsumerProtocolSubscription, error) {
 	var r reader
 	r.reset(b, d)
-	s := &ConsumerProtocolSubscription{Version: r.Int16(), GenerationId: -1}
+	s := &ConsumerProtocolSubscription{Version: r.Int16(), GenerationID: -1}
 	if r.Err() == nil && s.Version < 0 {
 		r.Fail(fmt.Errorf("subscription version %d: %w", s.Version, ErrCorrupt))
 	}
@@ -603,10 +603,10 @@ func (d *Decoder) consumerProtocolSubscription(b []byte) (*ConsumerProtocolSubsc
 		}
 	}
 	if s.Version >= 2 {
-		s.GenerationId = r.Int32()
+		s.GenerationID = r.Int32()
 	}
 	if s.Version >= 3 {
-		s.RackId, _ = r.nullableStr()
+		s.RackID, _ = r.nullableStr()
 	}
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("ConsumerProtocolSubscription v%d: %w", s.Version, err)

@@ -40,7 +40,7 @@ const (
 	StreamsGroupTargetAssignmentMember           RecordType = 21
 	StreamsGroupCurrentMemberAssignment          RecordType = 22
 	StreamsGroupTopology                         RecordType = 23
-	StreamsGroupTargetAssignmentResolvedTopicIds RecordType = 24
+	StreamsGroupTargetAssignmentResolvedTopicIDs RecordType = 24 // Kafka's StreamsGroupTargetAssignmentResolvedTopicIds
 
 	maxRecordType = 24
 )
@@ -85,7 +85,7 @@ var recordTypes = [maxRecordType + 1]struct {
 	StreamsGroupTargetAssignmentMember:           {"StreamsGroupTargetAssignmentMember", StreamsGroup, keyGroupMember},
 	StreamsGroupCurrentMemberAssignment:          {"StreamsGroupCurrentMemberAssignment", StreamsGroup, keyGroupMember},
 	StreamsGroupTopology:                         {"StreamsGroupTopology", StreamsGroup, keyGroup},
-	StreamsGroupTargetAssignmentResolvedTopicIds: {"StreamsGroupTargetAssignmentResolvedTopicIds", StreamsGroup, keyGroup},
+	StreamsGroupTargetAssignmentResolvedTopicIDs: {"StreamsGroupTargetAssignmentResolvedTopicIds", StreamsGroup, keyGroup},
 }
 
 // Known reports whether t is a record type this package recognizes.

@@ -546,7 +546,7 @@ func (s *State) setClassicMembers(g *Group, v *GroupMetadataValue) {
 	g.TopicsUnknown = false
 	for i := range v.Members {
 		gm := &v.Members[i]
-		m := &Member{ID: gm.MemberId, SubscriptionErr: gm.SubscriptionErr}
+		m := &Member{ID: gm.MemberID, SubscriptionErr: gm.SubscriptionErr}
 		if gm.Subscription != nil {
 			m.SubscribedTopicNames = sortedSet(gm.Subscription.Topics)
 		}

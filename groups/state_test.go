@@ -35,7 +35,7 @@ func consumerMeta(g string, epoch int32, hash int64) groups.Record {
 
 func consumerMember(g, m string, regex string, topics ...string) groups.Record {
 	return groups.Record{Type: groups.ConsumerGroupMemberMetadata, GroupID: g, MemberID: m,
-		Value: &groups.ConsumerGroupMemberMetadataValue{ClientId: "c", ClientHost: "h", SubscribedTopicNames: topics,
+		Value: &groups.ConsumerGroupMemberMetadataValue{ClientID: "c", ClientHost: "h", SubscribedTopicNames: topics,
 			SubscribedTopicRegex: regex, RebalanceTimeoutMs: -1}}
 }
 
@@ -46,8 +46,8 @@ func tombstone(t groups.RecordType, g, m string) groups.Record {
 func classic(g string, gen int32, members map[string][]string) groups.Record {
 	v := &groups.GroupMetadataValue{ProtocolType: "consumer", Generation: gen, Protocol: "range", CurrentStateTimestamp: -1}
 	for _, id := range sortedMapKeys(members) {
-		v.Members = append(v.Members, groups.GroupMember{MemberId: id, ClientId: "c", ClientHost: "h", RebalanceTimeout: 1, SessionTimeout: 1,
-			Subscription: &groups.ConsumerProtocolSubscription{Version: 3, Topics: members[id], GenerationId: gen}})
+		v.Members = append(v.Members, groups.GroupMember{MemberID: id, ClientID: "c", ClientHost: "h", RebalanceTimeout: 1, SessionTimeout: 1,
+			Subscription: &groups.ConsumerProtocolSubscription{Version: 3, Topics: members[id], GenerationID: gen}})
 	}
 	return groups.Record{Type: groups.GroupMetadata, GroupID: g, Version: 3, Value: v}
 }
@@ -200,7 +200,7 @@ func TestStateShareGroup(t *testing.T) {
 	s := groups.NewState()
 	member := func(m string, topics ...string) groups.Record {
 		return groups.Record{Type: groups.ShareGroupMemberMetadata, GroupID: "sg", MemberID: m,
-			Value: &groups.ShareGroupMemberMetadataValue{ClientId: "c", ClientHost: "h", SubscribedTopicNames: topics}}
+			Value: &groups.ShareGroupMemberMetadataValue{ClientID: "c", ClientHost: "h", SubscribedTopicNames: topics}}
 	}
 	replay(t, s,
 		member("m1", "a"),
@@ -229,13 +229,13 @@ func TestStateShareGroup(t *testing.T) {
 func TestStateStreamsGroup(t *testing.T) {
 	s := groups.NewState()
 	topo := &groups.StreamsGroupTopologyValue{Epoch: 1, Subtopologies: []groups.Subtopology{
-		{SubtopologyId: "0", SourceTopics: []string{"in"}, SourceTopicRegex: []string{"ignored.*"}, RepartitionSinkTopics: []string{"app-rep"},
+		{SubtopologyID: "0", SourceTopics: []string{"in"}, SourceTopicRegex: []string{"ignored.*"}, RepartitionSinkTopics: []string{"app-rep"},
 			StateChangelogTopics: []groups.TopicInfo{{Name: "app-chg"}}},
-		{SubtopologyId: "1", RepartitionSourceTopics: []groups.TopicInfo{{Name: "app-rep"}}},
+		{SubtopologyID: "1", RepartitionSourceTopics: []groups.TopicInfo{{Name: "app-rep"}}},
 	}}
 	ch := replay(t, s,
 		groups.Record{Type: groups.StreamsGroupMetadata, GroupID: "app", Value: &groups.StreamsGroupMetadataValue{Epoch: 4, MetadataHash: 9, ValidatedTopologyEpoch: 1}},
-		groups.Record{Type: groups.StreamsGroupMemberMetadata, GroupID: "app", MemberID: "m1", Value: &groups.StreamsGroupMemberMetadataValue{ProcessId: "p"}},
+		groups.Record{Type: groups.StreamsGroupMemberMetadata, GroupID: "app", MemberID: "m1", Value: &groups.StreamsGroupMemberMetadataValue{ProcessID: "p"}},
 		groups.Record{Type: groups.StreamsGroupTopology, GroupID: "app", Value: topo},
 	)
 	if !ch[2].Subscription || ch[1].Subscription {

@@ -11,6 +11,12 @@ import (
 // UUID is a Kafka Uuid (topic ids); String gives Kafka's base64 text form.
 type UUID = kbin.UUID
 
+// The value types below carry the fields of Kafka's group coordinator records
+// under Kafka's names, with Go's initialisms: Kafka's TopicId, MemberId, InstanceId,
+// RackId, ClientId, ProcessId, SubtopologyId, GroupInstanceId and GenerationId are
+// TopicID, MemberID, InstanceID, RackID, ClientID, ProcessID, SubtopologyID,
+// GroupInstanceID and GenerationID here, as internal/metadata spells TopicID.
+
 // KeyValue is a string pair (streams client tags, topic configs, assignment configs).
 type KeyValue struct{ Key, Value string }
 
@@ -36,7 +42,7 @@ type ShareGroupPartitionMetadataValue ConsumerGroupPartitionMetadataValue
 
 // TopicMetadata is one topic of a partition metadata record.
 type TopicMetadata struct {
-	TopicId           UUID
+	TopicID           UUID
 	TopicName         string
 	NumPartitions     int32
 	PartitionMetadata []PartitionMetadata
@@ -51,9 +57,9 @@ type PartitionMetadata struct {
 // ConsumerGroupMemberMetadataValue is the value of type 5: one member's subscription.
 // Nullable strings read as "" when null.
 type ConsumerGroupMemberMetadataValue struct {
-	InstanceId           string
-	RackId               string
-	ClientId             string
+	InstanceID           string
+	RackID               string
+	ClientID             string
 	ClientHost           string
 	SubscribedTopicNames []string
 	SubscribedTopicRegex string // "" when the member has no regex
@@ -96,8 +102,8 @@ type ShareGroupMetadataValue struct {
 
 // ShareGroupMemberMetadataValue is the value of type 10.
 type ShareGroupMemberMetadataValue struct {
-	RackId               string
-	ClientId             string
+	RackID               string
+	ClientID             string
 	ClientHost           string
 	SubscribedTopicNames []string
 }
@@ -116,13 +122,13 @@ type StreamsGroupMetadataValue struct {
 
 // StreamsGroupMemberMetadataValue is the value of type 19.
 type StreamsGroupMemberMetadataValue struct {
-	InstanceId         string
-	RackId             string
-	ClientId           string
+	InstanceID         string
+	RackID             string
+	ClientID           string
 	ClientHost         string
 	RebalanceTimeoutMs int32
 	TopologyEpoch      int32
-	ProcessId          string
+	ProcessID          string
 	UserEndpoint       *Endpoint // nil when null
 	ClientTags         []KeyValue
 }
@@ -141,7 +147,7 @@ type StreamsGroupTopologyValue struct {
 
 // Subtopology is one sub-topology of a streams topology.
 type Subtopology struct {
-	SubtopologyId           string
+	SubtopologyID           string
 	SourceTopics            []string
 	SourceTopicRegex        []string
 	StateChangelogTopics    []TopicInfo
@@ -200,9 +206,9 @@ type GroupMetadataValue struct {
 // or SubscriptionErr when it does not parse); the raw subscription and assignment
 // bytes are not kept.
 type GroupMember struct {
-	MemberId         string
-	GroupInstanceId  string // v3+
-	ClientId         string
+	MemberID         string
+	GroupInstanceID  string // v3+
+	ClientID         string
 	ClientHost       string
 	RebalanceTimeout int32 // v1+; -1 when absent
 	SessionTimeout   int32
@@ -217,8 +223,8 @@ type ConsumerProtocolSubscription struct {
 	Version         int16
 	Topics          []string
 	OwnedPartitions []TopicPartitions // v1+
-	GenerationId    int32             // v2+; -1 when absent
-	RackId          string            // v3+
+	GenerationID    int32             // v2+; -1 when absent
+	RackID          string            // v3+
 }
 
 // TopicPartitions is a topic and some of its partitions.
@@ -280,9 +286,9 @@ func describe(v Value) string {
 		for _, m := range v.Members {
 			switch {
 			case m.SubscriptionErr != nil:
-				s += fmt.Sprintf(" [%s: %v]", m.MemberId, m.SubscriptionErr)
+				s += fmt.Sprintf(" [%s: %v]", m.MemberID, m.SubscriptionErr)
 			case m.Subscription != nil:
-				s += fmt.Sprintf(" [%s: v%d topics=%s]", m.MemberId, m.Subscription.Version, list(m.Subscription.Topics))
+				s += fmt.Sprintf(" [%s: v%d topics=%s]", m.MemberID, m.Subscription.Version, list(m.Subscription.Topics))
 			}
 		}
 		return s

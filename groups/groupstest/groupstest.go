@@ -169,9 +169,9 @@ func Value(version int16, v groups.Value) ([]byte, error) {
 	case *groups.ShareGroupPartitionMetadataValue:
 		partitionMetadata(w, v.Topics)
 	case *groups.ConsumerGroupMemberMetadataValue:
-		w.CompactNullableString(v.InstanceId)
-		w.CompactNullableString(v.RackId)
-		w.CompactString(v.ClientId)
+		w.CompactNullableString(v.InstanceID)
+		w.CompactNullableString(v.RackID)
+		w.CompactString(v.ClientID)
 		w.CompactString(v.ClientHost)
 		w.CompactStrings(v.SubscribedTopicNames)
 		w.CompactString(v.SubscribedTopicRegex) // Kafka writes "", not null, for no regex
@@ -204,8 +204,8 @@ func Value(version int16, v groups.Value) ([]byte, error) {
 		w.Int64(v.MetadataHash)
 		w.Tags()
 	case *groups.ShareGroupMemberMetadataValue:
-		w.CompactNullableString(v.RackId)
-		w.CompactString(v.ClientId)
+		w.CompactNullableString(v.RackID)
+		w.CompactString(v.ClientID)
 		w.CompactString(v.ClientHost)
 		w.CompactStrings(v.SubscribedTopicNames)
 		w.Tags()
@@ -223,13 +223,13 @@ func Value(version int16, v groups.Value) ([]byte, error) {
 		}
 		w.Tags(tags...)
 	case *groups.StreamsGroupMemberMetadataValue:
-		w.CompactNullableString(v.InstanceId)
-		w.CompactNullableString(v.RackId)
-		w.CompactString(v.ClientId)
+		w.CompactNullableString(v.InstanceID)
+		w.CompactNullableString(v.RackID)
+		w.CompactString(v.ClientID)
 		w.CompactString(v.ClientHost)
 		w.Int32(v.RebalanceTimeoutMs)
 		w.Int32(v.TopologyEpoch)
-		w.CompactString(v.ProcessId)
+		w.CompactString(v.ProcessID)
 		if e := v.UserEndpoint; e != nil {
 			w.Int8(1)
 			w.CompactString(e.Host)
@@ -244,7 +244,7 @@ func Value(version int16, v groups.Value) ([]byte, error) {
 		w.Int32(v.Epoch)
 		w.Uvarint(uint64(len(v.Subtopologies)) + 1)
 		for _, s := range v.Subtopologies {
-			w.CompactString(s.SubtopologyId)
+			w.CompactString(s.SubtopologyID)
 			w.CompactStrings(s.SourceTopics)
 			w.CompactStrings(s.SourceTopicRegex)
 			topicInfos(w, s.StateChangelogTopics)
@@ -277,7 +277,7 @@ func be32(v int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(v))
 func partitionMetadata(w *Writer, topics []groups.TopicMetadata) {
 	w.Uvarint(uint64(len(topics)) + 1)
 	for _, t := range topics {
-		w.UUID(t.TopicId)
+		w.UUID(t.TopicID)
 		w.CompactString(t.TopicName)
 		w.Int32(t.NumPartitions)
 		w.Uvarint(uint64(len(t.PartitionMetadata)) + 1)
@@ -354,11 +354,11 @@ func groupMetadata(w *Writer, version int16, v *groups.GroupMetadataValue) {
 		w.Int32(int32(len(v.Members)))
 	}
 	for _, m := range v.Members {
-		str(m.MemberId)
+		str(m.MemberID)
 		if version >= 3 {
-			nstr(m.GroupInstanceId)
+			nstr(m.GroupInstanceID)
 		}
-		str(m.ClientId)
+		str(m.ClientID)
 		str(m.ClientHost)
 		if version >= 1 {
 			w.Int32(m.RebalanceTimeout)
@@ -400,10 +400,10 @@ func ConsumerProtocolSubscription(s *groups.ConsumerProtocolSubscription) []byte
 		}
 	}
 	if s.Version >= 2 {
-		w.Int32(s.GenerationId)
+		w.Int32(s.GenerationID)
 	}
 	if s.Version >= 3 {
-		w.NullableString(s.RackId)
+		w.NullableString(s.RackID)
 	}
 	return w.B
 }

@@ -59,7 +59,7 @@ func Synthetic(cfg SyntheticConfig) []KV {
 		id := fmt.Sprintf("group-%05d", g)
 		for m := range cfg.Members {
 			mid := fmt.Sprintf("member-%05d-%03d", g, m)
-			v := &groups.ConsumerGroupMemberMetadataValue{ClientId: "consumer-" + id, ClientHost: "/10.1.2.3",
+			v := &groups.ConsumerGroupMemberMetadataValue{ClientID: "consumer-" + id, ClientHost: "/10.1.2.3",
 				RebalanceTimeoutMs: 300000, ServerAssignor: "uniform"}
 			if cfg.RegexEvery > 0 && m%cfg.RegexEvery == 0 {
 				v.SubscribedTopicRegex = fmt.Sprintf(`topic-00%d.*`, g%10)
@@ -78,7 +78,7 @@ func Synthetic(cfg SyntheticConfig) []KV {
 		sid := "share-" + id
 		for m := range cfg.Members {
 			add(groups.Record{Type: groups.ShareGroupMemberMetadata, GroupID: sid, MemberID: fmt.Sprintf("sm-%05d-%03d", g, m),
-				Value: &groups.ShareGroupMemberMetadataValue{ClientId: "c", ClientHost: "/10.1.2.3", SubscribedTopicNames: sortedSet(topics(g, m))}})
+				Value: &groups.ShareGroupMemberMetadataValue{ClientID: "c", ClientHost: "/10.1.2.3", SubscribedTopicNames: sortedSet(topics(g, m))}})
 		}
 		add(groups.Record{Type: groups.ShareGroupMetadata, GroupID: sid, Value: &groups.ShareGroupMetadataValue{Epoch: 2, MetadataHash: 42}})
 
@@ -87,17 +87,17 @@ func Synthetic(cfg SyntheticConfig) []KV {
 			Value: &groups.StreamsGroupMetadataValue{Epoch: 3, MetadataHash: 7, ValidatedTopologyEpoch: 1}})
 		for m := range cfg.Members {
 			add(groups.Record{Type: groups.StreamsGroupMemberMetadata, GroupID: aid, MemberID: fmt.Sprintf("st-%05d-%03d", g, m),
-				Value: &groups.StreamsGroupMemberMetadataValue{ClientId: "c", ClientHost: "h", RebalanceTimeoutMs: 300000, TopologyEpoch: 1, ProcessId: "p"}})
+				Value: &groups.StreamsGroupMemberMetadataValue{ClientID: "c", ClientHost: "h", RebalanceTimeoutMs: 300000, TopologyEpoch: 1, ProcessID: "p"}})
 		}
 		add(groups.Record{Type: groups.StreamsGroupTopology, GroupID: aid, Value: &groups.StreamsGroupTopologyValue{Epoch: 1,
-			Subtopologies: []groups.Subtopology{{SubtopologyId: "0", SourceTopics: topics(g, 0),
+			Subtopologies: []groups.Subtopology{{SubtopologyID: "0", SourceTopics: topics(g, 0),
 				StateChangelogTopics: []groups.TopicInfo{{Name: aid + "-store-changelog"}}}}}})
 
 		cv := &groups.GroupMetadataValue{ProtocolType: "consumer", Generation: 5, Protocol: "range", Leader: "c-0", CurrentStateTimestamp: 1700000000000}
 		for m := range cfg.Members {
-			cv.Members = append(cv.Members, groups.GroupMember{MemberId: fmt.Sprintf("c-%d", m), ClientId: "c", ClientHost: "h",
+			cv.Members = append(cv.Members, groups.GroupMember{MemberID: fmt.Sprintf("c-%d", m), ClientID: "c", ClientHost: "h",
 				RebalanceTimeout: 300000, SessionTimeout: 45000,
-				Subscription: &groups.ConsumerProtocolSubscription{Version: 3, Topics: topics(g, m), GenerationId: 5}})
+				Subscription: &groups.ConsumerProtocolSubscription{Version: 3, Topics: topics(g, m), GenerationID: 5}})
 		}
 		add(groups.Record{Type: groups.GroupMetadata, GroupID: "classic-" + id, Version: 3, Value: cv})
 
