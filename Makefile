@@ -47,10 +47,14 @@ lint:
 	$(GO) vet -tags e2e ./e2e/...
 	$(GO) run $(STATICCHECK) ./...
 
+# -fuzzminimizetime keeps the time on fuzzing rather than on shrinking large seeds (real
+# segments); each target prints its execs. A long run: make fuzz FUZZTIME=10m.
+FUZZMINIMIZE  ?= 1s
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    out=$$($(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg 2>&1) || { echo "$$out"; exit 1; }; \
+	    echo "fuzz $$pkg $$f: $$(echo "$$out" | grep -o 'execs: [0-9]*' | tail -1), $$(echo "$$out" | grep -o 'new interesting: [0-9]*' | tail -1)"; \
 	  done; \
 	done
 
