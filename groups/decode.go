@@ -403,7 +403,8 @@ func (r *reader) streamsGroupMetadata() *StreamsGroupMetadataValue {
 	if r.Err() != nil {
 		return v
 	}
-	// Two layouts share version 0 (spec §2.5): the tagged fields directly (tag 0
+	// Two layouts share version 0 (docs/consumer-offsets.md#streamsgroupmetadatavalue-17):
+	// the tagged fields directly (tag 0
 	// ValidatedTopologyEpoch, tag 1 LastAssignmentConfigs), or a plain
 	// AssignmentConfigs array before them. Try the first; fall back to the second.
 	rest := r.Rest()

@@ -11,7 +11,7 @@ import (
 // carry the names of Kafka's key and value schemas without the Key/Value suffix.
 type RecordType int16
 
-// Record types, numbered as in Kafka (spec §1.3).
+// Record types, numbered as in Kafka (docs/consumer-offsets.md#record-types).
 const (
 	// UnknownRecordType is used when a key is too short to hold a type.
 	UnknownRecordType RecordType = -1

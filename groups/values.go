@@ -172,9 +172,10 @@ type CopartitionGroup struct {
 }
 
 // RequiredTopics returns the topics Kafka registers for a streams group and feeds to
-// its MetadataHash (spec §3): the union over sub-topologies of SourceTopics, the
-// names of RepartitionSourceTopics and the names of StateChangelogTopics, sorted and
-// without duplicates. SourceTopicRegex is not included, as in Kafka.
+// its MetadataHash (docs/consumer-offsets.md#subscribed-topics): the union over
+// sub-topologies of SourceTopics, the names of RepartitionSourceTopics and the names
+// of StateChangelogTopics, sorted and without duplicates. SourceTopicRegex is not
+// included, as in Kafka.
 func (v *StreamsGroupTopologyValue) RequiredTopics() []string {
 	var out []string
 	for i := range v.Subtopologies {

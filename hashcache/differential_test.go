@@ -230,7 +230,7 @@ func (c *diffCluster) describe(name string) string {
 	return b.String()
 }
 
-// specDiffCluster is the spec's §7.2 cluster.
+// specDiffCluster is the cluster of docs/kafka-hash.md#test-vectors.
 func specDiffCluster() *diffCluster {
 	spec := specCluster()
 	c := &diffCluster{Cluster: hashcachetest.NewCluster()}

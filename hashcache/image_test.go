@@ -25,9 +25,9 @@ func applyText(t *testing.T, base *image.Image, lines ...string) *image.Image {
 	return im
 }
 
-// TestImageCluster checks the adapter against the spec's vector topic_foo (§7.2, topic "foo"),
-// and that fenced brokers keep their rack while unregistered ones and brokers
-// without a rack contribute nothing.
+// TestImageCluster checks the adapter against the test vector of topic "foo"
+// (docs/kafka-hash.md#test-vectors), and that fenced brokers keep their rack while
+// unregistered ones and brokers without a rack contribute nothing.
 func TestImageCluster(t *testing.T) {
 	im := applyText(t, image.Empty,
 		"RegisterBrokerRecord BrokerID=0 BrokerEpoch=1 Rack=rack0",

@@ -13,8 +13,8 @@ import (
 	"github.com/kraftwatch/kraftwatch/hashcache/hashcachetest"
 )
 
-// Vectors from specs/consumer-offsets-and-hash.md §7, computed there with hash4j
-// and zeebo/xxh3.
+// The vectors of docs/kafka-hash.md#test-vectors, computed with hash4j and
+// zeebo/xxh3.
 
 func seq(n int) []byte {
 	b := make([]byte, n)
@@ -63,7 +63,7 @@ func TestXXH3Vectors(t *testing.T) {
 	}
 }
 
-// specCluster holds the topics of the spec's §7.2.
+// specCluster holds the topics of docs/kafka-hash.md#test-vectors.
 func specCluster() *hashcachetest.Cluster {
 	c := hashcachetest.NewCluster()
 	for id, rack := range map[int32]string{

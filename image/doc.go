@@ -14,7 +14,7 @@
 //     140 bytes of heap per partition (TestHeapPerPartition).
 //   - Records between a BeginTransactionRecord and its EndTransactionRecord become
 //     visible together; records between a Begin and an AbortTransactionRecord never
-//     reach an Image (Kafka's intended semantics, spec §6.3).
+//     reach an Image (Kafka's intended semantics, docs/metadata-log.md#transactions).
 //   - A record that Kafka would reject (an unknown partition, a stale broker epoch) is
 //     returned as an error by Replay and not applied; the Delta stays usable.
 //

@@ -89,7 +89,7 @@ func TestFixtureSnapshotsMatchLogReplay(t *testing.T) {
 			name := filepath.Base(snap)
 			end, err := strconv.ParseInt(name[:20], 10, 64)
 			if err != nil || end == 0 {
-				continue // the bootstrap snapshot holds control records only
+				continue // the bootstrap snapshot (0-0): no log before it to replay
 			}
 			t.Run(filepath.Base(filepath.Dir(dir))+"/"+name, func(t *testing.T) {
 				fromSnap := snapshotImage(t, snap)

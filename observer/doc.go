@@ -16,7 +16,8 @@
 // Load reads a directory once and ReadFile the records of one file, for tools
 // (kraftwatch dump) and tests.
 //
-// What it reads, and how (spec kraft-metadata-log.md §1, §2.8, §6):
+// What it reads, and how (docs/metadata-log.md#snapshot-loading and
+// #following-the-log-and-truncation):
 //   - Snapshots are the *.checkpoint files named OFFSET-EPOCH; the newest in Kafka's
 //     order (epoch, then offset) that reads cleanly is used. A snapshot without its
 //     SnapshotHeader or SnapshotFooter, or with a bad batch, is skipped (logged and

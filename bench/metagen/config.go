@@ -179,7 +179,8 @@ func (c *Config) maxBatch() int {
 	return c.MaxBatchBytes
 }
 
-// metadata.version feature levels where record versions change (spec §5.3).
+// metadata.version feature levels where record versions change
+// (docs/metadata-log.md#versions-kafka-writes).
 const (
 	mvRegisterBrokerV2   = 8  // 3.4-IV0
 	mvRegisterController = 15 // 3.7-IV0

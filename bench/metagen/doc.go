@@ -1,8 +1,8 @@
 // Package metagen writes synthetic KRaft metadata logs for benchmarks and tests: a
 // snapshot (.checkpoint) of a cluster of any size, laid out the way Kafka's
-// RecordsSnapshotWriter and MetadataImage.write lay it out (spec kraft-metadata-log.md
-// §3.5 and §6.5), and optionally a log segment (.log) of partition leader changes after
-// it.
+// RecordsSnapshotWriter and MetadataImage.write lay it out
+// (docs/metadata-log.md#snapshots), and optionally a log segment (.log) of partition
+// leader changes after it.
 //
 // Snapshot layout:
 //   - a control batch at offset 0 with the SnapshotHeaderRecord, then, when

@@ -1,8 +1,8 @@
 // Package groupstest encodes __consumer_offsets records for tests: the inverse of
 // groups.Decode for every value groups decodes, plus keys of every record type and
-// offset commits. It is written from the schemas in the project's spec, not from
-// Kafka's code, so a test that round-trips through it checks the decoder against the
-// encoder; golden tests against real Kafka bytes check both against Kafka.
+// offset commits. It is written from the schemas in docs/consumer-offsets.md, not
+// from Kafka's code, so a test that round-trips through it checks the decoder against
+// the encoder; golden tests against real Kafka bytes check both against Kafka.
 //
 // Conventions where the decoded form loses information: an empty Go string is
 // encoded as null in nullable fields (except SubscribedTopicRegex, which Kafka

@@ -27,8 +27,8 @@ func unhex(t testing.TB, s string) []byte {
 	return b
 }
 
-// specDataBatch is the worked example of spec §2.9: base offset 42, epoch 3, a
-// TopicRecord v0 "foo" and a NoOpRecord.
+// specDataBatch is the first worked example of docs/metadata-log.md#worked-examples:
+// base offset 42, epoch 3, a TopicRecord v0 "foo" and a NoOpRecord.
 const specDataBatch = `
 00 00 00 00 00 00 00 2a | 00 00 00 5b | 00 00 00 03 | 02 | 3a e2 3e c1 | 00 00 | 00 00 00 01 |
 00 00 01 8b cf e5 68 00 | 00 00 01 8b cf e5 68 00 | ff ff ff ff ff ff ff ff | ff ff | ff ff ff ff | 00 00 00 02 |
@@ -88,8 +88,9 @@ func TestSpecDataBatch(t *testing.T) {
 }
 
 func TestSpecSnapshotHeaderBatch(t *testing.T) {
-	// Spec §2.9, second example; its timestamps are elided in the text and are the
-	// same 1700000000000 as the first example (the CRC confirms it).
+	// The second worked example of docs/metadata-log.md#worked-examples; its
+	// timestamps, not shown there, are the same 1700000000000 as the first example's
+	// (the CRC confirms it).
 	h := NewBatchHeader(0, 5, 1700000000000, true)
 	out := AppendControlBatch(nil, h, &SnapshotHeaderRecord{LastContainedLogTimestamp: 1700000000000})
 	if len(out) != 83 {
@@ -430,7 +431,7 @@ func TestScan(t *testing.T) {
 	}
 }
 
-// fuzzSeeds returns the spec examples, the fixture in testdata and every metadata
+// fuzzSeeds returns the worked examples, the fixture in testdata and every metadata
 // log or snapshot file of the fixtures (testdata/kafka-*/ at the root).
 func fuzzSeeds(t testing.TB) [][]byte {
 	seeds := [][]byte{unhex(t, specDataBatch)}
