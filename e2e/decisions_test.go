@@ -623,8 +623,8 @@ func firstBumpAfter(k *kwSide, key groups.GroupKey, t0 time.Time) time.Time {
 // earlyEvidence tells, for a decision kraftwatch makes before the coordinator can,
 // why: the update it decided on did not touch the group's topics (a broker
 // registration), and the first later update that did (which the coordinator needs
-// to look again, spec §5.2) came at a later offset; or, for a regex, that the
-// coordinator's resolution came after.
+// to look again, docs/kafka-hash.md#when-the-coordinator-recomputes) came at a later
+// offset; or, for a regex, that the coordinator's resolution came after.
 func earlyEvidence(k *kwSide, d kwDecision, g *decisionGroup) string {
 	k.mu.Lock()
 	defer k.mu.Unlock()

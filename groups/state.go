@@ -308,7 +308,7 @@ func (s *State) groupMatches(k GroupKey, topic string) bool {
 // Regexes are evaluated here, against existing; the coordinator's own resolutions
 // (Group.ResolvedRegex) are kept for comparison only, as they lag: Kafka resolves
 // at most every 10 s, from a heartbeat, and only when a topic was created or the
-// refresh interval passed (spec §3.1).
+// refresh interval passed (docs/consumer-offsets.md#regex-subscriptions).
 func (s *State) SubscribedTopics(k GroupKey, existing TopicNames) []string {
 	g := s.groups[k]
 	if g == nil {
