@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -28,11 +29,13 @@ const envPrefix = "KRAFTWATCH_"
 // config is every setting of `kraftwatch run`, read from KRAFTWATCH_* environment
 // variables. The desc tags are what --help prints.
 type config struct {
-	MetadataLogDir   string `env:"METADATA_LOG_DIR" desc:"Kafka's metadata.log.dir (or its __cluster_metadata-0 directory), mounted read-only"`
-	BootstrapServers string `env:"BOOTSTRAP_SERVERS" desc:"Kafka bootstrap servers, comma-separated, for reading __consumer_offsets"`
-	ClusterID        string `env:"CLUSTER_ID" desc:"Kafka cluster id; empty reads it from meta.properties beside the metadata log"`
+	MetadataLogDir             string `env:"METADATA_LOG_DIR" desc:"Kafka's metadata.log.dir (or its __cluster_metadata-0 directory), mounted read-only; set it or CONTROLLER_BOOTSTRAP_SERVERS"`
+	ControllerBootstrapServers string `env:"CONTROLLER_BOOTSTRAP_SERVERS" desc:"KRaft controller listeners (host:port, comma-separated, as controller.quorum.bootstrap.servers): follow the metadata log from the quorum leader over the network, as a Raft observer, instead of reading METADATA_LOG_DIR; needs ClusterAction on the cluster"`
+	BootstrapServers           string `env:"BOOTSTRAP_SERVERS" desc:"Kafka bootstrap servers, comma-separated, for reading __consumer_offsets"`
+	ClusterID                  string `env:"CLUSTER_ID" desc:"Kafka cluster id; empty reads it from meta.properties beside the metadata log, or asks the controllers (DescribeCluster) in network mode"`
 
 	Kafka                   kafkaconn.Config `envPrefix:"KAFKA_"`
+	Controller              kafkaconn.Config `envPrefix:"CONTROLLER_"`
 	NATSURL                 string           `env:"NATS_URL" desc:"NATS server URLs, comma-separated; empty starts an embedded NATS server with JetStream"`
 	NATSCredsFile           string           `env:"NATS_CREDS_FILE" desc:"NATS credentials file (JWT + nkey)"`
 	NATSUser                string           `env:"NATS_USER" desc:"NATS user name"`
@@ -77,10 +80,23 @@ func (c config) validate() error {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s%s: %s", envPrefix, field, fmt.Sprintf(format, args...)))
 	}
-	if c.MetadataLogDir == "" {
-		bad("METADATA_LOG_DIR", "required: Kafka's metadata.log.dir")
-	} else if fi, err := os.Stat(c.MetadataLogDir); err != nil || !fi.IsDir() {
-		bad("METADATA_LOG_DIR", "%q is not a readable directory", c.MetadataLogDir)
+	switch {
+	case c.MetadataLogDir == "" && c.ControllerBootstrapServers == "":
+		bad("METADATA_LOG_DIR", "required: Kafka's metadata.log.dir, or set %sCONTROLLER_BOOTSTRAP_SERVERS instead", envPrefix)
+	case c.MetadataLogDir != "" && c.ControllerBootstrapServers != "":
+		bad("CONTROLLER_BOOTSTRAP_SERVERS", "set either it or %sMETADATA_LOG_DIR, not both", envPrefix)
+	case c.MetadataLogDir != "":
+		if fi, err := os.Stat(c.MetadataLogDir); err != nil || !fi.IsDir() {
+			bad("METADATA_LOG_DIR", "%q is not a readable directory", c.MetadataLogDir)
+		}
+	}
+	for _, addr := range kafkaconn.SplitHosts(c.ControllerBootstrapServers) {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			bad("CONTROLLER_BOOTSTRAP_SERVERS", "%q is not host:port", addr)
+		}
+	}
+	if c.ControllerBootstrapServers != "" && len(kafkaconn.SplitHosts(c.ControllerBootstrapServers)) == 0 {
+		bad("CONTROLLER_BOOTSTRAP_SERVERS", "no host:port in %q", c.ControllerBootstrapServers)
 	}
 	if c.BootstrapServers == "" {
 		bad("BOOTSTRAP_SERVERS", "required: host:port of at least one broker")
@@ -90,10 +106,15 @@ func (c config) validate() error {
 			bad("BOOTSTRAP_SERVERS", "%q is not host:port", addr)
 		}
 	}
-	var kerr *kafkaconn.FieldError
-	for _, e := range splitErrors(c.Kafka.Validate()) {
-		if errors.As(e, &kerr) {
-			bad("KAFKA_"+kerr.Field, "%s", kerr.Msg)
+	for _, conn := range []struct {
+		prefix string
+		cfg    kafkaconn.Config
+	}{{"KAFKA_", c.Kafka}, {"CONTROLLER_", c.Controller}} {
+		var kerr *kafkaconn.FieldError
+		for _, e := range splitErrors(conn.cfg.Validate()) {
+			if errors.As(e, &kerr) {
+				bad(conn.prefix+kerr.Field, "%s", strings.ReplaceAll(kerr.Msg, "KAFKA_", conn.prefix))
+			}
 		}
 	}
 	if (c.NATSTLSCertFile == "") != (c.NATSTLSKeyFile == "") {
@@ -149,10 +170,53 @@ func (c config) validate() error {
 // metadataDir is the __cluster_metadata-0 directory named by MetadataLogDir.
 func (c config) metadataDir() string { return observer.PartitionDir(c.MetadataLogDir) }
 
-// clusterID is CLUSTER_ID, or cluster.id from meta.properties in metadata.log.dir.
+// networkMode reports whether the metadata log is followed from the controllers.
+func (c config) networkMode() bool { return c.ControllerBootstrapServers != "" }
+
+// metadataSource names where the metadata log is read from, for logs.
+func (c config) metadataSource() string {
+	if c.networkMode() {
+		return "controllers " + c.ControllerBootstrapServers
+	}
+	return c.metadataDir()
+}
+
+// observerConfig is the observer's config, either source; the caller adds Logger and
+// Handler.
+func (c config) observerConfig() (observer.Config, error) {
+	if !c.networkMode() {
+		return observer.Config{Dir: c.metadataDir()}, nil
+	}
+	opts, err := c.Controller.FranzOpts()
+	if err != nil {
+		return observer.Config{}, fmt.Errorf("%sCONTROLLER_*: %w", envPrefix, err)
+	}
+	return observer.Config{
+		Controllers: kafkaconn.SplitHosts(c.ControllerBootstrapServers),
+		ClientOpts:  opts,
+		Principal:   c.Controller.Principal(),
+		ClusterID:   c.ClusterID,
+	}, nil
+}
+
+// clusterID is CLUSTER_ID, or cluster.id from meta.properties in metadata.log.dir, or
+// in network mode the cluster id the controllers report (DescribeCluster).
 func (c config) clusterID() (string, error) {
 	if c.ClusterID != "" {
 		return c.ClusterID, nil
+	}
+	if c.networkMode() {
+		oc, err := c.observerConfig()
+		if err != nil {
+			return "", err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		id, err := observer.DescribeCluster(ctx, oc)
+		if err != nil {
+			return "", fmt.Errorf("asking the controllers for the cluster id (set %sCLUSTER_ID to skip): %w", envPrefix, err)
+		}
+		return id, nil
 	}
 	path := filepath.Join(filepath.Dir(c.metadataDir()), "meta.properties")
 	b, err := os.ReadFile(path)
@@ -190,10 +254,19 @@ func appendSettings(out [][3]string, prefix string, t reflect.Type) [][3]string 
 			out = appendSettings(out, prefix+f.Tag.Get("envPrefix"), f.Type)
 			continue
 		}
-		out = append(out, [3]string{prefix + f.Tag.Get("env"), f.Tag.Get("envDefault"), f.Tag.Get("desc")})
+		desc := f.Tag.Get("desc")
+		if strings.HasSuffix(prefix, "CONTROLLER_") {
+			desc = controllerDesc.Replace(desc)
+		}
+		out = append(out, [3]string{prefix + f.Tag.Get("env"), f.Tag.Get("envDefault"), desc})
 	}
 	return out
 }
+
+// controllerDesc turns kafkaconn.Config's descriptions, written for the brokers
+// (KAFKA_*), into those of the controller listener (CONTROLLER_*).
+var controllerDesc = strings.NewReplacer("KAFKA_", "CONTROLLER_", "Kafka's", "the controllers'",
+	"to Kafka", "to the controller listener", "for Kafka", "for the controller listener")
 
 func printSettings(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -76,9 +76,12 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	obs, err := observer.New(observer.Config{
-		Dir: cfg.metadataDir(), Logger: log.With("stage", "observer"), Handler: eng.OnMetadata,
-	})
+	ocfg, err := cfg.observerConfig()
+	if err != nil {
+		return err
+	}
+	ocfg.Logger, ocfg.Handler = log.With("stage", "observer"), eng.OnMetadata
+	obs, err := observer.New(ocfg)
 	if err != nil {
 		return err
 	}
@@ -104,7 +107,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 			log.Error("HTTP server", "error", err)
 		}
 	})
-	log.Info("kraftwatch running", "version", version, "cluster_id", clusterID, "metadata_log_dir", cfg.metadataDir(),
+	log.Info("kraftwatch running", "version", version, "cluster_id", clusterID, "metadata_source", cfg.metadataSource(),
 		"bootstrap_servers", cfg.BootstrapServers, "hash_scheme", cfg.HashScheme, "http_addr", ln.Addr().String())
 
 	// The stages stop in order: inputs and engine when ctx ends, the publisher once
@@ -259,7 +262,24 @@ func newRegistry(obs *observer.Observer, reader *groups.Reader, pub *publish.Pub
 		func() float64 { return float64(m.UnknownRecords.Load() + m.CorruptRecords.Load()) })
 	counter("metadata_corrupt_batches_total", "Corrupt batches met in the middle of the log (retried).",
 		func() float64 { return float64(m.CorruptBatches.Load()) })
-	counter("metadata_errors_total", "Failed reads of the metadata log (retried).", func() float64 { return float64(m.Errors.Load()) })
+	counter("metadata_errors_total", "Failed reads of the metadata log, or failed requests to the controllers (retried with backoff).",
+		func() float64 { return float64(m.Errors.Load()) })
+	counter("metadata_fetch_requests_total", "Fetch and FetchSnapshot requests sent to the controllers (network mode).",
+		func() float64 { return float64(m.FetchRequests.Load()) })
+	counter("metadata_leader_changes_total", "Quorum leaders or leader epochs followed (network mode).",
+		func() float64 { return float64(m.LeaderChanges.Load()) })
+	counter("metadata_authorization_failures_total", "Requests the controllers refused with CLUSTER_AUTHORIZATION_FAILED (network mode; needs ClusterAction on the cluster).",
+		func() float64 { return float64(m.AuthorizationFailures.Load()) })
+	counter("metadata_truncations_total", "Fetched records past the high watermark dropped after the leader's log diverged (network mode).",
+		func() float64 { return float64(m.Truncations.Load()) })
+	counter("metadata_snapshot_bytes_fetched_total", "Snapshot bytes fetched from the quorum leader (network mode).",
+		func() float64 { return float64(m.SnapshotBytes.Load()) })
+	gauge("metadata_leader_id", "Node id of the quorum leader followed; -1 when not known or in disk mode.",
+		func() float64 { return float64(m.LeaderID.Load()) })
+	gauge("metadata_high_watermark", "High watermark of the metadata log last reported by the leader; -1 in disk mode.",
+		func() float64 { return float64(m.HighWatermark.Load()) })
+	gauge("metadata_uncommitted_bytes", "Bytes fetched past the high watermark, not applied until it moves (network mode).",
+		func() float64 { return float64(m.Uncommitted.Load()) })
 	gauge("metadata_offset", "Offset of the last metadata record applied.", func() float64 { return float64(m.Offset.Load()) })
 	gauge("metadata_epoch", "Leader epoch of the last metadata batch applied.", func() float64 { return float64(m.Epoch.Load()) })
 	gauge("metadata_lag_seconds", "Age of the last metadata batch applied (now minus its append time).", func() float64 {

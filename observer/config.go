@@ -4,20 +4,48 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Defaults for Config.
 const (
-	DefaultPollInterval = 100 * time.Millisecond
-	DefaultMinBackoff   = 100 * time.Millisecond
-	DefaultMaxBackoff   = 10 * time.Second
+	DefaultPollInterval   = 100 * time.Millisecond
+	DefaultMinBackoff     = 100 * time.Millisecond
+	DefaultMaxBackoff     = 10 * time.Second
+	DefaultFetchMaxWait   = 500 * time.Millisecond
+	DefaultRequestTimeout = 10 * time.Second
 )
 
-// Config configures an Observer.
+// Config configures an Observer. Exactly one of Dir (the disk source) and Controllers
+// (the network source) is set.
 type Config struct {
 	// Dir is the metadata log directory: <metadata.log.dir>/__cluster_metadata-0.
 	Dir string
+
+	// Controllers are host:port of KRaft controller listeners (Kafka's
+	// controller.quorum.bootstrap.servers): the observer fetches __cluster_metadata-0
+	// from the quorum leader, as a Raft observer (replica id -1), instead of reading
+	// Dir. It needs ClusterAction on the cluster.
+	Controllers []string
+	// ClientOpts are franz-go client options for the connections to the controllers:
+	// TLS (kgo.DialTLSConfig), SASL (kgo.SASL), a dialer. The observer sets the seed
+	// broker, client id and timeouts itself.
+	ClientOpts []kgo.Opt
+	// Principal is the principal the observer authenticates as, named in the ACL an
+	// authorization failure asks for; empty means User:ANONYMOUS.
+	Principal string
+	// ClusterID, when set, is sent with every Fetch, so that controllers of another
+	// cluster refuse to serve it (INCONSISTENT_CLUSTER_ID).
+	ClusterID string
+	// FetchMaxWait is how long the leader may hold a Fetch that has nothing new (the
+	// long poll). 0 means DefaultFetchMaxWait.
+	FetchMaxWait time.Duration
+	// RequestTimeout bounds each request to a controller beyond FetchMaxWait: dialing,
+	// TLS, SASL and reading the response. 0 means DefaultRequestTimeout.
+	RequestTimeout time.Duration
 	// Logger receives the observer's logs; nil discards them.
 	Logger *slog.Logger
 	// Handler, when set, is called on Run's goroutine for every update, in log order.
@@ -40,13 +68,22 @@ type Config struct {
 // Validate reports what is wrong with the config, one error per bad value.
 func (c *Config) Validate() error {
 	var errs []error
-	if c.Dir == "" {
-		errs = append(errs, errors.New("observer: Dir is empty"))
+	switch {
+	case c.Dir == "" && len(c.Controllers) == 0:
+		errs = append(errs, errors.New("observer: neither Dir nor Controllers is set"))
+	case c.Dir != "" && len(c.Controllers) > 0:
+		errs = append(errs, errors.New("observer: both Dir and Controllers are set"))
+	}
+	for _, addr := range c.Controllers {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			errs = append(errs, fmt.Errorf("observer: controller %q is not host:port", addr))
+		}
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"PollInterval", c.PollInterval}, {"MinBackoff", c.MinBackoff}, {"MaxBackoff", c.MaxBackoff}} {
+	}{{"PollInterval", c.PollInterval}, {"MinBackoff", c.MinBackoff}, {"MaxBackoff", c.MaxBackoff},
+		{"FetchMaxWait", c.FetchMaxWait}, {"RequestTimeout", c.RequestTimeout}} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("observer: %s is negative (%v)", d.name, d.v))
 		}
@@ -73,6 +110,15 @@ func (c *Config) withDefaults() {
 		c.MinBackoff = min(DefaultMinBackoff, c.MaxBackoff)
 	case c.MaxBackoff == 0:
 		c.MaxBackoff = max(DefaultMaxBackoff, c.MinBackoff)
+	}
+	if c.FetchMaxWait == 0 {
+		c.FetchMaxWait = DefaultFetchMaxWait
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.Principal == "" {
+		c.Principal = "User:ANONYMOUS"
 	}
 	if c.Metrics == nil {
 		c.Metrics = newMetrics()

@@ -48,3 +48,45 @@ func (e *PosError) Unwrap() error { return e.Err }
 type errReset struct{ why string }
 
 func (e *errReset) Error() string { return "observer: must rebuild from a snapshot: " + e.why }
+
+// ErrNotAuthorized reports a controller refusing the observer for lack of an ACL
+// (CLUSTER_AUTHORIZATION_FAILED): it needs ClusterAction on the cluster. Run keeps
+// retrying, so an ACL added later is picked up without a restart.
+var ErrNotAuthorized = errors.New("observer: not authorized by the controllers")
+
+// ErrProtocol reports a controller answer that is not what the protocol allows: an
+// error code where none can be, a partition or snapshot other than the one asked for,
+// a snapshot chunk at the wrong position, a response with no complete batch.
+var ErrProtocol = errors.New("observer: unexpected answer from a controller")
+
+// ErrNoLeader reports a quorum with no known leader (an election, or every bootstrap
+// server unreachable). Run retries with backoff.
+var ErrNoLeader = errors.New("observer: no quorum leader known")
+
+// ControllerError says which controller, which request and which log offset an error
+// of the network source is about.
+type ControllerError struct {
+	Addr    string // host:port asked
+	Node    int32  // its node id, -1 when not known
+	Request string // Fetch, FetchSnapshot, DescribeCluster
+	Offset  int64  // fetch offset or snapshot position, -1 when not relevant
+	Err     error  // wraps ErrCorrupt, ErrBadSnapshot, ErrProtocol, ErrNotAuthorized, a kerr error or a network error
+}
+
+func (e *ControllerError) Error() string {
+	node := ""
+	if e.Node >= 0 {
+		node = fmt.Sprintf(" (node %d)", e.Node)
+	}
+	at := ""
+	if e.Offset >= 0 {
+		if e.Request == "FetchSnapshot" {
+			at = fmt.Sprintf(" at byte %d", e.Offset)
+		} else {
+			at = fmt.Sprintf(" at offset %d", e.Offset)
+		}
+	}
+	return fmt.Sprintf("controller %s%s: %s%s: %v", e.Addr, node, e.Request, at, e.Err)
+}
+
+func (e *ControllerError) Unwrap() error { return e.Err }

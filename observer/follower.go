@@ -392,7 +392,7 @@ func (f *follower) consume(b *recordbatch.Batch, pos int64, emit func(Unit) erro
 		return &PosError{File: f.cur.path, Position: pos, Offset: b.BaseOffset, Err: fmt.Errorf("%w: %w", err, ErrCorrupt)}
 	}
 	f.m.Batches.Add(1)
-	if err := f.records(b, skipBelow, emit); err != nil {
+	if err := f.records(b, skipBelow, f.cur.path, emit); err != nil {
 		return err
 	}
 	f.next = b.NextOffset()
@@ -402,8 +402,9 @@ func (f *follower) consume(b *recordbatch.Batch, pos int64, emit func(Unit) erro
 }
 
 // records cuts a batch into units: the whole batch, or the parts before and after
-// transaction markers; records inside a transaction wait for its End.
-func (f *follower) records(b *recordbatch.Batch, skipBelow int64, emit func(Unit) error) error {
+// transaction markers; records inside a transaction wait for its End. src names where
+// the batch came from in log lines (a segment file, a controller).
+func (f *follower) records(b *recordbatch.Batch, skipBelow int64, src string, emit func(Unit) error) error {
 	at := func(off int64) Provenance {
 		return Provenance{Offset: off, Epoch: b.PartitionLeaderEpoch, Timestamp: b.MaxTimestamp}
 	}
@@ -426,7 +427,7 @@ func (f *follower) records(b *recordbatch.Batch, skipBelow int64, emit func(Unit
 			continue
 		}
 		f.m.Records.Add(1)
-		rec, v, ok := f.dec.decode(it.Record().Value, off, f.cur.path, false)
+		rec, v, ok := f.dec.decode(it.Record().Value, off, src, false)
 		if !ok {
 			continue
 		}

@@ -39,6 +39,28 @@ type Metrics struct {
 	AbortedTransactions atomic.Int64
 	// Errors counts failed polls (each is logged and retried with backoff).
 	Errors atomic.Int64
+
+	// The network source (Config.Controllers) only; the disk source leaves them at
+	// their initial values.
+	//
+	// FetchRequests counts Fetch and FetchSnapshot requests sent to the controllers.
+	FetchRequests atomic.Int64
+	// LeaderChanges counts the quorum leaders or leader epochs the observer moved to.
+	LeaderChanges atomic.Int64
+	// AuthorizationFailures counts requests the controllers refused for lack of an ACL
+	// (CLUSTER_AUTHORIZATION_FAILED).
+	AuthorizationFailures atomic.Int64
+	// Truncations counts fetched records past the high watermark dropped because the
+	// leader's log diverged from them (DivergingEpoch).
+	Truncations atomic.Int64
+	// SnapshotBytes counts snapshot bytes fetched (FetchSnapshot).
+	SnapshotBytes atomic.Int64
+	// LeaderID is the quorum leader followed, -1 when not known; HighWatermark the
+	// highest high watermark the leader reported, -1 before the first; Uncommitted the
+	// bytes of fetched batches past it, waiting for it to move.
+	LeaderID      atomic.Int64
+	HighWatermark atomic.Int64
+	Uncommitted   atomic.Int64
 	// Offset is the offset of the last record published; Epoch its batch's epoch;
 	// Timestamp its append time (ms). -1 before the first load.
 	Offset    atomic.Int64
@@ -51,5 +73,7 @@ func newMetrics() *Metrics {
 	m.Offset.Store(-1)
 	m.Epoch.Store(-1)
 	m.Timestamp.Store(-1)
+	m.LeaderID.Store(-1)
+	m.HighWatermark.Store(-1)
 	return m
 }

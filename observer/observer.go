@@ -37,7 +37,8 @@ type Update struct {
 // Run; see the package documentation.
 type Observer struct {
 	cfg     Config
-	f       *follower
+	f       *follower // the disk source; nil for the network source
+	q       *quorum   // the network source; nil for the disk source
 	delta   *image.Delta
 	img     atomic.Pointer[image.Image]
 	lastErr atomic.Pointer[error]
@@ -46,14 +47,18 @@ type Observer struct {
 	running atomic.Bool
 }
 
-// New returns an Observer of cfg.Dir. It does not touch the directory: Run does, and
-// waits for it to appear.
+// New returns an Observer of cfg.Dir, or of the controller quorum at cfg.Controllers.
+// It does not touch the directory or the network: Run does, and waits for them.
 func New(cfg Config) (*Observer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg.withDefaults()
 	o := &Observer{cfg: cfg, ready: make(chan struct{})}
+	if len(cfg.Controllers) > 0 {
+		o.q = newQuorum(o)
+		return o, nil
+	}
 	o.f = newFollower(filepath.Clean(cfg.Dir), cfg.Logger, cfg.Metrics)
 	o.f.oneShot = true
 	return o, nil
@@ -84,6 +89,9 @@ func (o *Observer) LastError() error {
 func (o *Observer) Run(ctx context.Context) error {
 	if !o.running.CompareAndSwap(false, true) {
 		return errors.New("observer: Run called twice")
+	}
+	if o.q != nil {
+		return o.q.run(ctx, false)
 	}
 	defer o.f.close()
 	log := o.cfg.Logger
@@ -217,20 +225,27 @@ func (o *Observer) rebuild(f *follower, r *rebuild) error {
 		}
 		prov = r.units[i].Provenance
 	}
+	snap := "none"
+	if r.snap != nil {
+		snap = r.snap.path
+	}
+	o.reset(d, prov, r.why, snap)
+	return nil
+}
+
+// reset publishes the image of d, a delta on image.Empty holding a whole state (a
+// snapshot and the log after it), as one Update with Reset set, and makes d the delta
+// later units are replayed into. Both sources rebuild through it.
+func (o *Observer) reset(d *image.Delta, prov Provenance, why, snapshot string) {
 	im, ch := d.Apply(prov)
 	if old := o.img.Load(); old != nil {
 		ch = image.Diff(old, im)
 	}
 	o.delta = d
-	snap := "none"
-	if r.snap != nil {
-		snap = r.snap.path
-	}
-	o.cfg.Logger.Info("metadata image rebuilt", "reason", r.why, "snapshot", snap, "offset", prov.Offset,
+	o.cfg.Logger.Info("metadata image rebuilt", "reason", why, "snapshot", snapshot, "offset", prov.Offset,
 		"epoch", prov.Epoch, "topics", im.NumTopics(), "partitions", im.NumPartitions(), "brokers", im.NumBrokers())
-	o.publish(Update{Image: im, Changes: ch, Provenance: prov, Reset: true, Reason: r.why})
+	o.publish(Update{Image: im, Changes: ch, Provenance: prov, Reset: true, Reason: why})
 	o.once.Do(func() { close(o.ready) })
-	return nil
 }
 
 // unit implements sink: one batch or transaction applied to the current image.

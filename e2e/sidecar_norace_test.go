@@ -1,5 +1,0 @@
-//go:build e2e && !race
-
-package e2e
-
-const scRace = false

@@ -1,0 +1,644 @@
+package observer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
+)
+
+// The network source: __cluster_metadata-0 fetched from the controller quorum, the
+// way a broker (itself a KRaft observer) fetches it, with replica id -1 so that the
+// observer stays invisible in the quorum's state.
+//
+//   - Leader: Fetch is sent to the leader known (its address from the NodeEndpoints of
+//     a response, Fetch v16+), else to the bootstrap servers in turn. NOT_LEADER_OR_FOLLOWER,
+//     FENCED_LEADER_EPOCH and UNKNOWN_LEADER_EPOCH carry CurrentLeader, which is
+//     followed; an answer that teaches nothing new is retried with backoff.
+//   - Snapshot: a Fetch answered with a SnapshotId (the log starts after the offset
+//     asked) loads that snapshot with FetchSnapshot, chunk by chunk (snapStream), into
+//     a new delta, and starts a rebuild.
+//   - Commit: batches are applied only once they are at or below the high watermark
+//     (every record below it): the leader also returns records not committed yet,
+//     which are kept until it moves, and which the leader may still truncate.
+//   - DivergingEpoch: fetched batches past the leader's end offset for that epoch are
+//     dropped. They are above the high watermark, so nothing applied changes; should
+//     the leader diverge below what was applied (a broken quorum), the observer
+//     rebuilds from offset 0 (and so from the leader's snapshot), as the disk source
+//     does after a truncation.
+//   - Rebuild: the initial load and every rebuild fold the snapshot and the log up to
+//     the high watermark of the first answer into one Update with Reset set; Ready is
+//     closed after the first. Units are cut from batches exactly as the disk source
+//     cuts them (follower.records).
+//   - Errors (a network error, a timeout, garbage, a corrupt batch, a missing
+//     snapshot, an authorization failure) are logged, counted and retried with
+//     bounded exponential backoff. Nothing is applied from an answer that is not
+//     valid; the last good image stays published.
+
+// quorum is the network source's state. One goroutine (Run's) owns it.
+type quorum struct {
+	o     *Observer
+	cfg   *Config
+	conns *conns
+	cut   *follower // cuts batches into units and holds an open metadata transaction
+
+	// sleep waits d or until ctx ends (false); now is the clock. Tests replace both.
+	sleep func(ctx context.Context, d time.Duration) bool
+	now   func() time.Time
+
+	// The leader as known: its id (-1 unknown), epoch, and address ("" to ask the
+	// bootstrap servers, from seed on).
+	leader     int32
+	epoch      int32
+	leaderAddr string
+	seed       int
+
+	next         int64 // offset of the next record to fetch
+	lastEpoch    int32 // epoch of the last batch fetched (of the snapshot, after one)
+	applied      int64 // offset of the next record to apply
+	appliedEpoch int32 // epoch of the last batch applied (of the snapshot, after one)
+	hwm          int64 // the highest high watermark seen, -1 before one
+	pending      []pendingBatch
+	// build is the rebuild in progress; nil once it is published.
+	build *build
+	// loadedSnapshot and loadedSnapshotEnd are the snapshot of the last rebuild
+	// published ("none" and 0 without one).
+	loadedSnapshot    string
+	loadedSnapshotEnd int64
+}
+
+type pendingBatch struct {
+	b         recordbatch.Batch
+	skipBelow int64
+}
+
+// build is a whole state being assembled: a snapshot and the log after it, replayed
+// into delta, published once the log is applied up to target.
+type build struct {
+	why         string
+	delta       *image.Delta
+	prov        Provenance
+	target      int64  // high watermark to reach; -1 until a Fetch reports one
+	snapshot    string // the snapshot loaded, "none" without one
+	snapshotEnd int64
+}
+
+func newQuorum(o *Observer) *quorum {
+	q := &quorum{o: o, cfg: &o.cfg, conns: newConns(&o.cfg), leader: -1, hwm: -1,
+		cut: newFollower("", o.cfg.Logger, o.cfg.Metrics), now: time.Now}
+	q.sleep = func(ctx context.Context, d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		}
+	}
+	q.restart("initial load")
+	return q
+}
+
+// restart starts a rebuild from offset 0: the leader answers with its snapshot when its
+// log starts later.
+func (q *quorum) restart(why string) {
+	q.next, q.lastEpoch, q.applied, q.appliedEpoch = 0, 0, 0, 0
+	q.pending = nil
+	q.cut.txn = nil
+	q.build = &build{why: why, delta: image.NewDelta(image.Empty), prov: image.Empty.Provenance(), target: -1, snapshot: "none"}
+	q.setUncommitted()
+}
+
+// run fetches until ctx ends (nil), or with once until the first image is published
+// (nil) or a request fails (the error).
+func (q *quorum) run(ctx context.Context, once bool) error {
+	defer q.conns.close()
+	log, m := q.cfg.Logger, q.cfg.Metrics
+	var backoff time.Duration
+	failures := 0
+	for ctx.Err() == nil {
+		if once && q.build == nil {
+			return nil
+		}
+		err := q.step(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err == nil {
+			if backoff > 0 {
+				log.Info("fetching the metadata log again", "leader", q.leader, "leader_addr", q.leaderAddr,
+					"epoch", q.epoch, "offset", q.next)
+			}
+			backoff, failures = 0, 0
+			q.o.lastErr.Store(nil)
+			continue
+		}
+		m.Errors.Add(1)
+		q.o.lastErr.Store(&err)
+		failures++
+		// Once (the command line) gives up at a refusal, or when every bootstrap server
+		// failed a few times in a row.
+		if once && (errors.Is(err, ErrNotAuthorized) || failures >= 3*len(q.cfg.Controllers)) {
+			return err
+		}
+		backoff = min(max(2*backoff, q.cfg.MinBackoff), q.cfg.MaxBackoff)
+		switch {
+		case errors.Is(err, ErrNotAuthorized):
+			log.Error("the controllers refuse to serve the metadata log: add the ACL "+
+				"`kafka-acls --bootstrap-controller "+q.lastAddr()+" --add --allow-principal "+q.cfg.Principal+
+				" --operation ClusterAction --cluster`; retrying", "retry_in", backoff, "error", err)
+		case errors.Is(err, ErrNoLeader):
+			log.Warn("no quorum leader known; retrying", "epoch", q.epoch, "retry_in", backoff, "error", err)
+		default:
+			log.Error("fetching the metadata log failed; retrying", "leader", q.leader, "epoch", q.epoch,
+				"offset", q.next, "retry_in", backoff, "error", err)
+		}
+		if !q.sleep(ctx, backoff) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// target is the address the next request goes to: the leader's, else the next
+// bootstrap server.
+func (q *quorum) target() (string, int32) {
+	if q.leaderAddr != "" {
+		return q.leaderAddr, q.leader
+	}
+	addr := q.cfg.Controllers[q.seed%len(q.cfg.Controllers)]
+	q.seed++
+	return addr, -1
+}
+
+// lastAddr is the controller asked last, for messages.
+func (q *quorum) lastAddr() string {
+	if q.leaderAddr != "" {
+		return q.leaderAddr
+	}
+	return q.cfg.Controllers[(q.seed+len(q.cfg.Controllers)-1)%len(q.cfg.Controllers)]
+}
+
+// forget makes the next request go to the bootstrap servers.
+func (q *quorum) forget() {
+	q.leaderAddr = ""
+}
+
+func (q *quorum) setLeader(id, epoch int32, addr string) {
+	if id != q.leader || epoch != q.epoch {
+		q.cfg.Metrics.LeaderChanges.Add(1)
+		q.cfg.Logger.Info("following the quorum leader", "leader", id, "leader_addr", addr, "epoch", epoch,
+			"previous_leader", q.leader, "previous_epoch", q.epoch)
+	}
+	q.leader, q.epoch, q.leaderAddr = id, epoch, addr
+	q.cfg.Metrics.LeaderID.Store(int64(id))
+}
+
+// step sends one Fetch and acts on its answer. A nil error means progress (or a
+// leader to follow); an error means: back off, then try again.
+func (q *quorum) step(ctx context.Context) error {
+	addr, node := q.target()
+	start := q.now()
+	hwm, leader, epoch := q.hwm, q.leader, q.epoch
+	req := q.fetchRequest()
+	q.cfg.Metrics.FetchRequests.Add(1)
+	kresp, err := q.conns.request(ctx, addr, req, q.cfg.FetchMaxWait)
+	cerr := func(err error) error {
+		return &ControllerError{Addr: addr, Node: node, Request: "Fetch", Offset: req.Topics[0].Partitions[0].FetchOffset, Err: err}
+	}
+	if err != nil {
+		q.forget()
+		return cerr(err)
+	}
+	resp := kresp.(*kmsg.FetchResponse)
+	if err := q.topError(resp.ErrorCode); err != nil {
+		q.forget()
+		return cerr(err)
+	}
+	p, err := fetchPartition(resp)
+	if err != nil {
+		q.forget()
+		return cerr(err)
+	}
+	endpoints := map[int32]string{}
+	for _, b := range resp.Brokers {
+		endpoints[b.NodeID] = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
+	}
+	if p.ErrorCode != 0 {
+		return q.leaderError(p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch, endpoints, addr, cerr)
+	}
+	// The node answered as the leader of q.epoch.
+	id := node
+	if p.CurrentLeader.LeaderID >= 0 {
+		id = p.CurrentLeader.LeaderID
+	}
+	if id < 0 {
+		id = q.leader // a bootstrap server with no CurrentLeader: keep what is known
+	}
+	q.setLeader(id, q.epoch, addr)
+	if p.HighWatermark > q.hwm {
+		q.hwm = p.HighWatermark
+		q.cfg.Metrics.HighWatermark.Store(q.hwm)
+	}
+	if q.build != nil && q.build.target < 0 && q.hwm >= 0 {
+		q.build.target = q.hwm
+	}
+	switch {
+	case p.SnapshotID.EndOffset >= 0:
+		id := SnapshotID{EndOffset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}
+		if id.EndOffset < q.applied || (q.build == nil && id.EndOffset == q.applied) {
+			// Kafka points at a snapshot only when the offset asked is below its log start.
+			return cerr(fmt.Errorf("snapshot %s asked for at offset %d, which is applied: %w", id, q.next, ErrProtocol))
+		}
+		if q.build == nil || q.applied > 0 {
+			q.cfg.Metrics.Resets.Add(1)
+			why := fmt.Sprintf("the leader's log starts after offset %d; loading its snapshot %s", q.next, id)
+			q.cfg.Logger.Warn("metadata log moved on past what was read; rebuilding from the leader's snapshot",
+				"reason", why, "offset", q.next, "epoch", q.lastEpoch)
+			target := q.hwm
+			q.restart(why)
+			q.build.target = target
+		}
+		return q.loadSnapshot(ctx, addr, id)
+	case p.DivergingEpoch.EndOffset >= 0:
+		return q.diverge(p.DivergingEpoch.Epoch, p.DivergingEpoch.EndOffset, addr)
+	}
+	got, err := q.appendBatches(p.RecordBatches, addr)
+	if err != nil {
+		return cerr(err)
+	}
+	if err := q.applyCommitted(); err != nil {
+		return cerr(err)
+	}
+	// A leader holds a Fetch that has nothing new for up to MaxWaitMillis. One that
+	// answers at once with nothing new must not make this a busy loop.
+	if !got && q.hwm == hwm && q.leader == leader && q.epoch == epoch {
+		if d := q.cfg.MinBackoff - q.now().Sub(start); d > 0 && !q.sleep(ctx, d) {
+			return nil
+		}
+	}
+	return nil
+}
+
+func (q *quorum) fetchRequest() *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	if q.cfg.ClusterID != "" {
+		req.ClusterID = &q.cfg.ClusterID
+	}
+	req.ReplicaID = -1
+	req.ReplicaState.ID = -1
+	req.ReplicaState.Epoch = -1
+	req.MaxWaitMillis = int32(q.cfg.FetchMaxWait.Milliseconds())
+	req.MinBytes = 1
+	req.MaxBytes = fetchMaxBytes
+	req.SessionID = 0
+	req.SessionEpoch = -1
+	t := kmsg.NewFetchRequestTopic()
+	t.Topic = metadataTopic
+	t.TopicID = metadataTopicID
+	p := kmsg.NewFetchRequestTopicPartition()
+	p.Partition = 0
+	p.CurrentLeaderEpoch = q.epoch
+	p.FetchOffset = q.next
+	p.LastFetchedEpoch = q.lastEpoch
+	p.LogStartOffset = -1
+	p.PartitionMaxBytes = fetchMaxBytes
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	return req
+}
+
+const (
+	// fetchMaxBytes bounds a Fetch answer (Kafka always returns a first batch whole).
+	fetchMaxBytes = 8 << 20
+	// snapshotChunk is the most snapshot bytes asked for at once.
+	snapshotChunk = 4 << 20
+)
+
+// topError turns a response-level error code into an error.
+func (q *quorum) topError(code int16) error {
+	if code == 0 {
+		return nil
+	}
+	err := kerr.ErrorForCode(code)
+	if errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		q.cfg.Metrics.AuthorizationFailures.Add(1)
+		return fmt.Errorf("%w: %w (%s needs ClusterAction on the cluster)", ErrNotAuthorized, err, q.cfg.Principal)
+	}
+	return err
+}
+
+func fetchPartition(resp *kmsg.FetchResponse) (*kmsg.FetchResponseTopicPartition, error) {
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return nil, fmt.Errorf("%d topics in the answer, want __cluster_metadata-0 alone: %w", len(resp.Topics), ErrProtocol)
+	}
+	t := &resp.Topics[0]
+	p := &t.Partitions[0]
+	if (resp.Version >= 13 && t.TopicID != metadataTopicID) || (resp.Version < 13 && t.Topic != metadataTopic) || p.Partition != 0 {
+		return nil, fmt.Errorf("answer for topic %q (id %x) partition %d, want __cluster_metadata-0: %w",
+			t.Topic, t.TopicID, p.Partition, ErrProtocol)
+	}
+	return p, nil
+}
+
+// leaderError handles a partition error of Fetch or FetchSnapshot: the leaders'
+// errors are followed (nil when that teaches something new), the others are errors.
+func (q *quorum) leaderError(code int16, id, epoch int32, endpoints map[int32]string, addr string, cerr func(error) error) error {
+	err := kerr.ErrorForCode(code)
+	switch {
+	case errors.Is(err, kerr.NotLeaderForPartition), errors.Is(err, kerr.FencedLeaderEpoch), errors.Is(err, kerr.UnknownLeaderEpoch):
+	case errors.Is(err, kerr.ClusterAuthorizationFailed), errors.Is(err, kerr.TopicAuthorizationFailed):
+		q.cfg.Metrics.AuthorizationFailures.Add(1)
+		q.forget()
+		return cerr(fmt.Errorf("%w: %w (%s needs ClusterAction on the cluster)", ErrNotAuthorized, err, q.cfg.Principal))
+	default:
+		q.forget()
+		return cerr(err)
+	}
+	newer := epoch > q.epoch || (epoch == q.epoch && id >= 0 && id != q.leader)
+	if !newer {
+		// A node that knows no better than the observer (a stale node, or an election
+		// in progress): ask another.
+		q.forget()
+		if id < 0 {
+			return cerr(fmt.Errorf("%w (epoch %d): %w", err, epoch, ErrNoLeader))
+		}
+		return cerr(fmt.Errorf("%w: the node points at leader %d in epoch %d, which is not newer than what is known: %w",
+			err, id, epoch, ErrNoLeader))
+	}
+	leaderAddr := endpoints[id]
+	if id < 0 {
+		q.epoch = epoch
+		q.forget()
+		return cerr(fmt.Errorf("%w: epoch %d has no leader yet: %w", err, epoch, ErrNoLeader))
+	}
+	if leaderAddr == "" && id == q.leader {
+		leaderAddr = q.leaderAddr // the same leader in a newer epoch
+	}
+	q.setLeader(id, epoch, leaderAddr)
+	if leaderAddr == "" {
+		// No NodeEndpoints (Fetch before v16): the bootstrap servers are asked with the
+		// new epoch; the leader among them answers.
+		q.cfg.Logger.Info("the controllers name no address for the leader; asking the bootstrap servers",
+			"leader", id, "epoch", epoch, "asked", addr)
+	}
+	return nil
+}
+
+// loadSnapshot fetches snapshot id from the leader at addr, chunk by chunk, replaying
+// it into a new delta; on success the build continues from the snapshot's end.
+func (q *quorum) loadSnapshot(ctx context.Context, addr string, id SnapshotID) error {
+	node := q.leader
+	src := fmt.Sprintf("snapshot %s of controller %s", id, addr)
+	delta := image.NewDelta(image.Empty)
+	s := &snapStream{src: src, dec: &q.cut.dec, m: q.cfg.Metrics, replay: func(e Entry) { q.o.replay(delta, e, src) }}
+	var pos int64
+	for {
+		req := kmsg.NewPtrFetchSnapshotRequest()
+		if q.cfg.ClusterID != "" {
+			req.ClusterID = &q.cfg.ClusterID
+		}
+		req.ReplicaID = -1
+		req.MaxBytes = snapshotChunk
+		t := kmsg.NewFetchSnapshotRequestTopic()
+		t.Topic = metadataTopic
+		p := kmsg.NewFetchSnapshotRequestTopicPartition()
+		p.Partition = 0
+		p.CurrentLeaderEpoch = q.epoch
+		p.SnapshotID.EndOffset, p.SnapshotID.Epoch = id.EndOffset, id.Epoch
+		p.Position = pos
+		t.Partitions = append(t.Partitions, p)
+		req.Topics = append(req.Topics, t)
+		cerr := func(err error) error {
+			return &ControllerError{Addr: addr, Node: node, Request: "FetchSnapshot", Offset: pos, Err: fmt.Errorf("snapshot %s: %w", id, err)}
+		}
+		q.cfg.Metrics.FetchRequests.Add(1)
+		kresp, err := q.conns.request(ctx, addr, req, 0)
+		if err != nil {
+			q.forget()
+			return cerr(err)
+		}
+		resp := kresp.(*kmsg.FetchSnapshotResponse)
+		if err := q.topError(resp.ErrorCode); err != nil {
+			q.forget()
+			return cerr(err)
+		}
+		if len(resp.Topics) != 1 || resp.Topics[0].Topic != metadataTopic || len(resp.Topics[0].Partitions) != 1 ||
+			resp.Topics[0].Partitions[0].Partition != 0 {
+			q.forget()
+			return cerr(fmt.Errorf("the answer is not for __cluster_metadata-0: %w", ErrProtocol))
+		}
+		rp := &resp.Topics[0].Partitions[0]
+		if rp.ErrorCode != 0 {
+			endpoints := map[int32]string{}
+			for _, e := range resp.NodeEndpoints {
+				endpoints[e.NodeID] = net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port)))
+			}
+			if errors.Is(kerr.ErrorForCode(rp.ErrorCode), kerr.SnapshotNotFound) {
+				// Deleted since the Fetch named it (a newer one replaced it): ask again.
+				return cerr(kerr.ErrorForCode(rp.ErrorCode))
+			}
+			if err := q.leaderError(rp.ErrorCode, rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch, endpoints, addr, cerr); err != nil {
+				return err
+			}
+			// A new leader: start again from a Fetch, which names its snapshot.
+			return nil
+		}
+		switch {
+		case rp.SnapshotID.EndOffset != id.EndOffset || rp.SnapshotID.Epoch != id.Epoch:
+			err = fmt.Errorf("answer for snapshot %d-%d: %w", rp.SnapshotID.EndOffset, rp.SnapshotID.Epoch, ErrProtocol)
+		case rp.Position != pos:
+			err = fmt.Errorf("chunk at byte %d, asked for %d: %w", rp.Position, pos, ErrProtocol)
+		case rp.Size < pos+int64(len(rp.Bytes)):
+			err = fmt.Errorf("chunk of %d bytes at byte %d runs past the snapshot's size %d: %w", len(rp.Bytes), pos, rp.Size, ErrProtocol)
+		case len(rp.Bytes) == 0 && pos < rp.Size:
+			err = fmt.Errorf("empty chunk at byte %d of %d: %w", pos, rp.Size, ErrProtocol)
+		}
+		if err != nil {
+			q.forget()
+			return cerr(err)
+		}
+		q.cfg.Metrics.SnapshotBytes.Add(int64(len(rp.Bytes)))
+		if err := s.write(rp.Bytes); err != nil {
+			q.cfg.Metrics.BadSnapshots.Add(1)
+			return cerr(err)
+		}
+		pos += int64(len(rp.Bytes))
+		if pos == rp.Size {
+			break
+		}
+	}
+	if err := s.finish(); err != nil {
+		q.cfg.Metrics.BadSnapshots.Add(1)
+		return &ControllerError{Addr: addr, Node: node, Request: "FetchSnapshot", Offset: pos, Err: err}
+	}
+	q.cfg.Metrics.SnapshotsLoaded.Add(1)
+	q.cfg.Logger.Info("loaded the leader's snapshot", "snapshot", id.String(), "leader", node, "leader_addr", addr,
+		"bytes", pos, "records", s.records)
+	b := q.build
+	b.delta = delta
+	b.prov = Provenance{Offset: id.EndOffset - 1, Epoch: id.Epoch, Timestamp: s.header.LastContainedLogTimestamp}
+	b.snapshot, b.snapshotEnd = src, id.EndOffset
+	q.next, q.applied, q.lastEpoch, q.appliedEpoch = id.EndOffset, id.EndOffset, id.Epoch, id.Epoch
+	q.pending = nil
+	q.cut.txn = nil
+	q.setUncommitted()
+	return q.applyCommitted()
+}
+
+// diverge truncates what was fetched to the leader's end offset for epoch.
+func (q *quorum) diverge(epoch int32, end int64, addr string) error {
+	if end < q.applied {
+		q.cfg.Metrics.Resets.Add(1)
+		why := fmt.Sprintf("the leader's log diverges at offset %d (epoch %d), below offset %d already applied", end, epoch, q.applied)
+		q.cfg.Logger.Warn("metadata log truncated under what was applied; rebuilding from the leader's snapshot",
+			"reason", why, "leader_addr", addr, "offset", q.applied-1)
+		target := q.hwm
+		q.restart(why)
+		q.build.target = target
+		return nil
+	}
+	kept := 0
+	for kept < len(q.pending) && q.pending[kept].b.NextOffset() <= end {
+		kept++
+	}
+	dropped := len(q.pending) - kept
+	q.pending = q.pending[:kept]
+	q.next, q.lastEpoch = q.applied, q.appliedEpoch
+	if kept > 0 {
+		last := &q.pending[kept-1].b
+		q.next, q.lastEpoch = last.NextOffset(), last.PartitionLeaderEpoch
+	}
+	q.cfg.Metrics.Truncations.Add(1)
+	q.cfg.Logger.Info("dropping fetched records past the high watermark: the leader's log diverges from them",
+		"diverging_epoch", epoch, "end_offset", end, "batches_dropped", dropped, "offset", q.next, "epoch", q.lastEpoch)
+	q.setUncommitted()
+	return nil
+}
+
+// appendBatches checks the batches of a Fetch answer and keeps them until they are
+// committed. got reports whether any batch was new. A trailing incomplete batch
+// (Kafka cuts answers at MaxBytes) is fetched again next time.
+func (q *quorum) appendBatches(data []byte, addr string) (got bool, err error) {
+	pos := 0
+	for pos < len(data) {
+		b, err := recordbatch.Decode(data[pos:])
+		if errors.Is(err, recordbatch.ErrTruncated) {
+			if pos == 0 {
+				return false, fmt.Errorf("the answer holds only part of a batch (%d bytes): %v: %w", len(data), err, ErrProtocol)
+			}
+			break
+		}
+		bad := func(format string, args ...any) error {
+			q.cfg.Metrics.CorruptBatches.Add(1)
+			return &PosError{File: "Fetch answer", Position: int64(pos), Offset: q.next,
+				Err: fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrCorrupt)}
+		}
+		if err != nil {
+			return got, bad("%v", err)
+		}
+		skipBelow := int64(-1)
+		switch {
+		case b.LastOffset() < q.next:
+			pos += b.Size()
+			continue // already fetched
+		case b.BaseOffset > q.next:
+			return got, bad("batch has offset %d, expected %d", b.BaseOffset, q.next)
+		case b.BaseOffset < q.next:
+			skipBelow = q.next // a fetch offset inside a batch (after a snapshot)
+		}
+		if b.PartitionLeaderEpoch < q.lastEpoch {
+			return got, bad("epoch went down from %d to %d at offset %d", q.lastEpoch, b.PartitionLeaderEpoch, b.BaseOffset)
+		}
+		it := b.Iter()
+		for it.Next() {
+		}
+		if err := it.Err(); err != nil {
+			return got, bad("batch at offset %d: %v", b.BaseOffset, err)
+		}
+		q.pending = append(q.pending, pendingBatch{b: b, skipBelow: skipBelow})
+		q.next, q.lastEpoch = b.NextOffset(), b.PartitionLeaderEpoch
+		got = true
+		pos += b.Size()
+	}
+	q.setUncommitted()
+	return got, nil
+}
+
+// applyCommitted hands on the fetched batches at or below the high watermark, and
+// publishes the rebuild once it reaches its target.
+func (q *quorum) applyCommitted() error {
+	src := "controller " + q.leaderAddr
+	for len(q.pending) > 0 && q.pending[0].b.NextOffset() <= q.hwm {
+		pb := &q.pending[0]
+		q.cfg.Metrics.Batches.Add(1)
+		err := q.cut.records(&pb.b, pb.skipBelow, src, func(u Unit) error {
+			if q.build != nil {
+				for _, e := range u.Entries {
+					q.o.replay(q.build.delta, e, "")
+				}
+				q.build.prov = u.Provenance
+				return nil
+			}
+			return q.o.unit(u)
+		})
+		if err != nil {
+			return err
+		}
+		q.applied, q.appliedEpoch = pb.b.NextOffset(), pb.b.PartitionLeaderEpoch
+		q.pending[0] = pendingBatch{}
+		q.pending = q.pending[1:]
+	}
+	q.setUncommitted()
+	if b := q.build; b != nil && b.target >= 0 && q.applied >= b.target {
+		q.build = nil
+		q.loadedSnapshot, q.loadedSnapshotEnd = b.snapshot, b.snapshotEnd
+		q.o.reset(b.delta, b.prov, b.why, b.snapshot)
+	}
+	return nil
+}
+
+func (q *quorum) setUncommitted() {
+	n := 0
+	for i := range q.pending {
+		n += q.pending[i].b.Size()
+	}
+	q.cfg.Metrics.Uncommitted.Store(int64(n))
+}
+
+// LoadQuorum fetches the metadata log from the controllers in cfg.Controllers once, as
+// Run's initial load does (the leader's snapshot, then the log up to the high
+// watermark of the first answer), and returns its image. It gives up at an
+// authorization failure, when every controller failed a few times in a row, or when
+// ctx ends. Loaded.Snapshot names the snapshot fetched ("none" without one);
+// Loaded.Segments is empty.
+func LoadQuorum(ctx context.Context, cfg Config) (*Loaded, error) {
+	if len(cfg.Controllers) == 0 {
+		return nil, errors.New("observer: LoadQuorum without Controllers")
+	}
+	cfg.Handler = nil
+	o, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	q := o.q
+	if err := q.run(ctx, true); err != nil {
+		return nil, err
+	}
+	if o.Image() == nil {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("observer: loading the metadata log from the controllers: %w", err)
+		}
+		return nil, errors.New("observer: loading the metadata log from the controllers stopped")
+	}
+	return &Loaded{Image: o.Image(), Snapshot: q.loadedSnapshot, SnapshotEnd: q.loadedSnapshotEnd, Metrics: o.Metrics()}, nil
+}

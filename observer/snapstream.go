@@ -1,0 +1,120 @@
+package observer
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
+)
+
+// snapStream checks and replays a KRaft snapshot that arrives in chunks
+// (FetchSnapshot), the network counterpart of reading a .checkpoint file: every batch
+// CRC-checked by recordbatch.Decode, the first a control batch starting with a
+// SnapshotHeader, the last a control batch with a SnapshotFooter, the records of data
+// batches decoded and replayed as they come. A batch may be split across chunks; only
+// the bytes of that one incomplete batch are kept between chunks, so memory is one
+// chunk plus one batch, whatever the size of the snapshot.
+//
+// An error leaves whatever was replayed so far unusable: the caller drops it (the
+// records went into a delta nothing else sees) and starts again.
+type snapStream struct {
+	src    string // for log lines and errors
+	dec    *decoder
+	m      *Metrics
+	replay func(Entry)
+
+	carry   []byte // the start of an incomplete batch
+	pos     int64  // snapshot position of the next byte to decode (of carry[0])
+	batches int
+	footer  bool // the last batch read is a control batch with a SnapshotFooter
+	header  recordbatch.SnapshotHeaderRecord
+	records int64
+}
+
+// write takes the next chunk of the snapshot. The chunk is not kept after it returns.
+func (s *snapStream) write(chunk []byte) error {
+	buf := chunk
+	if len(s.carry) > 0 {
+		buf = append(s.carry, chunk...)
+	}
+	for len(buf) > 0 {
+		b, err := recordbatch.Decode(buf)
+		if errors.Is(err, recordbatch.ErrTruncated) {
+			break
+		}
+		if err != nil {
+			return s.bad("%v", err)
+		}
+		if err := s.batch(&b); err != nil {
+			return err
+		}
+		buf = buf[b.Size():]
+		s.pos += int64(b.Size())
+	}
+	// copy handles the overlap when buf is the tail of carry's own array.
+	s.carry = append(s.carry[:0], buf...)
+	return nil
+}
+
+// finish checks that the snapshot ended where it should: after a whole batch, with a
+// footer.
+func (s *snapStream) finish() error {
+	if len(s.carry) > 0 {
+		return s.bad("snapshot ends inside a batch (%d bytes left)", len(s.carry))
+	}
+	if s.batches < 2 || !s.footer {
+		return s.bad("no SnapshotFooter: the last batch is not a control batch with one")
+	}
+	return nil
+}
+
+func (s *snapStream) bad(format string, args ...any) error {
+	return &PosError{File: s.src, Position: s.pos, Offset: -1,
+		Err: fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrBadSnapshot)}
+}
+
+func (s *snapStream) batch(b *recordbatch.Batch) error {
+	first := s.batches == 0
+	s.batches++
+	if first {
+		if !b.IsControl() {
+			return s.bad("first batch is not a control batch")
+		}
+		c, err := firstControl(b)
+		if err != nil {
+			return s.bad("first record: %v", err)
+		}
+		h, ok := c.(*recordbatch.SnapshotHeaderRecord)
+		if !ok {
+			return s.bad("first record is %s, want SNAPSHOT_HEADER", c.ControlType())
+		}
+		s.header = *h
+	}
+	// Check every record's framing before replaying any.
+	it := b.Iter()
+	footer := false
+	for it.Next() {
+		if b.IsControl() {
+			if _, typ, err := recordbatch.ParseControlKey(it.Record().Key); err == nil && typ == recordbatch.ControlSnapshotFooter {
+				footer = true
+			}
+		}
+	}
+	if err := it.Err(); err != nil {
+		return s.bad("batch at offset %d: %v", b.BaseOffset, err)
+	}
+	s.footer = b.IsControl() && footer
+	if b.IsControl() {
+		return nil
+	}
+	it = b.Iter()
+	for it.Next() {
+		s.records++
+		s.m.SnapshotRecords.Add(1)
+		rec, v, ok := s.dec.decode(it.Record().Value, it.Offset(), s.src, true)
+		if ok {
+			s.replay(Entry{Offset: it.Offset(), Version: v, Record: rec})
+		}
+	}
+	return nil
+}
