@@ -2,12 +2,20 @@
 // release's own jars, fetched from Maven Central by fetch-kafka.sh, started as `java`
 // processes on free 127.0.0.1 ports in a temporary directory.
 //
-// Node 1 is a combined controller+broker; further nodes are broker-only, each with its
-// own broker.rack. Every node has a PLAINTEXT listener (inter-broker and Bootstrap) and
-// node 1 a PLAINTEXT CONTROLLER listener; Options.Security adds client listeners with
-// TLS (a CA generated at start) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512). Every
-// JVM is started in its own process group with a parent-death signal, and Close (or
-// the test's cleanup) stops them: no JVM outlives the test binary.
+// By default node 1 is a combined controller+broker and further nodes are broker-only,
+// each with its own broker.rack. With Options.Controllers the quorum is dedicated:
+// the brokers keep node ids 1, 2, … (Nodes[0] is still the first broker) and the
+// controllers (process.roles=controller, node ids 101, 102, …) come after them in
+// Nodes, formatted together with --initial-controllers (a dynamic quorum, kraft.version
+// 1) and found through controller.quorum.bootstrap.servers. Every broker has a
+// PLAINTEXT listener (inter-broker and Bootstrap) and every controller a PLAINTEXT
+// CONTROLLER listener, which the nodes use among themselves; Options.Security adds
+// client listeners to the brokers with TLS (a CA generated at start) and SASL (PLAIN,
+// SCRAM-SHA-256, SCRAM-SHA-512), Options.ControllerSecurity adds controller listeners
+// (TLS with client certificates, SASL over TLS) for clients of the quorum, and
+// Options.Authorizer runs StandardAuthorizer on the controllers. Every JVM is started
+// in its own process group with a parent-death signal, and Close (or the test's
+// cleanup) stops them: no JVM outlives the test binary.
 //
 // The cluster also runs Kafka's own tools from the same jars (kafka-topics,
 // kafka-console-consumer, kafka-dump-log, kafka-metadata-shell) so tests can compare
@@ -20,6 +28,8 @@ package kafkatest
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
@@ -60,13 +70,20 @@ func Version() string {
 type Options struct {
 	// Version of Apache Kafka; empty means Version().
 	Version string
-	// Rack of node 1 (broker.rack); empty means none.
+	// Controllers is the number of dedicated controllers (process.roles=controller),
+	// node ids 101, 102, …, after the brokers in Cluster.Nodes; 0 makes node 1 a
+	// combined controller+broker, the only controller.
+	Controllers int
+	// Rack of node 1, the first broker (broker.rack); empty means none.
 	Rack string
 	// Brokers adds broker-only nodes, one per entry, with that broker.rack ("" = none).
 	Brokers []string
 	// Props are extra server properties for every node, e.g.
-	// "metadata.log.max.record.bytes.between.snapshots".
+	// "metadata.log.max.record.bytes.between.snapshots" (see ShortMetadataLog).
 	Props map[string]string
+	// ControllerProps are extra server properties for the controllers only, applied
+	// after Props.
+	ControllerProps map[string]string
 	// Features are passed to kafka-storage format as --feature name=level.
 	Features map[string]int
 	// Security adds to every node one client listener per protocol, named after it
@@ -75,6 +92,22 @@ type Options struct {
 	// signed by a CA generated at start (Cluster.CAFile). No client certificate is
 	// asked for, and there is no authorizer.
 	Security []Protocol
+	// ControllerSecurity adds to every controller one more controller listener per
+	// protocol, named CONTROLLER_<protocol> (Node.ControllerListeners,
+	// Cluster.ControllerBootstrapFor), for clients of the quorum such as an observer;
+	// the nodes keep using the PLAINTEXT CONTROLLER listener among themselves. The TLS
+	// listeners present the certificate of Security's and an SSL listener requires a
+	// client certificate (mutual TLS; Cluster.ClientCertFile, principal User:<CN>);
+	// SASL listeners enable SASLMechanisms for Users. SASL_PLAINTEXT and SASL_SSL are
+	// accepted, SSL is mutual TLS.
+	ControllerSecurity []Protocol
+	// Authorizer runs Kafka's StandardAuthorizer on the controllers (combined node 1:
+	// on its broker listeners too). Its super users are User:ANONYMOUS (the nodes
+	// themselves, on the PLAINTEXT listeners) and SuperUsers; a client of another
+	// listener needs ACLs (Cluster.AddClusterACL).
+	Authorizer bool
+	// SuperUsers are further super users ("User:name") when Authorizer is set.
+	SuperUsers []string
 	// Users are the SASL users, name to password ([A-Za-z0-9._-]+ each), with
 	// PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 credentials; empty means DefaultUsers.
 	Users map[string]string
@@ -87,31 +120,46 @@ type Cluster struct {
 	ClusterID string
 	Nodes     []*Node
 	// CAFile is the PEM file of the CA that signed the TLS listeners' certificate;
-	// "" without a TLS listener in Options.Security.
+	// "" without a TLS listener in Options.Security or Options.ControllerSecurity.
 	CAFile string
+	// ClientCertFile and ClientKeyFile are a PEM client certificate (CN=ClientCN,
+	// signed by the CA) and its PKCS#8 key, for the mutual TLS controller listener;
+	// "" without a TLS listener.
+	ClientCertFile, ClientKeyFile string
 	// Users are the SASL users (name to password); nil without a SASL listener.
 	Users map[string]string
 
-	security []Protocol
-	tlsDir   string // ca.pem, server.pem
-	dir      string // root of the node directories
-	ctrlURL  string // controller listener of node 1
-	logf     func(format string, args ...any)
+	security     []Protocol
+	ctrlSecurity []Protocol
+	authorizer   bool
+	superUsers   []string
+	tlsDir       string // ca.pem, server.pem, client-cert.pem, client-key.pem
+	dir          string // root of the node directories
+	logf         func(format string, args ...any)
 }
 
 // Node is one Kafka process.
 type Node struct {
 	ID         int
-	Controller bool
+	Controller bool   // runs the controller role
+	Broker     bool   // runs the broker role
 	Dir        string // the node's directory: server.properties, logs, data/
 	LogDir     string // log.dirs and metadata.log.dir
-	BrokerAddr string // 127.0.0.1:port of the PLAINTEXT listener
-	// Listeners are the 127.0.0.1:port addresses of Options.Security's listeners.
+	BrokerAddr string // 127.0.0.1:port of the PLAINTEXT listener; "" on a controller-only node
+	// ControllerAddr is the 127.0.0.1:port of the PLAINTEXT CONTROLLER listener; ""
+	// on a broker-only node.
+	ControllerAddr string
+	// Listeners are the 127.0.0.1:port addresses of Options.Security's listeners
+	// (brokers).
 	Listeners map[Protocol]string
+	// ControllerListeners are the 127.0.0.1:port addresses of
+	// Options.ControllerSecurity's listeners (controllers).
+	ControllerListeners map[Protocol]string
 
 	c     *Cluster
 	rack  string
 	props map[string]string
+	dirID string // directory id of the metadata log dir (dedicated controllers)
 	mu    sync.Mutex
 	cmd   *exec.Cmd
 	done  chan struct{}
@@ -168,16 +216,20 @@ func Start(ctx context.Context, dir string, opts Options, logf func(string, ...a
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Offline: tools, dir: dir, logf: logf, security: opts.Security}
-	if slices.ContainsFunc(opts.Security, Protocol.sasl) {
+	c := &Cluster{Offline: tools, dir: dir, logf: logf, security: opts.Security, ctrlSecurity: opts.ControllerSecurity,
+		authorizer: opts.Authorizer, superUsers: opts.SuperUsers}
+	all := slices.Concat(opts.Security, opts.ControllerSecurity)
+	if slices.ContainsFunc(all, Protocol.sasl) {
 		c.Users = maps.Clone(opts.Users)
 		if len(c.Users) == 0 {
 			c.Users = maps.Clone(DefaultUsers)
 		}
 	}
-	if slices.ContainsFunc(opts.Security, Protocol.tls) {
+	if slices.ContainsFunc(all, Protocol.tls) {
 		c.tlsDir = filepath.Join(dir, "tls")
 		c.CAFile = filepath.Join(c.tlsDir, "ca.pem")
+		c.ClientCertFile = filepath.Join(c.tlsDir, "client-cert.pem")
+		c.ClientKeyFile = filepath.Join(c.tlsDir, "client-key.pem")
 		if err := writeTLS(c.tlsDir); err != nil {
 			return nil, fmt.Errorf("kafkatest: TLS certificates: %w", err)
 		}
@@ -194,65 +246,135 @@ func Start(ctx context.Context, dir string, opts Options, logf func(string, ...a
 	c.ClusterID = strings.TrimSpace(lastLine(out))
 
 	racks := append([]string{opts.Rack}, opts.Brokers...)
-	// Ports: one PLAINTEXT per node, the controller's, then the Security listeners.
-	ports, err := freePorts(len(racks) + 1 + len(racks)*len(opts.Security))
+	// Ports: per broker the PLAINTEXT listener and Security's; per controller the
+	// CONTROLLER listener and ControllerSecurity's.
+	nctrl := max(opts.Controllers, 1)
+	ports, err := freePorts(len(racks)*(1+len(opts.Security)) + nctrl*(1+len(opts.ControllerSecurity)))
 	if err != nil {
 		return nil, err
 	}
-	c.ctrlURL = fmt.Sprintf("127.0.0.1:%d", ports[len(racks)])
-	extra := ports[len(racks)+1:]
+	port := func() string {
+		p := ports[0]
+		ports = ports[1:]
+		return fmt.Sprintf("127.0.0.1:%d", p)
+	}
+	newNode := func(id int) *Node {
+		n := &Node{ID: id, Dir: filepath.Join(dir, fmt.Sprintf("node-%d", id)), c: c, props: opts.Props}
+		n.LogDir = filepath.Join(n.Dir, "data")
+		return n
+	}
 	for i, rack := range racks {
-		n := &Node{
-			ID:         i + 1,
-			Controller: i == 0,
-			Dir:        filepath.Join(dir, fmt.Sprintf("node-%d", i+1)),
-			BrokerAddr: fmt.Sprintf("127.0.0.1:%d", ports[i]),
-			c:          c,
-			rack:       rack,
-			props:      opts.Props,
-		}
+		n := newNode(i + 1)
+		n.Broker, n.rack = true, rack
+		n.BrokerAddr = port()
 		if len(opts.Security) > 0 {
 			n.Listeners = map[Protocol]string{}
 			for _, p := range opts.Security {
-				n.Listeners[p] = fmt.Sprintf("127.0.0.1:%d", extra[0])
-				extra = extra[1:]
+				n.Listeners[p] = port()
 			}
-		}
-		n.LogDir = filepath.Join(n.Dir, "data")
-		if err := n.format(ctx, opts.Features); err != nil {
-			return nil, err
 		}
 		c.Nodes = append(c.Nodes, n)
 	}
-	for _, n := range c.Nodes {
-		if err := n.Start(ctx); err != nil {
+	if opts.Controllers == 0 {
+		c.Nodes[0].Controller = true
+	}
+	for i := range opts.Controllers {
+		n := newNode(101 + i)
+		n.Controller = true
+		n.dirID = randomUUID()
+		c.Nodes = append(c.Nodes, n)
+	}
+	for _, n := range c.Controllers() {
+		n.ControllerAddr = port()
+		if len(opts.ControllerSecurity) > 0 {
+			n.ControllerListeners = map[Protocol]string{}
+			for _, p := range opts.ControllerSecurity {
+				n.ControllerListeners[p] = port()
+			}
+		}
+		if len(opts.ControllerProps) > 0 {
+			n.props = maps.Clone(opts.Props)
+			if n.props == nil {
+				n.props = map[string]string{}
+			}
+			maps.Copy(n.props, opts.ControllerProps)
+		}
+	}
+	// Each format is a JVM of its own: run them side by side.
+	errs := make([]error, len(c.Nodes))
+	var wg sync.WaitGroup
+	for i, n := range c.Nodes {
+		wg.Go(func() { errs[i] = n.format(ctx, opts.Features) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	// Controllers first (together: a dedicated quorum elects its leader once a
+	// majority runs), then the brokers.
+	for _, group := range [][]*Node{c.dedicatedControllers(), c.Brokers()} {
+		errs := make([]error, len(group))
+		for i, n := range group {
+			wg.Go(func() { errs[i] = n.Start(ctx) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
 			return nil, err
 		}
 	}
-	if err := c.waitBrokers(ctx, len(c.Nodes)); err != nil {
+	if err := c.waitBrokers(ctx); err != nil {
 		return nil, err
 	}
-	logf("kafkatest: Apache Kafka %s (broker says %q) cluster %s, %d node(s), bootstrap %s",
-		c.Version, c.Nodes[0].KafkaVersion(), c.ClusterID, len(c.Nodes), c.Bootstrap())
+	logf("kafkatest: Apache Kafka %s (broker says %q) cluster %s, %d broker(s), %d controller(s), bootstrap %s, controllers %s",
+		c.Version, c.Nodes[0].KafkaVersion(), c.ClusterID, len(c.Brokers()), len(c.Controllers()), c.Bootstrap(), c.ControllerBootstrap())
 	return c, nil
 }
 
-// Bootstrap returns the bootstrap servers of every node, comma-separated.
-func (c *Cluster) Bootstrap() string {
-	addrs := make([]string, len(c.Nodes))
-	for i, n := range c.Nodes {
-		addrs[i] = n.BrokerAddr
+// Brokers returns the nodes with the broker role, by node id.
+func (c *Cluster) Brokers() []*Node {
+	return slices.DeleteFunc(slices.Clone(c.Nodes), func(n *Node) bool { return !n.Broker })
+}
+
+// Controllers returns the nodes with the controller role, by node id.
+func (c *Cluster) Controllers() []*Node {
+	return slices.DeleteFunc(slices.Clone(c.Nodes), func(n *Node) bool { return !n.Controller })
+}
+
+// dedicatedControllers returns the controller-only nodes.
+func (c *Cluster) dedicatedControllers() []*Node {
+	return slices.DeleteFunc(slices.Clone(c.Nodes), func(n *Node) bool { return n.Broker })
+}
+
+// ControllerBootstrap returns the PLAINTEXT CONTROLLER listener of every controller,
+// comma-separated: controller.quorum.bootstrap.servers, and what the tools'
+// --bootstrap-controller takes.
+func (c *Cluster) ControllerBootstrap() string {
+	var addrs []string
+	for _, n := range c.Controllers() {
+		addrs = append(addrs, n.ControllerAddr)
 	}
 	return strings.Join(addrs, ",")
 }
 
-// Close stops every node: SIGTERM, then SIGKILL after a grace period.
-func (c *Cluster) Close() {
-	var wg sync.WaitGroup
-	for _, n := range c.Nodes {
-		wg.Go(func() { n.Stop() })
+// Bootstrap returns the bootstrap servers of every broker, comma-separated.
+func (c *Cluster) Bootstrap() string {
+	var addrs []string
+	for _, n := range c.Brokers() {
+		addrs = append(addrs, n.BrokerAddr)
 	}
-	wg.Wait()
+	return strings.Join(addrs, ",")
+}
+
+// Close stops every node: SIGTERM, then SIGKILL after a grace period. The brokers stop
+// first, so that their controlled shutdown finds the controllers.
+func (c *Cluster) Close() {
+	for _, group := range [][]*Node{c.Brokers(), c.dedicatedControllers()} {
+		var wg sync.WaitGroup
+		for _, n := range group {
+			wg.Go(func() { n.Stop() })
+		}
+		wg.Wait()
+	}
 }
 
 // MetadataLogDir is the node's __cluster_metadata-0 directory.
@@ -292,27 +414,38 @@ func (n *Node) properties() string {
 	var b strings.Builder
 	p := func(k, v string) { fmt.Fprintf(&b, "%s=%s\n", k, v) }
 	p("node.id", strconv.Itoa(n.ID))
-	p("controller.quorum.bootstrap.servers", n.c.ctrlURL)
-	p("controller.listener.names", "CONTROLLER")
-	p("inter.broker.listener.name", "PLAINTEXT")
-	protocols, secure := "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT", ""
-	for _, proto := range n.c.security {
-		protocols += fmt.Sprintf(",%s:%s", proto, proto)
-		secure += fmt.Sprintf(",%s://%s", proto, n.Listeners[proto])
+	p("controller.quorum.bootstrap.servers", n.c.ControllerBootstrap())
+	var roles, listeners, names, protocols []string
+	if n.Broker {
+		roles = append(roles, "broker")
+		listeners = append(listeners, "PLAINTEXT://"+n.BrokerAddr)
+		protocols = append(protocols, "PLAINTEXT:PLAINTEXT")
+		for _, proto := range n.c.security {
+			listeners = append(listeners, fmt.Sprintf("%s://%s", proto, n.Listeners[proto]))
+			protocols = append(protocols, fmt.Sprintf("%s:%s", proto, proto))
+		}
+		p("inter.broker.listener.name", "PLAINTEXT")
 	}
-	p("listener.security.protocol.map", protocols)
+	names = append(names, "CONTROLLER")
+	protocols = append(protocols, "CONTROLLER:PLAINTEXT")
 	if n.Controller {
-		p("process.roles", "broker,controller")
-		p("listeners", "PLAINTEXT://"+n.BrokerAddr+",CONTROLLER://"+n.c.ctrlURL+secure)
-		p("advertised.listeners", "PLAINTEXT://"+n.BrokerAddr+",CONTROLLER://"+n.c.ctrlURL+secure)
-	} else {
-		p("process.roles", "broker")
-		p("listeners", "PLAINTEXT://"+n.BrokerAddr+secure)
-		p("advertised.listeners", "PLAINTEXT://"+n.BrokerAddr+secure)
+		roles = append(roles, "controller")
+		listeners = append(listeners, "CONTROLLER://"+n.ControllerAddr)
+		for _, proto := range n.c.ctrlSecurity {
+			name := controllerListener(proto)
+			names = append(names, name)
+			listeners = append(listeners, fmt.Sprintf("%s://%s", name, n.ControllerListeners[proto]))
+			protocols = append(protocols, fmt.Sprintf("%s:%s", name, proto))
+		}
 	}
+	p("process.roles", strings.Join(roles, ","))
+	p("controller.listener.names", strings.Join(names, ","))
+	p("listener.security.protocol.map", strings.Join(protocols, ","))
+	p("listeners", strings.Join(listeners, ","))
+	p("advertised.listeners", strings.Join(listeners, ","))
 	n.securityProps(p)
 	p("log.dirs", n.LogDir)
-	if n.rack != "" {
+	if n.rack != "" && n.Broker {
 		p("broker.rack", n.rack)
 	}
 	props := map[string]string{}
@@ -359,11 +492,20 @@ func (n *Node) format(ctx context.Context, features map[string]int) error {
 		return err
 	}
 	args := []string{"format", "-t", n.c.ClusterID, "-c", filepath.Join(n.Dir, "server.properties")}
-	if n.Controller {
+	switch {
+	case n.Controller && n.dirID == "":
 		args = append(args, "--standalone")
-		args = append(args, n.c.scramArgs()...)
-	} else {
+	case n.Controller:
+		var voters []string
+		for _, v := range n.c.Controllers() {
+			voters = append(voters, fmt.Sprintf("%d@%s:%s", v.ID, v.ControllerAddr, v.dirID))
+		}
+		args = append(args, "--initial-controllers", strings.Join(voters, ","))
+	default:
 		args = append(args, "--no-initial-controllers")
+	}
+	if n.Controller {
+		args = append(args, n.c.scramArgs()...)
 	}
 	for name, level := range features {
 		args = append(args, "--feature", fmt.Sprintf("%s=%d", name, level))
@@ -372,7 +514,31 @@ func (n *Node) format(ctx context.Context, features map[string]int) error {
 	return err
 }
 
-// Start starts the node's JVM and waits until its broker listener accepts connections.
+// randomUUID returns a random Kafka Uuid in its base64 text form, as
+// Uuid.randomUuid does: never one whose text starts with "-" (a command line would
+// take it for an option).
+func randomUUID() string {
+	for {
+		var b [16]byte
+		rand.Read(b[:])
+		s := base64.RawURLEncoding.EncodeToString(b[:])
+		if s[0] != '-' {
+			return s
+		}
+	}
+}
+
+// addr is the listener Start waits for: the broker's, or a controller-only node's
+// CONTROLLER listener.
+func (n *Node) addr() string {
+	if n.Broker {
+		return n.BrokerAddr
+	}
+	return n.ControllerAddr
+}
+
+// Start starts the node's JVM and waits until its broker listener (a controller-only
+// node: its CONTROLLER listener) accepts connections.
 func (n *Node) Start(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -386,7 +552,11 @@ func (n *Node) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cmd := n.c.java("-Xms256m", "-Xmx768m",
+	heap := "-Xmx768m"
+	if !n.Broker {
+		heap = "-Xmx384m"
+	}
+	cmd := n.c.java("-Xms128m", heap,
 		"-Dlog4j2.configurationFile="+filepath.Join(n.Dir, "log4j2.properties"),
 		"kafka.Kafka", filepath.Join(n.Dir, "server.properties"))
 	cmd.Stdout, cmd.Stderr = stdout, stdout
@@ -410,7 +580,7 @@ func (n *Node) Start(ctx context.Context) error {
 			return fmt.Errorf("kafkatest: node %d did not start: %w; server.log:\n%s", n.ID, ctx.Err(), n.LogTail(30))
 		case <-time.After(200 * time.Millisecond):
 		}
-		if conn, err := net.DialTimeout("tcp", n.BrokerAddr, time.Second); err == nil {
+		if conn, err := net.DialTimeout("tcp", n.addr(), time.Second); err == nil {
 			conn.Close()
 			return nil
 		}
@@ -447,8 +617,8 @@ func (n *Node) Kill() {
 	n.cmd = nil
 }
 
-// Restart stops the node, sets its broker.rack (unchanged when rack is nil), starts it
-// again and waits until the cluster sees every broker.
+// Restart stops the node (SIGTERM), sets its broker.rack (unchanged when rack is nil),
+// starts it again and waits until the cluster sees every broker.
 func (n *Node) Restart(ctx context.Context, rack *string) error {
 	n.Stop()
 	if rack != nil {
@@ -459,7 +629,7 @@ func (n *Node) Restart(ctx context.Context, rack *string) error {
 	if err := n.Start(ctx); err != nil {
 		return err
 	}
-	return n.c.waitBrokers(ctx, len(n.c.Nodes))
+	return n.c.waitBrokers(ctx)
 }
 
 // LogTail returns the last lines of the node's server.log.
@@ -495,8 +665,9 @@ func (n *Node) KafkaVersion() string {
 	return v
 }
 
-// waitBrokers waits until the cluster's metadata lists want brokers.
-func (c *Cluster) waitBrokers(ctx context.Context, want int) error {
+// waitBrokers waits until the cluster's metadata lists every broker.
+func (c *Cluster) waitBrokers(ctx context.Context) error {
+	want := len(c.Brokers())
 	var last error
 	for {
 		conn, err := kafka.DialContext(ctx, "tcp", c.Nodes[0].BrokerAddr)

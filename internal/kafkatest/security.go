@@ -20,7 +20,7 @@ import (
 )
 
 // Protocol is the Kafka security protocol (security.protocol) of an extra client
-// listener; the listener is named after it.
+// listener; a broker's listener is named after it, a controller's CONTROLLER_<it>.
 type Protocol string
 
 // The protocols Options.Security accepts.
@@ -43,16 +43,30 @@ var DefaultUsers = map[string]string{"kraftwatch": "kraftwatch-secret"}
 // --add-scram and the JAAS config would need quoting for anything else.
 var credential = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
+// ClientCN is the common name of Cluster.ClientCertFile; on the mutual TLS
+// controller listener its principal is User:ClientCN.
+const ClientCN = "kraftwatch"
+
 func checkSecurity(opts Options) error {
-	seen := map[Protocol]bool{}
-	for _, p := range opts.Security {
-		if !p.tls() && !p.sasl() {
-			return fmt.Errorf("kafkatest: Options.Security: %q is not SSL, SASL_PLAINTEXT or SASL_SSL", p)
+	for field, protos := range map[string][]Protocol{"Security": opts.Security, "ControllerSecurity": opts.ControllerSecurity} {
+		seen := map[Protocol]bool{}
+		for _, p := range protos {
+			if !p.tls() && !p.sasl() {
+				return fmt.Errorf("kafkatest: Options.%s: %q is not SSL, SASL_PLAINTEXT or SASL_SSL", field, p)
+			}
+			if seen[p] {
+				return fmt.Errorf("kafkatest: Options.%s: %s twice", field, p)
+			}
+			seen[p] = true
 		}
-		if seen[p] {
-			return fmt.Errorf("kafkatest: Options.Security: %s twice", p)
+	}
+	if opts.Controllers < 0 {
+		return fmt.Errorf("kafkatest: Options.Controllers: %d", opts.Controllers)
+	}
+	for _, u := range opts.SuperUsers {
+		if !strings.HasPrefix(u, "User:") || strings.ContainsAny(u, ";, ") {
+			return fmt.Errorf("kafkatest: Options.SuperUsers: %q is not User:<name>", u)
 		}
-		seen[p] = true
 	}
 	for name, password := range opts.Users {
 		if !credential.MatchString(name) || !credential.MatchString(password) {
@@ -62,7 +76,7 @@ func checkSecurity(opts Options) error {
 	return nil
 }
 
-// BootstrapFor returns the bootstrap servers of every node's listener of protocol p
+// BootstrapFor returns the bootstrap servers of every broker's listener of protocol p
 // (one of Options.Security), comma-separated; "" when there is no such listener.
 func (c *Cluster) BootstrapFor(p Protocol) string {
 	var addrs []string
@@ -74,26 +88,67 @@ func (c *Cluster) BootstrapFor(p Protocol) string {
 	return strings.Join(addrs, ",")
 }
 
-// securityProps are the server properties of the extra client listeners.
-func (n *Node) securityProps(p func(k, v string)) {
-	for _, proto := range n.c.security {
-		prefix := "listener.name." + strings.ToLower(string(proto)) + "."
-		if proto.tls() {
-			p(prefix+"ssl.keystore.type", "PEM")
-			p(prefix+"ssl.keystore.location", filepath.Join(n.c.tlsDir, "server.pem"))
-			p(prefix+"ssl.truststore.type", "PEM")
-			p(prefix+"ssl.truststore.location", n.c.CAFile)
+// ControllerBootstrapFor returns every controller's listener of protocol p (one of
+// Options.ControllerSecurity), comma-separated; "" when there is no such listener.
+func (c *Cluster) ControllerBootstrapFor(p Protocol) string {
+	var addrs []string
+	for _, n := range c.Nodes {
+		if a := n.ControllerListeners[p]; a != "" {
+			addrs = append(addrs, a)
 		}
-		if proto.sasl() {
-			p(prefix+"sasl.enabled.mechanisms", strings.Join(SASLMechanisms, ","))
-			plain := "org.apache.kafka.common.security.plain.PlainLoginModule required"
-			for _, name := range sortedKeys(n.c.Users) {
-				plain += fmt.Sprintf(" user_%s=%q", name, n.c.Users[name])
-			}
-			p(prefix+"plain.sasl.jaas.config", plain+";")
-			for _, m := range SASLMechanisms[1:] {
-				p(prefix+strings.ToLower(m)+".sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;")
-			}
+	}
+	return strings.Join(addrs, ",")
+}
+
+// controllerListener is the name of a controller's listener of protocol p.
+func controllerListener(p Protocol) string { return "CONTROLLER_" + string(p) }
+
+// securityProps are the server properties of the extra client and controller
+// listeners and of the authorizer.
+func (n *Node) securityProps(p func(k, v string)) {
+	if n.Broker {
+		for _, proto := range n.c.security {
+			n.listenerProps(p, string(proto), proto, false)
+		}
+	}
+	if !n.Controller {
+		return
+	}
+	for _, proto := range n.c.ctrlSecurity {
+		n.listenerProps(p, controllerListener(proto), proto, proto == SSL)
+	}
+	if slices.Contains(n.c.ctrlSecurity, SSL) {
+		// The principal of a client certificate is its CN alone: User:kraftwatch.
+		p("ssl.principal.mapping.rules", "RULE:^CN=(.*)$/$1/,DEFAULT")
+	}
+	if n.c.authorizer {
+		p("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
+		p("super.users", strings.Join(append([]string{"User:ANONYMOUS"}, n.c.superUsers...), ";"))
+	}
+}
+
+// listenerProps are the TLS and SASL properties of listener name of protocol proto;
+// clientAuth requires a client certificate.
+func (n *Node) listenerProps(p func(k, v string), name string, proto Protocol, clientAuth bool) {
+	prefix := "listener.name." + strings.ToLower(name) + "."
+	if proto.tls() {
+		p(prefix+"ssl.keystore.type", "PEM")
+		p(prefix+"ssl.keystore.location", filepath.Join(n.c.tlsDir, "server.pem"))
+		p(prefix+"ssl.truststore.type", "PEM")
+		p(prefix+"ssl.truststore.location", n.c.CAFile)
+		if clientAuth {
+			p(prefix+"ssl.client.auth", "required")
+		}
+	}
+	if proto.sasl() {
+		p(prefix+"sasl.enabled.mechanisms", strings.Join(SASLMechanisms, ","))
+		plain := "org.apache.kafka.common.security.plain.PlainLoginModule required"
+		for _, name := range sortedKeys(n.c.Users) {
+			plain += fmt.Sprintf(" user_%s=%q", name, n.c.Users[name])
+		}
+		p(prefix+"plain.sasl.jaas.config", plain+";")
+		for _, m := range SASLMechanisms[1:] {
+			p(prefix+strings.ToLower(m)+".sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required;")
 		}
 	}
 }
@@ -101,7 +156,7 @@ func (n *Node) securityProps(p func(k, v string)) {
 // scramArgs are kafka-storage format's --add-scram arguments creating every user's
 // SCRAM-SHA-256 and SCRAM-SHA-512 credentials in the bootstrap metadata.
 func (c *Cluster) scramArgs() []string {
-	if !slices.ContainsFunc(c.security, Protocol.sasl) {
+	if len(c.Users) == 0 {
 		return nil
 	}
 	var args []string
@@ -115,7 +170,9 @@ func (c *Cluster) scramArgs() []string {
 
 // writeTLS generates a CA and a server certificate for 127.0.0.1, ::1 and localhost,
 // valid for a day, and writes dir/ca.pem (the CA certificate) and dir/server.pem (the
-// server's chain and unencrypted PKCS#8 key, Kafka's PEM key store file).
+// server's chain and unencrypted PKCS#8 key, Kafka's PEM key store file); and a client
+// certificate with CN ClientCN: dir/client-cert.pem (its chain) and
+// dir/client-key.pem (its PKCS#8 key).
 func writeTLS(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -164,15 +221,47 @@ func writeTLS(dir string) error {
 	if err != nil {
 		return err
 	}
+	clientKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	client := &x509.Certificate{
+		SerialNumber: big.NewInt(3),
+		Subject:      pkix.Name{CommonName: ClientCN},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	clientDER, err := x509.CreateCertificate(rand.Reader, client, caCert, &clientKey.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	clientKeyDER, err := x509.MarshalPKCS8PrivateKey(clientKey)
+	if err != nil {
+		return err
+	}
 	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
 	server := slices.Concat(
 		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leafDER}),
 		caPEM,
 		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}))
-	if err := os.WriteFile(filepath.Join(dir, "ca.pem"), caPEM, 0o644); err != nil {
-		return err
+	files := []struct {
+		name string
+		data []byte
+		perm os.FileMode
+	}{
+		{"ca.pem", caPEM, 0o644},
+		{"server.pem", server, 0o600},
+		{"client-cert.pem", slices.Concat(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: clientDER}), caPEM), 0o644},
+		{"client-key.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: clientKeyDER}), 0o600},
 	}
-	return os.WriteFile(filepath.Join(dir, "server.pem"), server, 0o600)
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, f.perm); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func sortedKeys(m map[string]string) []string {
