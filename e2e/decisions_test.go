@@ -17,6 +17,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
@@ -186,7 +187,6 @@ type decisionGroup struct {
 	kind   string
 	topics []string
 	regex  string
-	member *kafkatest.Member
 }
 
 // decisionCase is one step of the KIP-1101 test plan.
@@ -227,7 +227,7 @@ func TestDecisions(t *testing.T) {
 		opts.Features = map[string]int{"share.version": 1}
 	}
 	c := kafkatest.New(t, opts)
-	admin := &kafka.Client{Addr: kafka.TCP(strings.Split(c.Bootstrap(), ",")...), Timeout: 30 * time.Second}
+	admin := e2etest.NewAdmin(c)
 	must := func(what string, err error) {
 		t.Helper()
 		if err != nil {
@@ -253,7 +253,7 @@ func TestDecisions(t *testing.T) {
 	// heartbeat) mixes with the cases.
 	offsets := assigned("__consumer_offsets", []int{1}, []int{1}, []int{1})
 	offsets.ConfigEntries = []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"}}
-	must("create topics", createTopics(ctx, admin, append(tcs, offsets)...))
+	must("create topics", admin.CreateTopics(ctx, append(tcs, offsets)...))
 	gs := []*decisionGroup{
 		{key: groups.GroupKey{Type: groups.ConsumerGroup, ID: "kw-add"}, kind: kafkatest.KindConsumer, topics: []string{"t-add"}},
 		{key: groups.GroupKey{Type: groups.ShareGroup, ID: "kw-share"}, kind: kafkatest.KindShare, topics: []string{"t-add", "t-neg"}},
@@ -264,51 +264,31 @@ func TestDecisions(t *testing.T) {
 		{key: groups.GroupKey{Type: groups.ConsumerGroup, ID: "kw-rec"}, kind: kafkatest.KindConsumer, topics: []string{"t-rec"}},
 		{key: groups.GroupKey{Type: groups.ConsumerGroup, ID: "kw-regex"}, kind: kafkatest.KindConsumer, regex: `kw-re\..*`},
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(gs))
-	for i, g := range gs {
-		wg.Go(func() {
-			m, err := c.StartMember(ctx, g.key.ID, g.kind, g.topics, g.regex)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			g.member = m
-			want := "assigned "
-			if g.kind == kafkatest.KindShare {
-				want = "subscribed"
-			}
-			_, errs[i] = m.WaitFor(ctx, want)
-		})
+	var joins []e2etest.Join
+	for _, g := range gs {
+		joins = append(joins, e2etest.Join{Group: g.key.ID, Kind: g.kind, Topics: g.topics, Regex: g.regex})
 	}
-	wg.Wait()
-	t.Cleanup(func() {
-		for _, g := range gs {
-			if g.member != nil {
-				g.member.Close()
-			}
-		}
-	})
-	for i, err := range errs {
-		must("start member of "+gs[i].key.String(), err)
-	}
+	e2etest.StartMembers(ctx, t, c, joins...)
 	t.Logf("members running after %v", time.Since(start).Round(time.Second))
 
 	k := startKraftwatch(ctx, t, c)
 	// Baseline: every group has its coordinator record; for consumer and share groups
 	// kraftwatch's hash equals the coordinator's stored MetadataHash.
-	waitUntil(ctx, t, "baseline: kraftwatch's hashes equal the coordinator's", func() bool {
+	err := e2etest.Wait(ctx, 90*time.Second, func() error {
 		for _, g := range gs {
 			v := k.view(g.key)
 			if v.bumps == 0 || v.members == 0 || !v.kwOK {
-				return false
+				return fmt.Errorf("baseline: %s has no coordinator record, member or kraftwatch hash yet", g.key)
 			}
 			if g.key.Type != groups.ClassicGroup && v.kwHash != v.coord.Hash {
-				return false
+				return fmt.Errorf("baseline: %s: kraftwatch's hash %016x, the coordinator's %016x", g.key, uint64(v.kwHash), uint64(v.coord.Hash))
 			}
 		}
-		return true
+		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, g := range gs {
 		v := k.view(g.key)
 		t.Logf("baseline %-28s epoch %d, coordinator hash %016x, kraftwatch %016x", g.key, v.coord.Epoch, uint64(v.coord.Hash), uint64(v.kwHash))
@@ -339,7 +319,7 @@ func TestDecisions(t *testing.T) {
 				if err := addPartitions(ctx, c, "t-other", "1:3,3:1"); err != nil {
 					return err
 				}
-				return createTopics(ctx, admin, assigned("kw-other", []int{1, 3}))
+				return admin.CreateTopics(ctx, assigned("kw-other", []int{1, 3}))
 			},
 			ready: func(im *image.Image) bool {
 				tp, ok := im.TopicByName("t-other")
@@ -371,7 +351,7 @@ func TestDecisions(t *testing.T) {
 		{
 			name: "new topic matching a group's regex (kw-re.b)",
 			act: func(ctx context.Context) error {
-				return createTopics(ctx, admin, assigned("kw-re.b", []int{3, 1}))
+				return admin.CreateTopics(ctx, assigned("kw-re.b", []int{3, 1}))
 			},
 			expect: []groups.GroupKey{key("kw-regex")},
 			early:  true,
@@ -403,8 +383,16 @@ func TestDecisions(t *testing.T) {
 				if err := c.DeleteTopic(ctx, "t-rec"); err != nil {
 					return err
 				}
-				waitUntil(ctx, t, "t-rec gone", func() bool { _, ok := k.image().TopicByName("t-rec"); return !ok })
-				return createTopics(ctx, admin, assigned("t-rec", []int{1, 3}, []int{3, 1}))
+				err := e2etest.Wait(ctx, 90*time.Second, func() error {
+					if _, ok := k.image().TopicByName("t-rec"); ok {
+						return errors.New("t-rec not gone")
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return admin.CreateTopics(ctx, assigned("t-rec", []int{1, 3}, []int{3, 1}))
 			},
 			expect: []groups.GroupKey{key("kw-rec")},
 		},
@@ -501,27 +489,29 @@ func runDecisionCase(ctx context.Context, t *testing.T, c *kafkatest.Cluster, k 
 	}
 	// Positives: wait until each expected group is decided, bumped, and (consumer and
 	// share groups) has the coordinator's hash equal to kraftwatch's.
-	if len(cs.expect)+len(cs.kwOnly) > 0 {
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			done := true
-			ds := k.since(d0)
-			for _, key := range append(cs.expect, cs.kwOnly...) {
-				v := k.view(key)
-				decided := slices.ContainsFunc(ds, func(d kwDecision) bool { return d.Group == key })
-				if !decided || expected[key] && (v.coord.Epoch == before[key].coord.Epoch ||
-					key.Type != groups.ClassicGroup && v.coord.Hash != v.kwHash) {
-					done = false
-				}
+	// Past the minute, the comparison below tells what is missing.
+	_ = e2etest.Wait(ctx, 60*time.Second, func() error {
+		ds := k.since(d0)
+		for _, key := range append(cs.expect, cs.kwOnly...) {
+			v := k.view(key)
+			decided := slices.ContainsFunc(ds, func(d kwDecision) bool { return d.Group == key })
+			if !decided || expected[key] && (v.coord.Epoch == before[key].coord.Epoch ||
+				key.Type != groups.ClassicGroup && v.coord.Hash != v.kwHash) {
+				return fmt.Errorf("%s not decided and bumped yet", key)
 			}
-			if done || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(200 * time.Millisecond)
 		}
-	}
+		return nil
+	})
 	if cs.ready != nil {
-		waitUntil(ctx, t, cs.name+": change visible to kraftwatch", func() bool { return cs.ready(k.image()) })
+		err := e2etest.Wait(ctx, 90*time.Second, func() error {
+			if !cs.ready(k.image()) {
+				return fmt.Errorf("%s: change not visible to kraftwatch", cs.name)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	// Let the coordinator act on it: members heartbeat every second.
 	time.Sleep(3 * time.Second)
@@ -653,19 +643,6 @@ func earlyEvidence(k *kwSide, d kwDecision, g *decisionGroup) string {
 	return fmt.Sprintf("; kraftwatch decided at offset %d; no partition change of %v followed, so the coordinator had no trigger to look again", d.Offset, g.topics)
 }
 
-func createTopics(ctx context.Context, admin *kafka.Client, tcs ...kafka.TopicConfig) error {
-	resp, err := admin.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: tcs})
-	if err != nil {
-		return err
-	}
-	for name, err := range resp.Errors {
-		if err != nil {
-			return fmt.Errorf("create %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
 // assigned is a topic with one partition per replica list.
 func assigned(name string, replicas ...[]int) kafka.TopicConfig {
 	tc := kafka.TopicConfig{Topic: name, NumPartitions: -1, ReplicationFactor: -1}
@@ -712,19 +689,4 @@ func leaderOf(im *image.Image, topic string, partition int32) int32 {
 		return -1
 	}
 	return p.Leader()
-}
-
-func waitUntil(ctx context.Context, t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s: %v", what, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
 )
@@ -26,8 +27,7 @@ func TestGroupsReader(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	first := startMember(ctx, t, c, "r-list", []string{"r-orders"}, "")
-	defer first.Close()
+	e2etest.StartMembers(ctx, t, c, e2etest.Join{Group: "r-list", Topics: []string{"r-orders"}})
 
 	r, err := groups.NewReader(groups.ReaderConfig{Brokers: []string{c.Bootstrap()}})
 	if err != nil {
@@ -74,50 +74,36 @@ func TestGroupsReader(t *testing.T) {
 	}
 	t.Logf("caught up after %d records", r.Records())
 
-	second := startMember(ctx, t, c, "r-live", []string{"r-orders", "r-payments"}, "")
-	waitFor(ctx, t, "r-live in state", func() bool {
-		return slices.Equal(subscribed("r-live"), []string{"r-orders", "r-payments"})
+	second := e2etest.StartMembers(ctx, t, c, e2etest.Join{Group: "r-live", Topics: []string{"r-orders", "r-payments"}})
+	err = e2etest.Wait(ctx, 0, func() error {
+		if !slices.Equal(subscribed("r-live"), []string{"r-orders", "r-payments"}) {
+			return errors.New("r-live not in state")
+		}
+		return nil
 	})
-	second.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second[0].Close()
 
 	if err := c.Nodes[0].Restart(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	third := startMember(ctx, t, c, "r-after-restart", nil, `r-.*`)
-	defer third.Close()
-	waitFor(ctx, t, "r-after-restart in state", func() bool {
+	e2etest.StartMembers(ctx, t, c, e2etest.Join{Group: "r-after-restart", Regex: `r-.*`})
+	err = e2etest.Wait(ctx, 0, func() error {
 		mu.Lock()
 		defer mu.Unlock()
-		g, ok := state.Group(groups.GroupKey{Type: groups.ConsumerGroup, ID: "r-after-restart"})
-		return ok && slices.Equal(g.SubscribedRegexes(), []string{"r-.*"})
+		if g, ok := state.Group(groups.GroupKey{Type: groups.ConsumerGroup, ID: "r-after-restart"}); !ok || !slices.Equal(g.SubscribedRegexes(), []string{"r-.*"}) {
+			return errors.New("r-after-restart not in state")
+		}
+		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if decodeErrors != 0 {
 		t.Fatalf("%d records failed to decode", decodeErrors)
-	}
-}
-
-func startMember(ctx context.Context, t *testing.T, c *kafkatest.Cluster, group string, topics []string, regex string) *kafkatest.Member {
-	t.Helper()
-	m, err := c.StartMember(ctx, group, kafkatest.KindConsumer, topics, regex)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.WaitFor(ctx, "assigned "); err != nil {
-		m.Close()
-		t.Fatal(err)
-	}
-	return m
-}
-
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(100 * time.Millisecond):
-		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -22,60 +23,27 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/kraftwatch/kraftwatch/cli"
+	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
 	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
 	"github.com/kraftwatch/kraftwatch/observer"
 )
 
-// One Kafka for the observer tests of this package, started by the first test that
-// needs it and stopped by TestMain: node 1 controller+broker in rack-a, node 2 a
-// broker in rack-b. Small segments, frequent snapshots and a tiny retention make
-// Kafka roll segments, write snapshots and delete old segments within a test.
-var shared struct {
-	once sync.Once
-	dir  string
-	c    *kafkatest.Cluster
-	err  error
-}
-
-var observerClusterOptions = kafkatest.Options{
-	Rack:    "rack-a",
-	Brokers: []string{"rack-b"},
-	Props: map[string]string{
-		"internal.metadata.log.segment.bytes":             "8192",
-		"metadata.log.max.record.bytes.between.snapshots": "4096",
-		"metadata.max.retention.bytes":                    "1",
-	},
-}
-
-func sharedCluster(t *testing.T) *kafkatest.Cluster {
+// observerCluster is the Kafka of the observer tests: node 1 controller+broker in
+// rack-a, node 2 a broker in rack-b. Small segments, frequent snapshots and a tiny
+// retention make Kafka roll segments, write snapshots and delete old segments within a
+// test.
+func observerCluster(t *testing.T) *kafkatest.Cluster {
 	t.Helper()
-	kafkatest.RequireTools(t)
-	shared.once.Do(func() {
-		shared.dir, shared.err = os.MkdirTemp("", "kraftwatch-e2e-")
-		if shared.err != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-		defer cancel()
-		shared.c, shared.err = kafkatest.Start(ctx, shared.dir, observerClusterOptions, t.Logf)
+	return e2etest.Shared(t, "observer", kafkatest.Options{
+		Rack:    "rack-a",
+		Brokers: []string{"rack-b"},
+		Props: map[string]string{
+			"internal.metadata.log.segment.bytes":             "8192",
+			"metadata.log.max.record.bytes.between.snapshots": "4096",
+			"metadata.max.retention.bytes":                    "1",
+		},
 	})
-	if shared.err != nil {
-		t.Fatalf("shared Kafka: %v", shared.err)
-	}
-	return shared.c
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	closeSidecarShared()
-	if shared.c != nil {
-		shared.c.Close()
-	}
-	if shared.dir != "" {
-		os.RemoveAll(shared.dir)
-	}
-	os.Exit(code)
 }
 
 // running is an observer of one node's metadata log dir.
@@ -117,7 +85,7 @@ func startObserver(ctx context.Context, t *testing.T, name, dir string) *running
 // Kafka: kafka-go's metadata for topics, partitions, replicas and broker racks, and
 // kafka-dump-log's decoding of the same files for topic ids and racks.
 func TestObserverLive(t *testing.T) {
-	c := sharedCluster(t)
+	c := observerCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	obs := []*running{
@@ -201,17 +169,18 @@ func TestObserverLive(t *testing.T) {
 	// Old segments deleted: Kafka cleans every 60 s; with a retention of 1 byte it
 	// deletes every segment below the newest snapshot.
 	first := filepath.Join(c.Nodes[0].MetadataLogDir(), "00000000000000000000.log")
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	err := e2etest.Wait(ctx, 3*time.Minute, func() error {
 		if _, err := os.Stat(first); os.IsNotExist(err) {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Kafka did not delete %s", first)
-		}
-		// Keep the log moving so that the newest snapshot moves past whole segments.
+		// Keep the log moving so that the newest snapshot moves past whole segments,
+		// a topic every five seconds or so.
 		must("create filler topic", c.CreateTopic(ctx, fmt.Sprintf("filler-%d", time.Now().UnixNano()), 1, 1))
 		time.Sleep(5 * time.Second)
+		return fmt.Errorf("Kafka did not delete %s", first)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	segs, _ := filepath.Glob(filepath.Join(c.Nodes[0].MetadataLogDir(), "*.log"))
 	t.Logf("old segments deleted; segments now: %v", baseNames(segs))
@@ -247,24 +216,26 @@ func baseNames(paths []string) []string {
 func agreeWithKafkaGo(ctx context.Context, t *testing.T, step string, r *running, client *kafka.Client) {
 	t.Helper()
 	start := time.Now()
-	deadline := start.Add(30 * time.Second)
-	var diff, first string
-	for time.Now().Before(deadline) {
+	var first string
+	err := e2etest.Wait(ctx, 30*time.Second, func() error {
 		md, err := client.Metadata(ctx, &kafka.MetadataRequest{})
+		diff := ""
 		if err != nil {
 			diff = err.Error()
 		} else if diff = compareKafkaGo(md, r.o.Image()); diff == "" {
-			if d := time.Since(start); d > time.Second {
-				t.Logf("%s: observer of %s agreed with kafka-go after %v; first difference: %s", step, r.name, d.Round(time.Millisecond), first)
-			}
-			return
+			return nil
 		}
 		if first == "" {
 			first = diff
 		}
-		time.Sleep(100 * time.Millisecond)
+		return errors.New(diff)
+	})
+	if err != nil {
+		t.Fatalf("%s: observer of %s disagrees with kafka-go metadata: %v", step, r.name, err)
 	}
-	t.Fatalf("%s: observer of %s disagrees with kafka-go metadata:\n%s", step, r.name, diff)
+	if d := time.Since(start); d > time.Second {
+		t.Logf("%s: observer of %s agreed with kafka-go after %v; first difference: %s", step, r.name, d.Round(time.Millisecond), first)
+	}
 }
 
 func compareKafkaGo(md *kafka.MetadataResponse, im *image.Image) string {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
 	"github.com/kraftwatch/kraftwatch/kafkaconn"
@@ -50,14 +51,7 @@ func TestKafkaSecurity(t *testing.T) {
 	if err := c.CreateTopic(ctx, "s-orders", 2, 1); err != nil {
 		t.Fatal(err)
 	}
-	member, err := c.StartMember(ctx, "s-group", kafkatest.KindConsumer, []string{"s-orders"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer member.Close()
-	if _, err := member.WaitFor(ctx, "assigned "); err != nil {
-		t.Fatal(err)
-	}
+	e2etest.StartMembers(ctx, t, c, e2etest.Join{Group: "s-group", Topics: []string{"s-orders"}})
 	fillConsumerOffsets(ctx, t, c, "s-orders")
 
 	user, password := "kraftwatch", c.Users["kraftwatch"]
@@ -166,10 +160,16 @@ func TestKafkaSecurity(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
 			r := startReader(ctx, t, c, tc.env)
-			line := r.logs.waitFor(ctx, tc.want, 30*time.Second)
-			if line == "" {
+			var line string
+			err := e2etest.Wait(ctx, 30*time.Second, func() error {
+				if line = r.logs.find(tc.want); line == "" {
+					return fmt.Errorf("no log line with %q", tc.want)
+				}
+				return nil
+			})
+			if err != nil {
 				r.stop(t)
-				t.Fatalf("no log line with %q in 30 s; log:\n%s", tc.want, r.logs)
+				t.Fatalf("%v; log:\n%s", err, r.logs)
 			}
 			if !strings.Contains(line, "level=WARN") {
 				t.Errorf("the failure is logged as %q, want a warning", line)
@@ -206,9 +206,15 @@ func TestKafkaSecurity(t *testing.T) {
 		if err := c.Nodes[0].Restart(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
-		line := r.logs.waitFor(ctx, "SASL Authentication Failed", time.Minute)
-		if line == "" {
-			t.Fatalf("no SASL failure logged in a minute after the restart; log:\n%s", r.logs)
+		var line string
+		err := e2etest.Wait(ctx, time.Minute, func() error {
+			if line = r.logs.find("SASL Authentication Failed"); line == "" {
+				return errors.New("no SASL failure logged after the restart")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%v; log:\n%s", err, r.logs)
 		}
 		if !strings.Contains(line, "level=WARN") || !strings.Contains(line, "reading group records failed") {
 			t.Errorf("the failure is logged as %q, want the partition reader's warning", line)
@@ -223,11 +229,14 @@ func TestKafkaSecurity(t *testing.T) {
 		}
 		defer after.Close()
 		restored := time.Now()
-		for !slices.Equal(r.subscribed("s-after"), []string{"s-orders"}) {
-			if time.Since(restored) > time.Minute {
-				t.Fatalf("s-after not seen a minute after the password was restored; log:\n%s", r.logs)
+		err = e2etest.Wait(ctx, time.Minute, func() error {
+			if !slices.Equal(r.subscribed("s-after"), []string{"s-orders"}) {
+				return errors.New("s-after not seen since the password was restored")
 			}
-			time.Sleep(100 * time.Millisecond)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%v; log:\n%s", err, r.logs)
 		}
 		t.Logf("reading resumed %v after the password was restored (%d retries)",
 			time.Since(restored).Round(time.Millisecond), r.Retries())
@@ -483,21 +492,12 @@ func (l *logLines) String() string {
 	return l.b.String()
 }
 
-// waitFor returns the first line containing substr, or "" after timeout.
-func (l *logLines) waitFor(ctx context.Context, substr string, timeout time.Duration) string {
-	deadline := time.After(timeout)
-	for {
-		for _, line := range strings.SplitAfter(l.String(), "\n") {
-			if strings.Contains(line, substr) {
-				return line
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ""
-		case <-deadline:
-			return ""
-		case <-time.After(100 * time.Millisecond):
+// find returns the first line containing substr, or "".
+func (l *logLines) find(substr string) string {
+	for _, line := range strings.SplitAfter(l.String(), "\n") {
+		if strings.Contains(line, substr) {
+			return line
 		}
 	}
+	return ""
 }

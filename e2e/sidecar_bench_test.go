@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -14,9 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
-	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
+	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
 	"github.com/kraftwatch/kraftwatch/observer"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -33,8 +30,8 @@ import (
 // to JetStream and NATS delivering it. The millisecond timestamp makes each figure up
 // to 1 ms too high.
 
-// scBenchRound numbers the benchmark runs of one test binary, which share a cluster.
-var scBenchRound atomic.Int32
+// benchRound numbers the benchmark runs of one test binary, which share a cluster.
+var benchRound atomic.Int32
 
 // BenchmarkSidecarLatency makes 100 real changes (partitions added to a topic one
 // group reads, one at a time, each after the previous event arrived) and reports the
@@ -42,17 +39,17 @@ var scBenchRound atomic.Int32
 // event's arrival, split at kraftwatch's decision (its "rebalance needed" log line).
 func BenchmarkSidecarLatency(b *testing.B) {
 	const changes = 100
-	c, bin := sidecarSetup(b)
+	c := sidecarCluster(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	ns := scStartNATS(b)
-	w := scWatch(b, ns.url(), c.ClusterID)
-	cl := scKafka(c)
-	round := scBenchRound.Add(1) // -count runs share the cluster: names of their own
+	ns := e2etest.StartNATS(b)
+	w := e2etest.Watch(b, ns.URL(), c.ClusterID)
+	admin := e2etest.NewAdmin(c)
+	round := benchRound.Add(1) // -count runs share the cluster: names of their own
 	topic := fmt.Sprintf("lat%d-orders", round)
-	scCreateTopic(ctx, b, cl, topic, 1)
-	kw := scStartKW(b, "kw", bin, scEnv(c, ns.url(), fmt.Sprintf("lat%d-.*", round), "KRAFTWATCH_LOG_LEVEL=info"))
-	kw.waitReady(time.Minute)
+	admin.CreateTopic(ctx, b, topic, 1)
+	kw := e2etest.StartKraftwatch(b, "kw", e2etest.Env(c, ns.URL(), fmt.Sprintf("lat%d-.*", round), "KRAFTWATCH_LOG_LEVEL=info"))
+	kw.WaitReady(ctx, time.Minute)
 	// An observer in this process marks when each batch could first be read from the
 	// log, which splits Kafka's part (batching linger, write) from kraftwatch's.
 	var seenMu sync.Mutex
@@ -78,10 +75,10 @@ func BenchmarkSidecarLatency(b *testing.B) {
 	}()
 	<-obs.Ready()
 	group := fmt.Sprintf("lat%d-g", round)
-	scMembers(ctx, b, c, map[string]string{group: topic})
-	w.expect(b, map[string]int{group: 1}, time.Minute)
+	e2etest.StartConsumers(ctx, b, c, map[string]string{group: topic})
+	w.Expect(ctx, b, map[string]int{group: 1}, time.Minute)
 
-	var evs []scEvent
+	var evs e2etest.Events
 	var call []time.Duration // the CreatePartitions round trip, for context
 	partitions := 1
 	b.ResetTimer()
@@ -89,22 +86,22 @@ func BenchmarkSidecarLatency(b *testing.B) {
 		for range changes {
 			partitions++
 			start := time.Now()
-			scAddPartitions(ctx, b, cl, topic, partitions)
+			admin.AlterPartitions(ctx, b, topic, partitions)
 			call = append(call, time.Since(start))
-			e := scWaitPartitions(b, w, group, partitions, 30*time.Second)
+			e := waitPartitionsEvent(ctx, b, w, group, partitions, 30*time.Second)
 			evs = append(evs, e)
 		}
 	}
 	b.StopTimer()
 
 	decided := map[int64]time.Time{} // metadata offset -> time of the decision
-	for _, l := range kw.logLines(1, "rebalance needed") {
-		if l.str("group") == group {
-			at, err := time.Parse(time.RFC3339Nano, l.str("time"))
+	for _, l := range kw.LogLines(1, "rebalance needed") {
+		if l.Str("group") == group {
+			at, err := time.Parse(time.RFC3339Nano, l.Str("time"))
 			if err != nil {
 				b.Fatal(err)
 			}
-			decided[l.int("metadata_offset")] = at
+			decided[l.Int("metadata_offset")] = at
 		}
 	}
 	var total, toDecision, toArrival, toRead, readToDecision []time.Duration
@@ -123,21 +120,21 @@ func BenchmarkSidecarLatency(b *testing.B) {
 			readToDecision = append(readToDecision, at.Sub(read))
 		}
 	}
-	p := scPercentiles(total)
+	p := percentiles(total)
 	b.ReportMetric(ms(p[50]), "p50-ms")
 	b.ReportMetric(ms(p[90]), "p90-ms")
 	b.ReportMetric(ms(p[99]), "p99-ms")
 	b.ReportMetric(ms(p[100]), "max-ms")
 	b.ReportMetric(0, "ns/op")
 	b.Logf("%d changes: metadata batch append -> event at a NATS subscriber: %s (target p99 <= 100 ms: %v)",
-		len(total), scFormat(p), p[99] <= 100*time.Millisecond)
-	b.Logf("  append -> kraftwatch decision:          %s", scFormat(scPercentiles(toDecision)))
-	b.Logf("  decision -> subscriber:                 %s", scFormat(scPercentiles(toArrival)))
+		len(total), formatPercentiles(p), p[99] <= 100*time.Millisecond)
+	b.Logf("  append -> kraftwatch decision:          %s", formatPercentiles(percentiles(toDecision)))
+	b.Logf("  decision -> subscriber:                 %s", formatPercentiles(percentiles(toArrival)))
 	if len(toRead) > 0 {
-		b.Logf("  append -> read by an observer here:     %s (%d batches)", scFormat(scPercentiles(toRead)), len(toRead))
-		b.Logf("  read here -> kraftwatch decision:       %s", scFormat(scPercentiles(readToDecision)))
+		b.Logf("  append -> read by an observer here:     %s (%d batches)", formatPercentiles(percentiles(toRead)), len(toRead))
+		b.Logf("  read here -> kraftwatch decision:       %s", formatPercentiles(percentiles(readToDecision)))
 	}
-	b.Logf("  (CreatePartitions round trip:           %s)", scFormat(scPercentiles(call)))
+	b.Logf("  (CreatePartitions round trip:           %s)", formatPercentiles(percentiles(call)))
 }
 
 // BenchmarkSidecar10kGroups creates 10,000 real classic consumer groups on one topic
@@ -156,23 +153,23 @@ func BenchmarkSidecar10kGroups(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	c, bin := sidecarSetup(b)
+	c := sidecarCluster(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	ns := scStartNATS(b)
-	w := scWatch(b, ns.url(), c.ClusterID)
-	cl := scKafka(c)
-	prefix := fmt.Sprintf("fan%d", scBenchRound.Add(1)) // -count runs share the cluster
+	ns := e2etest.StartNATS(b)
+	w := e2etest.Watch(b, ns.URL(), c.ClusterID)
+	admin := e2etest.NewAdmin(c)
+	prefix := fmt.Sprintf("fan%d", benchRound.Add(1)) // -count runs share the cluster
 	topic := prefix + "-orders"
-	scCreateTopic(ctx, b, cl, topic, 1)
+	admin.CreateTopic(ctx, b, topic, 1)
 	start := time.Now()
-	scClassicGroups(ctx, b, c, prefix+"-g", topic, n)
+	e2etest.ClassicGroups(ctx, b, c, prefix+"-g", topic, n)
 	b.Logf("%d classic groups created in %v", n, time.Since(start).Round(time.Millisecond))
 
 	start = time.Now()
-	kw := scStartKW(b, "kw", bin, scEnv(c, ns.url(), prefix+"-.*", "KRAFTWATCH_LOG_LEVEL=info"))
-	ready := kw.waitReady(5 * time.Minute)
-	first := scWaitCount(b, w, n, 5*time.Minute)
+	kw := e2etest.StartKraftwatch(b, "kw", e2etest.Env(c, ns.URL(), prefix+"-.*", "KRAFTWATCH_LOG_LEVEL=info"))
+	ready := kw.WaitReady(ctx, 5*time.Minute)
+	first := waitEvents(ctx, b, w, n, 5*time.Minute)
 	b.Logf("start-up: ready after %v (__consumer_offsets read, last events loaded, %d groups decided); %d first events at the subscriber %v after start",
 		ready.Round(time.Millisecond), n, n, first.Sub(start).Round(time.Millisecond))
 
@@ -181,11 +178,11 @@ func BenchmarkSidecar10kGroups(b *testing.B) {
 	var all []time.Duration
 	for range b.N {
 		partitions++
-		before := len(w.all(b))
-		scAddPartitions(ctx, b, cl, topic, partitions)
-		scWaitCount(b, w, before+n, 5*time.Minute)
+		before := len(w.All(b))
+		admin.AlterPartitions(ctx, b, topic, partitions)
+		waitEvents(ctx, b, w, before+n, 5*time.Minute)
 		time.Sleep(time.Second)
-		evs := w.all(b)[before:]
+		evs := w.All(b)[before:]
 		groups := map[string]bool{}
 		for _, e := range evs {
 			groups[e.Env.Data.GroupID] = true
@@ -196,7 +193,7 @@ func BenchmarkSidecar10kGroups(b *testing.B) {
 		var batch time.Time
 		var firstAt, lastAt time.Time
 		for i, e := range evs {
-			r := scReason(b, e)
+			r := e.Reason(b)
 			if r.Kind != publish.PartitionsAdded || int(r.NewPartitions) != partitions {
 				b.Fatalf("event %v: want partitions_added to %d", e, partitions)
 			}
@@ -217,123 +214,56 @@ func BenchmarkSidecar10kGroups(b *testing.B) {
 	slices.Sort(all)
 	b.ReportMetric(ms(all[len(all)-1]), "all-events-ms")
 	b.ReportMetric(0, "ns/op")
-	if r := w.repeated(); len(r) > 0 {
+	if r := w.Repeated(); len(r) > 0 {
 		b.Fatalf("%d events received twice", len(r))
 	}
 }
 
-// scClassicGroups creates n classic consumer groups named prefix-00000..., each with
-// one member subscribed to topic, which it joins (JoinGroup, again with the member id
-// the coordinator asks for) and syncs (SyncGroup, assigning itself partition 0) with
-// kafka-go; the coordinator then stores each group's subscription in
-// __consumer_offsets. Members never heartbeat; a 30-minute session keeps them.
-func scClassicGroups(ctx context.Context, tb testing.TB, c *kafkatest.Cluster, prefix, topic string, n int) {
+// waitPartitionsEvent waits for group's event announcing partitions added up to count.
+func waitPartitionsEvent(ctx context.Context, tb testing.TB, w *e2etest.Watcher, group string, count int, timeout time.Duration) e2etest.Event {
 	tb.Helper()
-	cl := &kafka.Client{Addr: kafka.TCP(c.Nodes[0].BrokerAddr), Timeout: time.Minute}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for range 64 {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				// Until __consumer_offsets exists and its partitions are loaded the
-				// coordinator answers with retriable errors.
-				for attempt := 1; ; attempt++ {
-					err := scClassicGroup(ctx, cl, fmt.Sprintf("%s-%05d", prefix, i), topic)
-					if err == nil {
-						break
-					}
-					if attempt == 100 || !(errors.Is(err, kafka.NotCoordinatorForGroup) ||
-						errors.Is(err, kafka.GroupCoordinatorNotAvailable) || errors.Is(err, kafka.GroupLoadInProgress)) {
-						errs <- err
-						return
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		tb.Fatal(err)
-	}
-}
-
-func scClassicGroup(ctx context.Context, cl *kafka.Client, group, topic string) error {
-	join := &kafka.JoinGroupRequest{
-		GroupID: group, SessionTimeout: 30 * time.Minute, RebalanceTimeout: time.Minute, ProtocolType: "consumer",
-		Protocols: []kafka.GroupProtocol{{Name: "range", Metadata: kafka.GroupProtocolSubscription{Topics: []string{topic}}}},
-	}
-	res, err := cl.JoinGroup(ctx, join)
-	if err == nil && errors.Is(res.Error, kafka.MemberIDRequired) {
-		join.MemberID = res.MemberID
-		res, err = cl.JoinGroup(ctx, join)
-	}
-	if err == nil {
-		err = res.Error
-	}
-	if err != nil {
-		return fmt.Errorf("group %s: join: %w", group, err)
-	}
-	sync, err := cl.SyncGroup(ctx, &kafka.SyncGroupRequest{
-		GroupID: group, GenerationID: res.GenerationID, MemberID: res.MemberID, ProtocolType: "consumer", ProtocolName: "range",
-		Assignments: []kafka.SyncGroupRequestAssignment{{MemberID: res.MemberID,
-			Assignment: kafka.GroupProtocolAssignment{AssignedPartitions: map[string][]int{topic: {0}}}}},
-	})
-	if err == nil {
-		err = sync.Error
-	}
-	if err != nil {
-		return fmt.Errorf("group %s: sync: %w", group, err)
-	}
-	return nil
-}
-
-// scWaitPartitions waits for group's event announcing partitions added up to count.
-func scWaitPartitions(tb testing.TB, w *scWatcher, group string, count int, timeout time.Duration) scEvent {
-	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		evs := w.all(tb)
+	var found e2etest.Event
+	err := e2etest.Wait(ctx, timeout, func() error {
+		evs := w.All(tb)
 		for i := len(evs) - 1; i >= 0; i-- {
 			e := evs[i]
 			if e.Env.Data.GroupID != group || len(e.Env.Data.Reasons) != 1 {
 				continue
 			}
 			if r := e.Env.Data.Reasons[0]; r.Kind == publish.PartitionsAdded && int(r.NewPartitions) == count {
-				return e
+				found = e
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("no event of group %s for %d partitions after %v", group, count, timeout)
-		}
-		time.Sleep(time.Millisecond)
+		return fmt.Errorf("no event of group %s for %d partitions", group, count)
+	})
+	if err != nil {
+		tb.Fatal(err)
 	}
+	return found
 }
 
-// scWaitCount waits until the subscriber has n distinct events and returns when the
+// waitEvents waits until the subscriber has n distinct events and returns when the
 // n-th arrived.
-func scWaitCount(tb testing.TB, w *scWatcher, n int, timeout time.Duration) time.Time {
+func waitEvents(ctx context.Context, tb testing.TB, w *e2etest.Watcher, n int, timeout time.Duration) time.Time {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if evs := w.all(tb); len(evs) >= n {
-			return evs[n-1].At
+	var at time.Time
+	err := e2etest.Wait(ctx, timeout, func() error {
+		evs := w.All(tb)
+		if len(evs) < n {
+			return fmt.Errorf("%d of %d events", len(evs), n)
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("%d of %d events after %v", len(w.all(tb)), n, timeout)
-		}
-		time.Sleep(5 * time.Millisecond)
+		at = evs[n-1].At
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
 	}
+	return at
 }
 
-// scPercentiles returns the 50th, 90th, 99th and 100th percentiles (nearest rank).
-func scPercentiles(ds []time.Duration) map[int]time.Duration {
+// percentiles returns the 50th, 90th, 99th and 100th percentiles (nearest rank).
+func percentiles(ds []time.Duration) map[int]time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	out := map[int]time.Duration{}
@@ -344,7 +274,7 @@ func scPercentiles(ds []time.Duration) map[int]time.Duration {
 	return out
 }
 
-func scFormat(p map[int]time.Duration) string {
+func formatPercentiles(p map[int]time.Duration) string {
 	return fmt.Sprintf("p50 %v, p90 %v, p99 %v, max %v", p[50].Round(100*time.Microsecond), p[90].Round(100*time.Microsecond),
 		p[99].Round(100*time.Microsecond), p[100].Round(100*time.Microsecond))
 }

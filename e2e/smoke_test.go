@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
 )
@@ -130,16 +132,15 @@ func segmentBytes(t *testing.T, dir string) int64 {
 func waitPartitions(ctx context.Context, t *testing.T, bootstrap, topic string, n int) {
 	t.Helper()
 	client := &kafka.Client{Addr: kafka.TCP(strings.Split(bootstrap, ",")...), Timeout: 10 * time.Second}
-	for {
+	err := e2etest.Wait(ctx, 0, func() error {
 		md, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 		if err == nil && len(md.Topics) == 1 && md.Topics[0].Error == nil && len(md.Topics[0].Partitions) == n {
-			return
+			return nil
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("topic %s never had %d partitions (last: %v)", topic, n, err)
-		case <-time.After(100 * time.Millisecond):
-		}
+		return fmt.Errorf("topic %s never had %d partitions (last: %v)", topic, n, err)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

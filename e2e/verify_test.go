@@ -6,11 +6,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
 )
 
 // TestVerify runs `kraftwatch verify` on the shared sidecar cluster after a change the
@@ -18,20 +21,21 @@ import (
 // member has the new partition, kraftwatch's kafka-scheme hash of every consumer group
 // equals the MetadataHash the coordinator stored, and verify exits 0 saying so.
 func TestVerify(t *testing.T) {
-	c, bin := sidecarSetup(t)
+	c := sidecarCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cl := scKafka(c)
-	scCreateTopic(ctx, t, cl, "vf-orders", 2)
-	scMembers(ctx, t, c, map[string]string{"vf-g": "vf-orders"})
-	scAddPartitions(ctx, t, cl, "vf-orders", 3)
+	admin := e2etest.NewAdmin(c)
+	admin.CreateTopic(ctx, t, "vf-orders", 2)
+	e2etest.StartConsumers(ctx, t, c, map[string]string{"vf-g": "vf-orders"})
+	admin.AlterPartitions(ctx, t, "vf-orders", 3)
 
 	summary := regexp.MustCompile(`(\d+) group\(s\) checked against the coordinator's MetadataHash, (\d+) mismatch\(es\)`)
 	var out, stderr bytes.Buffer
-	for {
+	// The coordinator recomputes on the member's next heartbeat: until then, try again.
+	err := e2etest.Wait(ctx, 0, func() error {
 		out.Reset()
 		stderr.Reset()
-		cmd := exec.CommandContext(ctx, bin, "verify", "--bootstrap", c.Bootstrap(), c.Nodes[0].LogDir)
+		cmd := exec.CommandContext(ctx, e2etest.Binary(t), "verify", "--bootstrap", c.Bootstrap(), c.Nodes[0].LogDir)
 		cmd.Stdout, cmd.Stderr = &out, &stderr
 		err := cmd.Run()
 		var exit *exec.ExitError
@@ -47,15 +51,13 @@ func TestVerify(t *testing.T) {
 		if (err == nil) != (mismatches == 0) {
 			t.Fatalf("exit %v with %d mismatches:\n%s", err, mismatches, out.Bytes())
 		}
-		if err == nil && checked > 0 {
-			t.Logf("kraftwatch verify: %s", bytes.TrimSpace(out.Bytes()))
-			return
+		if err != nil || checked == 0 {
+			return fmt.Errorf("kraftwatch verify never agreed with the coordinator:\n%s", out.Bytes())
 		}
-		// The coordinator recomputes on the member's next heartbeat; try again.
-		select {
-		case <-ctx.Done():
-			t.Fatalf("kraftwatch verify never agreed with the coordinator:\n%s", out.Bytes())
-		case <-time.After(time.Second):
-		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Logf("kraftwatch verify: %s", bytes.TrimSpace(out.Bytes()))
 }

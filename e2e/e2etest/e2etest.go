@@ -1,0 +1,82 @@
+// Package e2etest is the harness of the end-to-end tests in e2e/: it runs kraftwatch as
+// an operator would, beside a real Kafka and a real NATS, and reads back what it
+// published. Test files keep only scenarios; what they start and wait for is here.
+//
+// What it starts:
+//   - Shared: one real Kafka per name (internal/kafkatest), started on first use and
+//     shared by every test of the test binary; Main stops them when the tests end.
+//   - Binary: the kraftwatch binary, built once per test binary (with -race when the
+//     test binary has it, so a data race in the process fails the test).
+//   - StartKraftwatch: kraftwatch run as its own process with the environment it is
+//     given (plus a free KRAFTWATCH_HTTP_ADDR and none of the caller's KRAFTWATCH_*
+//     variables): stopped with a signal, killed, started again, each run logging to its
+//     own file; /readyz, /metrics and the JSON log lines are read back.
+//   - StartNATS: a nats-server process (internal/natstest.Binary) with JetStream on a
+//     fixed port and store, so it can be killed and started again with the same state;
+//     tests that need no separate process use natstest.Start (in-process).
+//   - StartMembers, ClassicGroups: group members of the cluster (Kafka's Java client,
+//     or kafka-go's group APIs); Admin: topic changes through kafka-go, in milliseconds.
+//
+// What it reads: Watch subscribes to every kraftwatch subject on core NATS and Stream
+// reads the JetStream stream; both check each event with Check (publish.Decode, the
+// JSON Schema, cluster, subject, Nats-Msg-Id and Content-Type).
+//
+// Waiting: Wait is the one poll loop (with backoff) of the e2e tests; every wait for a
+// condition goes through it, and the helpers that wait (Kraftwatch.WaitReady,
+// Watcher.Expect, StartNATS) use it too.
+//
+// Concurrency: Shared, Binary and FreePort are safe for concurrent use. Every other
+// function or method that takes a testing.TB fails it with t.Fatal and so belongs to
+// the test's goroutine, as does Kraftwatch and NATS (one test owns each). A Watcher
+// records on the NATS client's goroutine and its methods are safe from any goroutine;
+// Admin's methods without a testing.TB (TryAlterPartitions) are for other goroutines,
+// such as a burst of changes running beside the test. Processes started for a test are
+// killed at its end; none outlives the test binary (each has a parent-death signal).
+package e2etest
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// maxPause is the longest pause of Wait between two calls of its condition.
+const maxPause = 100 * time.Millisecond
+
+// Wait calls cond until it returns nil, pausing between calls from 1 ms, doubled each
+// time, up to 100 ms. It returns nil once cond does, or cond's last error (wrapped with
+// how long it waited) once timeout has passed or ctx ended; timeout 0 means only ctx
+// ends the wait, a negative one that cond is called once. cond is called on the caller's goroutine, at least once, and once more
+// at the deadline, so a test's cond may call t.Fatal, and a deadline loop
+//
+//	for !done() { if time.Now().After(deadline) { t.Fatal(...) }; time.Sleep(d) }
+//
+// becomes
+//
+//	if err := e2etest.Wait(ctx, timeout, func() error { ... }); err != nil { t.Fatal(err) }
+func Wait(ctx context.Context, timeout time.Duration, cond func() error) error {
+	start := time.Now()
+	pause := time.Millisecond
+	for {
+		err := cond()
+		if err == nil {
+			return nil
+		}
+		wait := pause
+		if timeout != 0 {
+			left := timeout - time.Since(start)
+			if left <= 0 {
+				return fmt.Errorf("after %v: %w", time.Since(start).Round(time.Millisecond), err)
+			}
+			wait = min(wait, left)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("after %v (%v): %w", time.Since(start).Round(time.Millisecond), ctx.Err(), err)
+		case <-t.C:
+		}
+		pause = min(2*pause, maxPause)
+	}
+}
