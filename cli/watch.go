@@ -2,71 +2,277 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os/signal"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
-// Watch runs `kraftwatch watch` with the process environment environ: it subscribes to kraftwatch's subjects and prints each event on one line
-// (or as JSON), until interrupted or --count events were printed.
+const watchUsage = `usage: kraftwatch watch [--nats URL] [--prefix P] [--cluster ID] [--since DURATION | --from-seq N] [--core] [--json] [--count N]
+
+Prints kraftwatch's events as they arrive, one line each (or the event's JSON with
+--json). By default it reads every JetStream stream kraftwatch publishes to through an
+ordered consumer: after a lost connection it resumes at the next stored event, so it
+misses none, and it says on stderr when it loses and regains NATS. --since and
+--from-seq replay stored events first; --core subscribes without JetStream (a server in
+core mode; events published while disconnected are missed).
+`
+
+// Watch runs `kraftwatch watch` with the process environment environ (KRAFTWATCH_NATS_URL
+// and KRAFTWATCH_SUBJECT_PREFIX give the defaults of --nats and --prefix). It prints
+// events until interrupted or --count events were printed.
 func Watch(args, environ []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	url := fs.String("nats", envOr(environ, "KRAFTWATCH_NATS_URL", nats.DefaultURL), "NATS server URL")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), watchUsage); fs.PrintDefaults() }
+	url := fs.String("nats", envOr(environ, "KRAFTWATCH_NATS_URL", nats.DefaultURL), "NATS server URLs, comma-separated")
 	prefix := fs.String("prefix", envOr(environ, "KRAFTWATCH_SUBJECT_PREFIX", publish.DefaultPrefix), "subject prefix")
 	cluster := fs.String("cluster", "", "only this Kafka cluster id (default: every cluster)")
+	since := fs.Duration("since", 0, "first replay the events stored in the last DURATION (e.g. 1h)")
+	fromSeq := fs.Uint64("from-seq", 0, "first replay the cluster's stream from sequence N (needs --cluster)")
+	core := fs.Bool("core", false, "plain core NATS subscription: no replay, no resume after a disconnect")
 	asJSON := fs.Bool("json", false, "print each event's JSON as received")
 	count := fs.Int("count", 0, "exit after this many events (0: run until interrupted)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
-	subject := *prefix + ".>"
-	if *cluster != "" {
-		subject = *prefix + "." + publish.EscapeToken(*cluster) + ".>"
+	switch {
+	case fs.NArg() != 0:
+		fmt.Fprintf(stderr, "kraftwatch watch: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	case *since < 0:
+		fmt.Fprintln(stderr, "kraftwatch watch: --since must not be negative")
+		return 2
+	case *since != 0 && *fromSeq != 0:
+		fmt.Fprintln(stderr, "kraftwatch watch: --since and --from-seq exclude each other")
+		return 2
+	case *fromSeq != 0 && *cluster == "":
+		fmt.Fprintln(stderr, "kraftwatch watch: --from-seq needs --cluster (each cluster has its own stream)")
+		return 2
+	case *core && (*since != 0 || *fromSeq != 0):
+		fmt.Fprintln(stderr, "kraftwatch watch: --core cannot replay (no --since or --from-seq)")
+		return 2
 	}
-	nc, err := nats.Connect(*url, nats.Name("kraftwatch watch"), nats.MaxReconnects(-1))
+	root := *prefix
+	if *cluster != "" {
+		root += "." + publish.EscapeToken(*cluster)
+	}
+	var mu sync.Mutex // serialises what the NATS callbacks and the consumers print on stderr
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(stderr, "kraftwatch watch: "+format+"\n", args...)
+	}
+	nc, err := nats.Connect(*url, nats.Name("kraftwatch watch"), nats.MaxReconnects(-1),
+		nats.ReconnectWait(time.Second),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				say("lost NATS: %v; reconnecting", err)
+			} else {
+				say("lost NATS; reconnecting")
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { say("NATS back at %s", nc.ConnectedUrlRedacted()) }))
 	if err != nil {
-		fmt.Fprintf(stderr, "kraftwatch watch: %v\n", err)
+		fmt.Fprintf(stderr, "kraftwatch watch: connecting to %s: %v\n", *url, err)
 		return 1
 	}
 	defer nc.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	msgs := make(chan *nats.Msg, 1024)
-	sub, err := nc.ChanSubscribe(subject, msgs)
-	if err != nil {
-		fmt.Fprintf(stderr, "kraftwatch watch: %v\n", err)
-		return 1
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	msgs := make(chan watched, 1024)
+	if *core {
+		sub, err := nc.Subscribe(root+".>", func(m *nats.Msg) {
+			select {
+			case msgs <- watched{subject: m.Subject, data: m.Data}:
+			case <-ctx.Done():
+			}
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "kraftwatch watch: %v\n", err)
+			return 1
+		}
+		defer sub.Unsubscribe()
+		say("listening on %s at %s (core NATS)", root+".>", nc.ConnectedUrlRedacted())
+	} else {
+		js, err := jetstream.New(nc)
+		if err != nil {
+			fmt.Fprintf(stderr, "kraftwatch watch: %v\n", err)
+			return 1
+		}
+		f := &follower{js: js, root: root, out: msgs, say: say, consumers: map[string]jetstream.ConsumeContext{}}
+		f.start = jetstream.OrderedConsumerConfig{FilterSubjects: []string{root + ".>"}, DeliverPolicy: jetstream.DeliverNewPolicy}
+		switch {
+		case *since > 0:
+			t := time.Now().Add(-*since)
+			f.start.DeliverPolicy, f.start.OptStartTime = jetstream.DeliverByStartTimePolicy, &t
+		case *fromSeq > 0:
+			f.start.DeliverPolicy, f.start.OptStartSeq = jetstream.DeliverByStartSequencePolicy, *fromSeq
+		}
+		go f.run(ctx)
+		defer f.stop()
+		say("following the streams of %s at %s", root+".>", nc.ConnectedUrlRedacted())
 	}
-	defer sub.Unsubscribe()
-	fmt.Fprintf(stderr, "kraftwatch watch: listening on %s at %s\n", subject, nc.ConnectedUrlRedacted())
 	for seen := 0; *count == 0 || seen < *count; {
 		select {
 		case <-ctx.Done():
 			return 0
 		case m := <-msgs:
 			if *asJSON {
-				fmt.Fprintf(stdout, "%s\n", m.Data)
+				fmt.Fprintf(stdout, "%s\n", m.data)
 				seen++
 				continue
 			}
-			env, err := publish.Decode(m.Data)
+			env, err := publish.Decode(m.data)
 			if err != nil {
-				fmt.Fprintf(stderr, "kraftwatch watch: %s: not a kraftwatch event: %v\n", m.Subject, err)
+				say("%s: not a kraftwatch event: %v", m.subject, err)
 				continue
 			}
-			fmt.Fprintln(stdout, describeEvent(env))
+			line := describeEvent(env)
+			if m.stream != "" {
+				line += fmt.Sprintf(" [stream %s seq %d]", m.stream, m.seq)
+			}
+			fmt.Fprintln(stdout, line)
 			seen++
 		}
 	}
 	return 0
+}
+
+// watched is one event received, with its stream position when it came from JetStream.
+type watched struct {
+	subject, stream string
+	seq             uint64
+	data            []byte
+}
+
+// follower finds the streams that hold kraftwatch's events under root (one per Kafka
+// cluster; kraftwatch may create one after watch started) and reads each through an
+// ordered consumer, which re-creates itself after a disconnect at the sequence after
+// the last one delivered.
+type follower struct {
+	js    jetstream.JetStream
+	root  string
+	start jetstream.OrderedConsumerConfig
+	out   chan<- watched
+	say   func(string, ...any)
+
+	mu        sync.Mutex
+	consumers map[string]jetstream.ConsumeContext // by stream name
+}
+
+// streamScan is how often the follower looks for new streams.
+const streamScan = 2 * time.Second
+
+func (f *follower) run(ctx context.Context) {
+	waiting := false
+	for scan := 0; ; scan++ {
+		names, err := f.streams(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			f.say("listing streams: %v; retrying", err)
+		case len(names) == 0 && !waiting:
+			f.say("no stream holds %s yet; waiting for kraftwatch to create one", f.root+".>")
+			waiting = true
+		}
+		for _, name := range names {
+			// A stream that appears after the first scan holds only events stored
+			// since watch started: read it from its start, so none is missed.
+			if err := f.follow(ctx, name, scan > 0 && f.start.DeliverPolicy == jetstream.DeliverNewPolicy); err != nil {
+				f.say("stream %s: %v; retrying", name, err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(streamScan):
+		}
+	}
+}
+
+// streams lists the streams capturing kraftwatch's subjects under root: the internal
+// subjects kraftwatch publishes on, or (streams made by older versions) the public ones.
+func (f *follower) streams(ctx context.Context) ([]string, error) {
+	var names []string
+	for _, subject := range []string{publish.InternalPrefix + "." + f.root + ".>", f.root + ".>"} {
+		l := f.js.StreamNames(ctx, jetstream.WithStreamListSubject(subject))
+		for name := range l.Name() {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+		if err := l.Err(); err != nil {
+			return names, err
+		}
+	}
+	return names, nil
+}
+
+func (f *follower) follow(ctx context.Context, name string, all bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.consumers[name]; ok {
+		return nil
+	}
+	stream, err := f.js.Stream(ctx, name)
+	if err != nil {
+		return err
+	}
+	cfg := f.start
+	if all {
+		cfg.DeliverPolicy = jetstream.DeliverAllPolicy
+	}
+	cons, err := stream.OrderedConsumer(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		w := watched{subject: m.Subject(), stream: name, data: m.Data()}
+		if md, err := m.Metadata(); err == nil {
+			w.seq = md.Sequence.Stream
+		}
+		select {
+		case f.out <- w:
+		case <-ctx.Done():
+		}
+	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		if !errors.Is(err, jetstream.ErrNoHeartbeat) && !strings.Contains(err.Error(), "connection closed") {
+			f.say("stream %s: %v", name, err)
+		}
+	}))
+	if err != nil {
+		return err
+	}
+	f.consumers[name] = cc
+	f.say("reading stream %s", name)
+	return nil
+}
+
+func (f *follower) stop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, cc := range f.consumers {
+		cc.Stop()
+	}
 }
 
 // describeEvent renders an event on one readable line.
