@@ -48,7 +48,7 @@ func (c *conns) request(ctx context.Context, addr string, req kmsg.Request, wait
 			kgo.SeedBrokers(addr), kgo.ClientID(kafkaconn.ClientID),
 			kgo.DialTimeout(c.timeout), kgo.RequestTimeoutOverhead(c.timeout),
 			// No topics, so no metadata is needed; the controllers would not answer it.
-			kgo.MetadataMaxAge(24 * time.Hour),
+			kgo.MetadataMaxAge(time.Hour),
 		}, c.opts...)
 		var err error
 		if cl, err = kgo.NewClient(opts...); err != nil {
