@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,12 +41,27 @@ type ReaderConfig struct {
 	Topic string
 	// Logger receives the reader's logs; nil discards them.
 	Logger *slog.Logger
+	// StallAfter is how long a partition may stay unreadable, or behind its end offset
+	// without progress, before Health reports it (default DefaultStallAfter).
+	StallAfter time.Duration
+	// RefreshInterval is how often the end offsets, and the brokers to bootstrap
+	// from, are read again (default DefaultRefreshInterval).
+	RefreshInterval time.Duration
 }
+
+// Defaults of ReaderConfig.
+const (
+	DefaultStallAfter      = 30 * time.Second
+	DefaultRefreshInterval = 10 * time.Second
+)
 
 // Validate reports the first missing or bad setting.
 func (c ReaderConfig) Validate() error {
 	if len(splitBrokers(c.Brokers)) == 0 {
 		return errors.New("groups: no bootstrap servers")
+	}
+	if c.StallAfter < 0 || c.RefreshInterval < 0 {
+		return errors.New("groups: negative StallAfter or RefreshInterval")
 	}
 	return nil
 }
@@ -68,14 +84,35 @@ func splitBrokers(brokers []string) []string {
 // readers retry through broker restarts and leader moves; transactional records are
 // read committed. Run's handler is called from one goroutine at a time, in offset order
 // within a partition.
+//
+// Partition readers bootstrap from the configured brokers and from every broker the
+// cluster's metadata listed (refreshed every RefreshInterval), so losing the bootstrap
+// broker does not stop a partition whose leader moved elsewhere. The same refresh reads
+// the end offsets, so Lag grows while a partition cannot be read. Health reports a
+// partition stalled when it stayed unreadable, or behind without progress, for
+// StallAfter. Records, Retries, Lag and Health are safe to call from any goroutine.
 type Reader struct {
 	cfg      ReaderConfig
 	log      *slog.Logger
+	now      func() time.Time
 	caughtUp chan struct{}
 	once     sync.Once
-	lags     atomic.Pointer[[]atomic.Int64] // per partition, set by Run
+	started  atomic.Int64 // when Run began, unix nanoseconds
+	parts    atomic.Pointer[[]partition] // per partition, set by Run
+	brokers  atomic.Pointer[[]string]    // bootstrap servers, then those the metadata listed
+	listErr  atomic.Pointer[error]       // why the partitions could not be listed, while they cannot
 	records  atomic.Int64
 	retries  atomic.Int64
+}
+
+// partition is what the Reader knows of one partition's progress. Times are unix
+// nanoseconds; zero means never or not now.
+type partition struct {
+	next         atomic.Int64 // next offset to hand on
+	end          atomic.Int64 // highest end offset known (fetch high watermark or ListOffsets)
+	failingSince atomic.Int64 // when the current run of read errors began
+	stalled      atomic.Bool  // reported stalled (for the recovery log line)
+	lastErr      atomic.Pointer[error]
 }
 
 // NewReader returns a Reader; nothing is read before Run.
@@ -93,7 +130,16 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Reader{cfg: cfg, log: cfg.Logger, caughtUp: make(chan struct{})}, nil
+	if cfg.StallAfter == 0 {
+		cfg.StallAfter = DefaultStallAfter
+	}
+	if cfg.RefreshInterval == 0 {
+		cfg.RefreshInterval = DefaultRefreshInterval
+	}
+	r := &Reader{cfg: cfg, log: cfg.Logger, now: time.Now, caughtUp: make(chan struct{})}
+	brokers := slices.Clone(cfg.Brokers)
+	r.brokers.Store(&brokers)
+	return r, nil
 }
 
 // CaughtUp is closed once every partition has been read up to the end offset it had
@@ -107,29 +153,129 @@ func (r *Reader) Records() int64 { return r.records.Load() }
 // Retries is the number of times a partition reader was rebuilt after an error.
 func (r *Reader) Retries() int64 { return r.retries.Load() }
 
-// Lag is the number of records behind the partitions' end offsets, as last reported by
-// the partition readers.
+// Lag is the number of records behind the partitions' end offsets: the highest end
+// offset known of each partition (from its fetches, or read every RefreshInterval
+// while it cannot be fetched) minus the next offset to read.
 func (r *Reader) Lag() int64 {
-	lags := r.lags.Load()
-	if lags == nil {
+	parts := r.parts.Load()
+	if parts == nil {
 		return 0
 	}
 	var total int64
-	for i := range *lags {
-		total += (*lags)[i].Load()
+	for i := range *parts {
+		p := &(*parts)[i]
+		total += max(0, p.end.Load()-p.next.Load())
 	}
 	return total
 }
 
+// Stall is a partition Health reports: unreadable since Since; Err is the last read
+// error.
+type Stall struct {
+	Partition int
+	Since     time.Time
+	Lag       int64
+	Err       error
+}
+
+// StallError is Health's error: the partitions stalled, or the partitions could not
+// be listed at all (Partitions empty, Err set).
+type StallError struct {
+	Topic      string
+	Partitions []Stall
+	Err        error
+	For        time.Duration
+}
+
+func (e *StallError) Error() string {
+	if len(e.Partitions) == 0 {
+		return fmt.Sprintf("cannot list the partitions of %s for %v: %v", e.Topic, e.For.Round(time.Second), e.Err)
+	}
+	var b strings.Builder
+	for i, s := range e.Partitions {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "partition %d stalled for %v, %d records behind", s.Partition, e.For.Round(time.Second), s.Lag)
+		if s.Err != nil {
+			fmt.Fprintf(&b, ": %v", s.Err)
+		}
+	}
+	return fmt.Sprintf("%s: %s", e.Topic, b.String())
+}
+
+// Health is nil while every partition is read, else a *StallError naming the partitions
+// whose reads have failed without a success for longer than StallAfter (or that the
+// partitions could not be listed for that long). A partition that is merely quiet is
+// healthy: compaction can leave its end offset above its last record for good.
+func (r *Reader) Health() error {
+	now := r.now()
+	parts := r.parts.Load()
+	if parts == nil {
+		if errp := r.listErr.Load(); errp != nil && r.started.Load() != 0 && now.Sub(time.Unix(0, r.started.Load())) > r.cfg.StallAfter {
+			return &StallError{Topic: r.cfg.Topic, Err: *errp, For: now.Sub(time.Unix(0, r.started.Load()))}
+		}
+		return nil
+	}
+	stalls := r.stalls(now)
+	if len(stalls) == 0 {
+		return nil
+	}
+	longest := time.Duration(0)
+	for _, s := range stalls {
+		longest = max(longest, now.Sub(s.Since))
+	}
+	return &StallError{Topic: r.cfg.Topic, Partitions: stalls, For: longest}
+}
+
+// Stalled is the number of partitions Health reports stalled.
+func (r *Reader) Stalled() int { return len(r.stalls(r.now())) }
+
+func (r *Reader) stalls(now time.Time) []Stall {
+	parts := r.parts.Load()
+	if parts == nil {
+		return nil
+	}
+	var out []Stall
+	for i := range *parts {
+		p := &(*parts)[i]
+		if since, ok := p.stalledSince(now, r.cfg.StallAfter); ok {
+			s := Stall{Partition: i, Since: since, Lag: max(0, p.end.Load()-p.next.Load())}
+			if errp := p.lastErr.Load(); errp != nil {
+				s.Err = *errp
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// stalledSince reports whether the partition's reads have failed for longer than
+// bound, and since when.
+func (p *partition) stalledSince(now time.Time, bound time.Duration) (time.Time, bool) {
+	if f := p.failingSince.Load(); f != 0 && now.Sub(time.Unix(0, f)) > bound {
+		return time.Unix(0, f), true
+	}
+	return time.Time{}, false
+}
+
 // Run reads until ctx ends or handle returns an error.
 func (r *Reader) Run(ctx context.Context, handle func(Message) error) error {
-	ends, err := r.endOffsets(ctx)
+	r.started.Store(r.now().UnixNano())
+	transport := r.transport()
+	defer transport.CloseIdleConnections()
+	ends, err := r.endOffsets(ctx, transport)
 	if err != nil {
 		return err
 	}
 	r.log.Info("reading group records", "topic", r.cfg.Topic, "partitions", len(ends))
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	parts := make([]partition, len(ends))
+	for i, end := range ends {
+		parts[i].end.Store(end)
+	}
+	r.parts.Store(&parts)
 
 	var mu sync.Mutex // serializes handle; guards pending and caught
 	pending := 0      // partitions not yet caught up
@@ -142,12 +288,11 @@ func (r *Reader) Run(ctx context.Context, handle func(Message) error) error {
 	if pending == 0 {
 		r.markCaughtUp()
 	}
-	lags := make([]atomic.Int64, len(ends))
-	r.lags.Store(&lags)
 	var wg sync.WaitGroup
+	wg.Go(func() { r.refresh(ctx, transport, parts) })
 	for p, end := range ends {
 		wg.Go(func() {
-			err := r.readPartition(ctx, p, &lags[p], func(m Message) error {
+			err := r.readPartition(ctx, p, &parts[p], func(m Message) error {
 				mu.Lock()
 				defer mu.Unlock()
 				if err := handle(m); err != nil {
@@ -180,12 +325,12 @@ func (r *Reader) Run(ctx context.Context, handle func(Message) error) error {
 // readPartition follows one partition from its earliest offset. kafka-go retries
 // broker and leader errors itself; when it gives up, the partition reader is rebuilt at
 // the next offset after a backoff, so a broker restart never loses or repeats a record.
-func (r *Reader) readPartition(ctx context.Context, p int, lag *atomic.Int64, handle func(Message) error) error {
+func (r *Reader) readPartition(ctx context.Context, p int, st *partition, handle func(Message) error) error {
 	next := kafka.FirstOffset
 	backoff := 250 * time.Millisecond
 	for ctx.Err() == nil {
 		kr := kafka.NewReader(kafka.ReaderConfig{
-			Brokers:        r.cfg.Brokers,
+			Brokers:        *r.brokers.Load(),
 			Dialer:         r.cfg.Dialer,
 			Topic:          r.cfg.Topic,
 			Partition:      p,
@@ -209,6 +354,8 @@ func (r *Reader) readPartition(ctx context.Context, p int, lag *atomic.Int64, ha
 					return nil
 				}
 				r.retries.Add(1)
+				st.lastErr.Store(&err)
+				st.failingSince.CompareAndSwap(0, r.now().UnixNano())
 				r.log.Warn("reading group records failed; retrying", "topic", r.cfg.Topic, "partition", p,
 					"offset", next, "error", err, "retry_in", backoff)
 				select {
@@ -220,38 +367,75 @@ func (r *Reader) readPartition(ctx context.Context, p int, lag *atomic.Int64, ha
 				break
 			}
 			backoff = 250 * time.Millisecond
-			lag.Store(m.HighWaterMark - m.Offset - 1)
 			if err := handle(Message{Partition: p, Offset: m.Offset, Key: m.Key, Value: m.Value, Time: m.Time}); err != nil {
 				kr.Close()
 				return err
 			}
 			next = m.Offset + 1
+			r.progressed(p, st, next, m.HighWaterMark)
 		}
 	}
 	return nil
+}
+
+// progressed records that partition p handed on the record before next; hwm is the
+// partition's high watermark in that fetch.
+func (r *Reader) progressed(p int, st *partition, next, hwm int64) {
+	st.next.Store(next)
+	if hwm > st.end.Load() {
+		st.end.Store(hwm)
+	}
+	st.failingSince.Store(0)
+	st.lastErr.Store(nil)
+	if st.stalled.CompareAndSwap(true, false) {
+		r.log.Info("group records readable again", "topic", r.cfg.Topic, "partition", p, "offset", next)
+	}
+}
+
+// refresh reads the end offsets of every partition and the cluster's brokers every
+// RefreshInterval until ctx ends: the end offsets make Lag grow while a partition
+// cannot be read, the brokers let partition readers bootstrap without the configured
+// ones. It also logs each partition that becomes stalled.
+func (r *Reader) refresh(ctx context.Context, transport *kafka.Transport, parts []partition) {
+	t := time.NewTicker(r.cfg.RefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if ends, err := r.tryEndOffsets(ctx, transport); err == nil && len(ends) == len(parts) {
+			for i, end := range ends {
+				if end > parts[i].end.Load() {
+					parts[i].end.Store(end)
+				}
+			}
+		} else if err != nil {
+			r.log.Debug("refreshing group record end offsets", "topic", r.cfg.Topic, "error", err)
+		}
+		for _, s := range r.stalls(r.now()) {
+			if parts[s.Partition].stalled.CompareAndSwap(false, true) {
+				r.log.Error("group records partition stalled", "topic", r.cfg.Topic, "partition", s.Partition,
+					"lag", s.Lag, "since", s.Since, "error", s.Err)
+			}
+		}
+	}
 }
 
 func (r *Reader) markCaughtUp() { r.once.Do(func() { close(r.caughtUp) }) }
 
 // endOffsets returns, per partition, the end offset (next offset to be written) now.
 // It waits for the topic to exist: it is created when the first group appears.
-func (r *Reader) endOffsets(ctx context.Context) ([]int64, error) {
-	// The Transport carries the Dialer's settings the partition readers use: TLS,
-	// SASL, client id and connect timeout (0 keeps kafka-go's default).
-	transport := &kafka.Transport{
-		TLS:         r.cfg.Dialer.TLS,
-		SASL:        r.cfg.Dialer.SASLMechanism,
-		ClientID:    r.cfg.Dialer.ClientID,
-		DialTimeout: r.cfg.Dialer.Timeout,
-	}
-	defer transport.CloseIdleConnections()
-	client := &kafka.Client{Addr: kafka.TCP(r.cfg.Brokers...), Timeout: 10 * time.Second, Transport: transport}
+func (r *Reader) endOffsets(ctx context.Context, transport *kafka.Transport) ([]int64, error) {
 	backoff := 250 * time.Millisecond
 	for {
-		ends, err := r.tryEndOffsets(ctx, client)
+		ends, err := r.tryEndOffsets(ctx, transport)
 		if err == nil {
+			r.listErr.Store(nil)
 			return ends, nil
 		}
+		r.listErr.Store(&err)
 		if errors.Is(err, kafka.UnknownTopicOrPartition) {
 			// No group was ever created: nothing to catch up with; wait for the topic.
 			r.markCaughtUp()
@@ -269,11 +453,34 @@ func (r *Reader) endOffsets(ctx context.Context) ([]int64, error) {
 	}
 }
 
-func (r *Reader) tryEndOffsets(ctx context.Context, client *kafka.Client) ([]int64, error) {
+// transport carries the Dialer's settings the partition readers use: TLS, SASL,
+// client id and connect timeout (0 keeps kafka-go's default).
+func (r *Reader) transport() *kafka.Transport {
+	return &kafka.Transport{
+		TLS:         r.cfg.Dialer.TLS,
+		SASL:        r.cfg.Dialer.SASLMechanism,
+		ClientID:    r.cfg.Dialer.ClientID,
+		DialTimeout: r.cfg.Dialer.Timeout,
+	}
+}
+
+// tryEndOffsets asks any reachable broker (the configured ones, then those the last
+// metadata listed) for the partitions of the topic and each leader for their end
+// offsets. The brokers of the answer become bootstrap servers of later calls and of
+// the partition readers built after it.
+func (r *Reader) tryEndOffsets(ctx context.Context, transport *kafka.Transport) ([]int64, error) {
+	client := &kafka.Client{Addr: kafka.TCP(*r.brokers.Load()...), Timeout: 10 * time.Second, Transport: transport}
 	md, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{r.cfg.Topic}})
 	if err != nil {
 		return nil, err
 	}
+	brokers := slices.Clone(r.cfg.Brokers)
+	for _, b := range md.Brokers {
+		if addr := net.JoinHostPort(b.Host, strconv.Itoa(b.Port)); b.Host != "" && !slices.Contains(brokers, addr) {
+			brokers = append(brokers, addr)
+		}
+	}
+	r.brokers.Store(&brokers)
 	if len(md.Topics) != 1 {
 		return nil, fmt.Errorf("metadata of %s: %d topics in the answer", r.cfg.Topic, len(md.Topics))
 	}
