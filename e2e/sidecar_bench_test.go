@@ -39,22 +39,18 @@ var benchRound atomic.Int32
 // event's arrival, split at kraftwatch's decision (its "rebalance needed" log line).
 func BenchmarkSidecarLatency(b *testing.B) {
 	const changes = 100
-	c := sidecarCluster(b)
+	s := e2etest.StartSidecar(b, sidecarCluster(b))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	ns := e2etest.StartNATS(b)
-	w := e2etest.Watch(b, ns.URL(), c.ClusterID)
-	admin := e2etest.NewAdmin(c)
 	round := benchRound.Add(1) // -count runs share the cluster: names of their own
 	topic := fmt.Sprintf("lat%d-orders", round)
-	admin.CreateTopic(ctx, b, topic, 1)
-	kw := e2etest.StartKraftwatch(b, "kw", e2etest.Env(c, ns.URL(), fmt.Sprintf("lat%d-.*", round), "KRAFTWATCH_LOG_LEVEL=info"))
-	kw.WaitReady(ctx, time.Minute)
+	s.Admin.CreateTopic(ctx, b, topic, 1)
+	kw := s.StartKraftwatch(ctx, b, fmt.Sprintf("lat%d-.*", round), "KRAFTWATCH_LOG_LEVEL=info")
 	// An observer in this process marks when each batch could first be read from the
 	// log, which splits Kafka's part (batching linger, write) from kraftwatch's.
 	var seenMu sync.Mutex
 	seen := map[int64]time.Time{} // metadata offset -> first read
-	obs, err := observer.New(observer.Config{Dir: c.Nodes[0].MetadataLogDir(), Handler: func(u observer.Update) {
+	obs, err := observer.New(observer.Config{Dir: s.Cluster.Nodes[0].MetadataLogDir(), Handler: func(u observer.Update) {
 		now := time.Now()
 		seenMu.Lock()
 		seen[u.Provenance.Offset] = now
@@ -75,8 +71,8 @@ func BenchmarkSidecarLatency(b *testing.B) {
 	}()
 	<-obs.Ready()
 	group := fmt.Sprintf("lat%d-g", round)
-	e2etest.StartConsumers(ctx, b, c, map[string]string{group: topic})
-	w.Expect(ctx, b, map[string]int{group: 1}, time.Minute)
+	e2etest.StartConsumers(ctx, b, s.Cluster, map[string]string{group: topic})
+	s.Watcher.Expect(ctx, b, map[string]int{group: 1}, time.Minute)
 
 	var evs e2etest.Events
 	var call []time.Duration // the CreatePartitions round trip, for context
@@ -86,9 +82,9 @@ func BenchmarkSidecarLatency(b *testing.B) {
 		for range changes {
 			partitions++
 			start := time.Now()
-			admin.AlterPartitions(ctx, b, topic, partitions)
+			s.Admin.AlterPartitions(ctx, b, topic, partitions)
 			call = append(call, time.Since(start))
-			e := waitPartitionsEvent(ctx, b, w, group, partitions, 30*time.Second)
+			e := waitPartitionsEvent(ctx, b, s.Watcher, group, partitions, 30*time.Second)
 			evs = append(evs, e)
 		}
 	}
@@ -153,23 +149,20 @@ func BenchmarkSidecar10kGroups(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	c := sidecarCluster(b)
+	s := e2etest.StartSidecar(b, sidecarCluster(b))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	ns := e2etest.StartNATS(b)
-	w := e2etest.Watch(b, ns.URL(), c.ClusterID)
-	admin := e2etest.NewAdmin(c)
 	prefix := fmt.Sprintf("fan%d", benchRound.Add(1)) // -count runs share the cluster
 	topic := prefix + "-orders"
-	admin.CreateTopic(ctx, b, topic, 1)
+	s.Admin.CreateTopic(ctx, b, topic, 1)
 	start := time.Now()
-	e2etest.ClassicGroups(ctx, b, c, prefix+"-g", topic, n)
+	e2etest.ClassicGroups(ctx, b, s.Cluster, prefix+"-g", topic, n)
 	b.Logf("%d classic groups created in %v", n, time.Since(start).Round(time.Millisecond))
 
 	start = time.Now()
-	kw := e2etest.StartKraftwatch(b, "kw", e2etest.Env(c, ns.URL(), prefix+"-.*", "KRAFTWATCH_LOG_LEVEL=info"))
+	kw := e2etest.StartKraftwatch(b, "kw", e2etest.Env(s.Cluster, s.NATS.URL(), prefix+"-.*", "KRAFTWATCH_LOG_LEVEL=info"))
 	ready := kw.WaitReady(ctx, 5*time.Minute)
-	first := waitEvents(ctx, b, w, n, 5*time.Minute)
+	first := waitEvents(ctx, b, s.Watcher, n, 5*time.Minute)
 	b.Logf("start-up: ready after %v (__consumer_offsets read, last events loaded, %d groups decided); %d first events at the subscriber %v after start",
 		ready.Round(time.Millisecond), n, n, first.Sub(start).Round(time.Millisecond))
 
@@ -178,11 +171,11 @@ func BenchmarkSidecar10kGroups(b *testing.B) {
 	var all []time.Duration
 	for range b.N {
 		partitions++
-		before := len(w.All(b))
-		admin.AlterPartitions(ctx, b, topic, partitions)
-		waitEvents(ctx, b, w, before+n, 5*time.Minute)
+		before := len(s.Watcher.All(b))
+		s.Admin.AlterPartitions(ctx, b, topic, partitions)
+		waitEvents(ctx, b, s.Watcher, before+n, 5*time.Minute)
 		time.Sleep(time.Second)
-		evs := w.All(b)[before:]
+		evs := s.Watcher.All(b)[before:]
 		groups := map[string]bool{}
 		for _, e := range evs {
 			groups[e.Env.Data.GroupID] = true
@@ -214,7 +207,7 @@ func BenchmarkSidecar10kGroups(b *testing.B) {
 	slices.Sort(all)
 	b.ReportMetric(ms(all[len(all)-1]), "all-events-ms")
 	b.ReportMetric(0, "ns/op")
-	if r := w.Repeated(); len(r) > 0 {
+	if r := s.Watcher.Repeated(); len(r) > 0 {
 		b.Fatalf("%d events received twice", len(r))
 	}
 }

@@ -35,6 +35,16 @@ func sidecarCluster(t testing.TB) *kafkatest.Cluster {
 	return e2etest.Shared(t, "sidecar", kafkatest.Options{Rack: "rack-a"})
 }
 
+// sidecar is a sidecar test's set-up on the shared cluster, and the test's context:
+// three minutes from now at most.
+func sidecar(t *testing.T) (*e2etest.Sidecar, context.Context) {
+	t.Helper()
+	s := e2etest.StartSidecar(t, sidecarCluster(t))
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return s, ctx
+}
+
 // TestSidecarPartitionsAdded: three groups join while kraftwatch runs (each gets one
 // first event, reason subscription_changed); partitions are added to the topic two of
 // them read: exactly one event for each of those two, reason partitions_added 2 -> 4,
@@ -42,19 +52,13 @@ func sidecarCluster(t testing.TB) *kafkatest.Cluster {
 // for the group on the other topic. Then changes to topics no group reads (create, add
 // partitions, alter config, delete) give no event at all.
 func TestSidecarPartitionsAdded(t *testing.T) {
-	c := sidecarCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	ns := e2etest.StartNATS(t)
-	w := e2etest.Watch(t, ns.URL(), c.ClusterID)
-	admin := e2etest.NewAdmin(c)
-	admin.CreateTopic(ctx, t, "pa-orders", 2)
-	admin.CreateTopic(ctx, t, "pa-audit", 1)
-	kw := e2etest.StartKraftwatch(t, "kw", e2etest.Env(c, ns.URL(), "pa-.*"))
-	t.Logf("kraftwatch ready in %v", kw.WaitReady(ctx, time.Minute).Round(time.Millisecond))
+	s, ctx := sidecar(t)
+	s.Admin.CreateTopic(ctx, t, "pa-orders", 2)
+	s.Admin.CreateTopic(ctx, t, "pa-audit", 1)
+	s.StartKraftwatch(ctx, t, "pa-.*")
 
-	e2etest.StartConsumers(ctx, t, c, map[string]string{"pa-billing": "pa-orders", "pa-shipping": "pa-orders", "pa-auditor": "pa-audit"})
-	first := w.Expect(ctx, t, map[string]int{"pa-billing": 1, "pa-shipping": 1, "pa-auditor": 1}, time.Minute)
+	e2etest.StartConsumers(ctx, t, s.Cluster, map[string]string{"pa-billing": "pa-orders", "pa-shipping": "pa-orders", "pa-auditor": "pa-audit"})
+	first := s.Watcher.Expect(ctx, t, map[string]int{"pa-billing": 1, "pa-shipping": 1, "pa-auditor": 1}, time.Minute)
 	topicID := map[string]string{}
 	for g, want := range map[string]publish.Reason{
 		"pa-billing":  {Kind: publish.SubscriptionChanged, Topic: "pa-orders", NewPartitions: 2},
@@ -70,9 +74,9 @@ func TestSidecarPartitionsAdded(t *testing.T) {
 		topicID[r.Topic] = r.TopicID
 	}
 
-	admin.AlterPartitions(ctx, t, "pa-orders", 4)
-	got := w.Expect(ctx, t, map[string]int{"pa-billing": 2, "pa-shipping": 2, "pa-auditor": 1}, time.Minute)
-	fresh := e2etest.Hashes(t, c)
+	s.Admin.AlterPartitions(ctx, t, "pa-orders", 4)
+	got := s.Watcher.Expect(ctx, t, map[string]int{"pa-billing": 2, "pa-shipping": 2, "pa-auditor": 1}, time.Minute)
+	fresh := e2etest.Hashes(t, s.Cluster)
 	for _, g := range []string{"pa-billing", "pa-shipping"} {
 		e := got[g][1]
 		want := publish.Reason{Kind: publish.PartitionsAdded, Topic: "pa-orders", TopicID: topicID["pa-orders"], OldPartitions: 2, NewPartitions: 4}
@@ -93,17 +97,17 @@ func TestSidecarPartitionsAdded(t *testing.T) {
 	t.Logf("partitions added: one event each for pa-billing and pa-shipping, none for pa-auditor")
 
 	t.Run("unread topics", func(t *testing.T) {
-		admin.CreateTopic(ctx, t, "pa-unread", 1)
-		admin.AlterPartitions(ctx, t, "pa-unread", 3)
-		admin.AlterTopicConfig(ctx, t, "pa-unread", "retention.ms", "3600000")
-		admin.AlterTopicConfig(ctx, t, "pa-orders", "retention.ms", "3600000") // a read topic, but no hash input
-		admin.DeleteTopic(ctx, t, "pa-unread")
-		admin.CreateTopic(ctx, t, "pa-unread-2", 2)
-		admin.DeleteTopic(ctx, t, "pa-unread-2")
+		s.Admin.CreateTopic(ctx, t, "pa-unread", 1)
+		s.Admin.AlterPartitions(ctx, t, "pa-unread", 3)
+		s.Admin.AlterTopicConfig(ctx, t, "pa-unread", "retention.ms", "3600000")
+		s.Admin.AlterTopicConfig(ctx, t, "pa-orders", "retention.ms", "3600000") // a read topic, but no hash input
+		s.Admin.DeleteTopic(ctx, t, "pa-unread")
+		s.Admin.CreateTopic(ctx, t, "pa-unread-2", 2)
+		s.Admin.DeleteTopic(ctx, t, "pa-unread-2")
 		// A change that does move a group: kraftwatch decides in metadata log order, so
 		// once its event is here every change above has been decided.
-		admin.AlterPartitions(ctx, t, "pa-audit", 2)
-		got := w.Expect(ctx, t, map[string]int{"pa-billing": 2, "pa-shipping": 2, "pa-auditor": 2}, time.Minute)
+		s.Admin.AlterPartitions(ctx, t, "pa-audit", 2)
+		got := s.Watcher.Expect(ctx, t, map[string]int{"pa-billing": 2, "pa-shipping": 2, "pa-auditor": 2}, time.Minute)
 		e := got["pa-auditor"][1]
 		want := publish.Reason{Kind: publish.PartitionsAdded, Topic: "pa-audit", TopicID: topicID["pa-audit"], OldPartitions: 1, NewPartitions: 2}
 		if r := e.Reason(t); r != want {
@@ -111,11 +115,11 @@ func TestSidecarPartitionsAdded(t *testing.T) {
 		}
 	})
 
-	stream := e2etest.Stream(t, ns.URL(), c.ClusterID)
+	stream := s.Stream(t)
 	if n := len(stream); n != 6 {
 		t.Fatalf("stream holds %d events, want 6:\n%s", n, stream)
 	}
-	e2etest.CheckStreamAndCore(t, stream, w, "pa-billing", "pa-shipping", "pa-auditor")
+	e2etest.CheckStreamAndCore(t, stream, s.Watcher, "pa-billing", "pa-shipping", "pa-auditor")
 }
 
 // TestSidecarTwoReplicas: two kraftwatch processes on one cluster, one NATS and one
@@ -124,27 +128,22 @@ func TestSidecarPartitionsAdded(t *testing.T) {
 // (1 + 3 events per group, a consistent chain), the replicas' published counters add
 // up to the stream's events, and both replicas decided every live transition.
 func TestSidecarTwoReplicas(t *testing.T) {
-	c := sidecarCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	ns := e2etest.StartNATS(t)
-	w := e2etest.Watch(t, ns.URL(), c.ClusterID)
-	admin := e2etest.NewAdmin(c)
-	admin.CreateTopic(ctx, t, "rr-orders", 1)
-	e2etest.StartConsumers(ctx, t, c, map[string]string{"rr-a": "rr-orders", "rr-b": "rr-orders"})
+	s, ctx := sidecar(t)
+	s.Admin.CreateTopic(ctx, t, "rr-orders", 1)
+	e2etest.StartConsumers(ctx, t, s.Cluster, map[string]string{"rr-a": "rr-orders", "rr-b": "rr-orders"})
 
-	env := e2etest.Env(c, ns.URL(), "rr-.*")
+	env := e2etest.Env(s.Cluster, s.NATS.URL(), "rr-.*")
 	kws := []*e2etest.Kraftwatch{e2etest.StartKraftwatch(t, "kw1", env), e2etest.StartKraftwatch(t, "kw2", env)}
 	for _, k := range kws {
 		k.WaitReady(ctx, time.Minute)
 	}
-	w.Expect(ctx, t, map[string]int{"rr-a": 1, "rr-b": 1}, time.Minute)
+	s.Watcher.Expect(ctx, t, map[string]int{"rr-a": 1, "rr-b": 1}, time.Minute)
 	for n := 2; n <= 4; n++ {
-		admin.AlterPartitions(ctx, t, "rr-orders", n)
+		s.Admin.AlterPartitions(ctx, t, "rr-orders", n)
 	}
-	got := w.Expect(ctx, t, map[string]int{"rr-a": 4, "rr-b": 4}, time.Minute)
-	fresh := e2etest.Hashes(t, c)
-	stream := e2etest.Stream(t, ns.URL(), c.ClusterID)
+	got := s.Watcher.Expect(ctx, t, map[string]int{"rr-a": 4, "rr-b": 4}, time.Minute)
+	fresh := e2etest.Hashes(t, s.Cluster)
+	stream := s.Stream(t)
 	for _, g := range []string{"rr-a", "rr-b"} {
 		evs := got[g]
 		e2etest.CheckChain(t, g, evs)
@@ -177,9 +176,9 @@ func TestSidecarTwoReplicas(t *testing.T) {
 	// sequence the winner already moved (or finds it stored): the stream refuses it and
 	// republishes only what it stores, so the core subscriber received each stored
 	// event exactly once and nothing else.
-	w.NoRepeats(t)
-	e2etest.SameEvents(t, "stream and core subscriber events", stream, w.All(t))
-	t.Logf("core subscriber: %d events, each once, the stream's", len(w.All(t)))
+	s.Watcher.NoRepeats(t)
+	e2etest.SameEvents(t, "stream and core subscriber events", stream, s.Watcher.All(t))
+	t.Logf("core subscriber: %d events, each once, the stream's", len(s.Watcher.All(t)))
 	var published, already, decided float64
 	for _, k := range kws {
 		p, a, d := k.Metric("kraftwatch_events_published_total"), k.Metric("kraftwatch_events_already_published_total"), k.Metric("kraftwatch_decisions_total")
@@ -201,24 +200,18 @@ func TestSidecarTwoReplicas(t *testing.T) {
 // twice (nothing duplicated), the core subscriber saw exactly the stored events, and
 // every decision of the restarted process is in the stream.
 func TestSidecarSIGKILL(t *testing.T) {
-	c := sidecarCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	ns := e2etest.StartNATS(t)
-	w := e2etest.Watch(t, ns.URL(), c.ClusterID)
-	admin := e2etest.NewAdmin(c)
-	admin.CreateTopic(ctx, t, "kill-orders", 1)
-	kw := e2etest.StartKraftwatch(t, "kw", e2etest.Env(c, ns.URL(), "kill-.*"))
-	kw.WaitReady(ctx, time.Minute)
-	e2etest.StartConsumers(ctx, t, c, map[string]string{"kill-a": "kill-orders", "kill-b": "kill-orders"})
-	w.Expect(ctx, t, map[string]int{"kill-a": 1, "kill-b": 1}, time.Minute)
+	s, ctx := sidecar(t)
+	s.Admin.CreateTopic(ctx, t, "kill-orders", 1)
+	kw := s.StartKraftwatch(ctx, t, "kill-.*")
+	e2etest.StartConsumers(ctx, t, s.Cluster, map[string]string{"kill-a": "kill-orders", "kill-b": "kill-orders"})
+	s.Watcher.Expect(ctx, t, map[string]int{"kill-a": 1, "kill-b": 1}, time.Minute)
 
 	const last = 9
 	var step atomic.Int32
 	burst := make(chan error, 1)
 	go func() {
 		for n := 2; n <= last; n++ {
-			if err := admin.TryAlterPartitions(ctx, "kill-orders", n); err != nil {
+			if err := s.Admin.TryAlterPartitions(ctx, "kill-orders", n); err != nil {
 				burst <- err
 				return
 			}
@@ -228,7 +221,7 @@ func TestSidecarSIGKILL(t *testing.T) {
 		burst <- nil
 	}()
 	err := e2etest.Wait(ctx, time.Minute, func() error {
-		if evs := w.All(t); len(evs.Group("kill-a")) < 3 {
+		if evs := s.Watcher.All(t); len(evs.Group("kill-a")) < 3 {
 			return fmt.Errorf("no event for the burst's first two steps:\n%s", evs)
 		}
 		return nil
@@ -238,7 +231,7 @@ func TestSidecarSIGKILL(t *testing.T) {
 	}
 	kw.Kill()
 	killedAt := step.Load()
-	before := map[string]int{"kill-a": len(w.All(t).Group("kill-a")), "kill-b": len(w.All(t).Group("kill-b"))}
+	before := map[string]int{"kill-a": len(s.Watcher.All(t).Group("kill-a")), "kill-b": len(s.Watcher.All(t).Group("kill-b"))}
 	// Two more steps while it is down, then start it again while the burst goes on.
 	waitStep(ctx, t, &step, killedAt+2)
 	restartedAt := step.Load()
@@ -252,14 +245,14 @@ func TestSidecarSIGKILL(t *testing.T) {
 		t.Fatalf("the burst was over when kraftwatch was started again: not a restart during a burst")
 	}
 
-	fresh := e2etest.Hashes(t, c)
+	fresh := e2etest.Hashes(t, s.Cluster)
 	lastHash := func(g string) int64 {
-		evs := w.All(t).Group(g)
+		evs := s.Watcher.All(t).Group(g)
 		return int64(evs[len(evs)-1].Env.Data.NewHash)
 	}
 	err = e2etest.Wait(ctx, time.Minute, func() error {
 		if lastHash("kill-a") != fresh["kill-a"] || lastHash("kill-b") != fresh["kill-b"] {
-			return fmt.Errorf("last hashes never reached the fresh ones %v:\n%s", fresh, w.All(t))
+			return fmt.Errorf("last hashes never reached the fresh ones %v:\n%s", fresh, s.Watcher.All(t))
 		}
 		return nil
 	})
@@ -267,11 +260,11 @@ func TestSidecarSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(e2etest.Quiet)
-	stream := e2etest.Stream(t, ns.URL(), c.ClusterID)
+	stream := s.Stream(t)
 	for _, g := range []string{"kill-a", "kill-b"} {
 		evs := stream.Group(g)
 		e2etest.CheckChain(t, g, evs)
-		e2etest.SameEvents(t, "stream and core subscriber events of "+g, evs, w.All(t).Group(g))
+		e2etest.SameEvents(t, "stream and core subscriber events of "+g, evs, s.Watcher.All(t).Group(g))
 		if h := int64(evs[len(evs)-1].Env.Data.NewHash); h != fresh[g] {
 			t.Fatalf("group %s: last stored hash %d, kraftwatch hashes computes %d", g, h, fresh[g])
 		}
@@ -308,7 +301,7 @@ func TestSidecarSIGKILL(t *testing.T) {
 		}
 		t.Logf("group %s: %d events stored for 1 + %d transitions (those made while kraftwatch was down announced as one)", g, len(evs), last-1)
 	}
-	w.NoRepeats(t)
+	s.Watcher.NoRepeats(t)
 }
 
 // TestSidecarChangeWhileDown stops kraftwatch (SIGTERM), adds partitions to the topic
@@ -316,27 +309,21 @@ func TestSidecarSIGKILL(t *testing.T) {
 // the hash announced before to the hash computed from scratch, none for the group on
 // the unchanged topic; a further restart announces nothing.
 func TestSidecarChangeWhileDown(t *testing.T) {
-	c := sidecarCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	ns := e2etest.StartNATS(t)
-	w := e2etest.Watch(t, ns.URL(), c.ClusterID)
-	admin := e2etest.NewAdmin(c)
-	admin.CreateTopic(ctx, t, "down-orders", 2)
-	admin.CreateTopic(ctx, t, "down-other", 1)
-	kw := e2etest.StartKraftwatch(t, "kw", e2etest.Env(c, ns.URL(), "down-.*"))
-	kw.WaitReady(ctx, time.Minute)
-	e2etest.StartConsumers(ctx, t, c, map[string]string{"down-g": "down-orders", "down-h": "down-other"})
-	first := w.Expect(ctx, t, map[string]int{"down-g": 1, "down-h": 1}, time.Minute)
+	s, ctx := sidecar(t)
+	s.Admin.CreateTopic(ctx, t, "down-orders", 2)
+	s.Admin.CreateTopic(ctx, t, "down-other", 1)
+	kw := s.StartKraftwatch(ctx, t, "down-.*")
+	e2etest.StartConsumers(ctx, t, s.Cluster, map[string]string{"down-g": "down-orders", "down-h": "down-other"})
+	first := s.Watcher.Expect(ctx, t, map[string]int{"down-g": 1, "down-h": 1}, time.Minute)
 	if code, took := kw.Stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("kraftwatch exited %d after %v", code, took)
 	}
 
-	admin.AlterPartitions(ctx, t, "down-orders", 5)
-	fresh := e2etest.Hashes(t, c)
+	s.Admin.AlterPartitions(ctx, t, "down-orders", 5)
+	fresh := e2etest.Hashes(t, s.Cluster)
 	kw.Start()
 	kw.WaitReady(ctx, time.Minute)
-	got := w.Expect(ctx, t, map[string]int{"down-g": 2, "down-h": 1}, time.Minute)
+	got := s.Watcher.Expect(ctx, t, map[string]int{"down-g": 2, "down-h": 1}, time.Minute)
 	e := got["down-g"][1]
 	d := e.Env.Data
 	if !d.PreviousHash.Valid || d.PreviousHash.Hash != first["down-g"][0].Env.Data.NewHash || int64(d.NewHash) != fresh["down-g"] {
@@ -356,9 +343,9 @@ func TestSidecarChangeWhileDown(t *testing.T) {
 	if n := kw.Metric("kraftwatch_decisions_total"); n != 0 {
 		t.Fatalf("third run decided %v events at start-up, want 0", n)
 	}
-	w.Expect(ctx, t, map[string]int{"down-g": 2, "down-h": 1}, time.Minute)
-	stream := e2etest.Stream(t, ns.URL(), c.ClusterID)
-	e2etest.CheckStreamAndCore(t, stream, w, "down-g", "down-h")
+	s.Watcher.Expect(ctx, t, map[string]int{"down-g": 2, "down-h": 1}, time.Minute)
+	stream := s.Stream(t)
+	e2etest.CheckStreamAndCore(t, stream, s.Watcher, "down-g", "down-h")
 }
 
 // TestSidecarNATSRestart kills the nats-server process (SIGKILL) after a first
@@ -368,21 +355,15 @@ func TestSidecarChangeWhileDown(t *testing.T) {
 // (1 + 4 events), /readyz recovers, and the core subscriber, reconnected, receives what
 // is published after its return.
 func TestSidecarNATSRestart(t *testing.T) {
-	c := sidecarCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	ns := e2etest.StartNATS(t)
-	w := e2etest.Watch(t, ns.URL(), c.ClusterID)
-	admin := e2etest.NewAdmin(c)
-	admin.CreateTopic(ctx, t, "nr-orders", 1)
-	kw := e2etest.StartKraftwatch(t, "kw", e2etest.Env(c, ns.URL(), "nr-.*"))
-	kw.WaitReady(ctx, time.Minute)
-	e2etest.StartConsumers(ctx, t, c, map[string]string{"nr-g": "nr-orders"})
-	w.Expect(ctx, t, map[string]int{"nr-g": 1}, time.Minute)
-	admin.AlterPartitions(ctx, t, "nr-orders", 2)
-	w.Expect(ctx, t, map[string]int{"nr-g": 2}, time.Minute)
+	s, ctx := sidecar(t)
+	s.Admin.CreateTopic(ctx, t, "nr-orders", 1)
+	kw := s.StartKraftwatch(ctx, t, "nr-.*")
+	e2etest.StartConsumers(ctx, t, s.Cluster, map[string]string{"nr-g": "nr-orders"})
+	s.Watcher.Expect(ctx, t, map[string]int{"nr-g": 1}, time.Minute)
+	s.Admin.AlterPartitions(ctx, t, "nr-orders", 2)
+	s.Watcher.Expect(ctx, t, map[string]int{"nr-g": 2}, time.Minute)
 
-	ns.Kill()
+	s.NATS.Kill()
 	start := time.Now()
 	err := e2etest.Wait(ctx, 20*time.Second, func() error {
 		if kw.Readyz() == http.StatusOK {
@@ -394,8 +375,8 @@ func TestSidecarNATSRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("/readyz failed %v after nats-server was killed", time.Since(start).Round(time.Millisecond))
-	admin.AlterPartitions(ctx, t, "nr-orders", 3)
-	admin.AlterPartitions(ctx, t, "nr-orders", 4)
+	s.Admin.AlterPartitions(ctx, t, "nr-orders", 3)
+	s.Admin.AlterPartitions(ctx, t, "nr-orders", 4)
 	// A minute from the kill.
 	err = e2etest.Wait(ctx, time.Until(start.Add(time.Minute)), func() error {
 		if ds := kw.Decisions(1, "nr-g"); len(ds) < 4 {
@@ -410,14 +391,14 @@ func TestSidecarNATSRestart(t *testing.T) {
 		t.Fatal("/readyz is 200 while nats-server is down")
 	}
 	time.Sleep(time.Second) // let the publisher retry a few times
-	ns.Start()
+	s.NATS.Start()
 	t.Logf("nats-server restarted after %v down", time.Since(start).Round(time.Millisecond))
 	kw.WaitReady(ctx, time.Minute)
-	admin.AlterPartitions(ctx, t, "nr-orders", 5)
+	s.Admin.AlterPartitions(ctx, t, "nr-orders", 5)
 
-	fresh := e2etest.Hashes(t, c)
+	fresh := e2etest.Hashes(t, s.Cluster)
 	err = e2etest.Wait(ctx, time.Minute, func() error {
-		if evs := e2etest.Stream(t, ns.URL(), c.ClusterID).Group("nr-g"); len(evs) < 5 {
+		if evs := s.Stream(t).Group("nr-g"); len(evs) < 5 {
 			return fmt.Errorf("stream holds %d events of nr-g, want 5:\n%s", len(evs), evs)
 		}
 		return nil
@@ -426,7 +407,7 @@ func TestSidecarNATSRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(e2etest.Quiet)
-	evs := e2etest.Stream(t, ns.URL(), c.ClusterID).Group("nr-g")
+	evs := s.Stream(t).Group("nr-g")
 	if len(evs) != 5 {
 		t.Fatalf("stream holds %d events of nr-g, want exactly 5:\n%s", len(evs), evs)
 	}
@@ -443,7 +424,7 @@ func TestSidecarNATSRestart(t *testing.T) {
 	}
 	// The core subscriber missed what was published while it was reconnecting, at most;
 	// it saw nothing twice and nothing that is not stored, and the last event.
-	core := w.All(t).Group("nr-g")
+	core := s.Watcher.All(t).Group("nr-g")
 	if len(core) < 3 || core[len(core)-1].MsgID != evs[4].MsgID {
 		t.Fatalf("core subscriber received:\n%swant at least the first two and the last of:\n%s", core, evs)
 	}
@@ -457,7 +438,7 @@ func TestSidecarNATSRestart(t *testing.T) {
 		}
 		j++
 	}
-	w.NoRepeats(t)
+	s.Watcher.NoRepeats(t)
 	t.Logf("core subscriber received %d of the 5 stored events, none twice; kraftwatch retried %v publishes",
 		len(core), kw.Metric("kraftwatch_events_retried_total"))
 }
@@ -468,24 +449,18 @@ func TestSidecarNATSRestart(t *testing.T) {
 // (one event when the stream's last hash is not the fresh one, none otherwise), so the
 // last stored hash is the fresh hash.
 func TestSidecarSIGTERM(t *testing.T) {
-	c := sidecarCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	ns := e2etest.StartNATS(t)
-	w := e2etest.Watch(t, ns.URL(), c.ClusterID)
-	admin := e2etest.NewAdmin(c)
-	admin.CreateTopic(ctx, t, "term-orders", 1)
-	kw := e2etest.StartKraftwatch(t, "kw", e2etest.Env(c, ns.URL(), "term-.*"))
-	kw.WaitReady(ctx, time.Minute)
-	e2etest.StartConsumers(ctx, t, c, map[string]string{"term-g": "term-orders"})
-	w.Expect(ctx, t, map[string]int{"term-g": 1}, time.Minute)
+	s, ctx := sidecar(t)
+	s.Admin.CreateTopic(ctx, t, "term-orders", 1)
+	kw := s.StartKraftwatch(ctx, t, "term-.*")
+	e2etest.StartConsumers(ctx, t, s.Cluster, map[string]string{"term-g": "term-orders"})
+	s.Watcher.Expect(ctx, t, map[string]int{"term-g": 1}, time.Minute)
 
 	// SIGTERM in the middle of the burst, once its third step is done.
 	var step atomic.Int32
 	burst := make(chan error, 1)
 	go func() {
 		for n := 2; n <= 6; n++ {
-			if err := admin.TryAlterPartitions(ctx, "term-orders", n); err != nil {
+			if err := s.Admin.TryAlterPartitions(ctx, "term-orders", n); err != nil {
 				burst <- err
 				return
 			}
@@ -508,7 +483,7 @@ func TestSidecarSIGTERM(t *testing.T) {
 	if len(kw.LogLines(1, "publisher stopped")) != 1 {
 		t.Fatal(`no "publisher stopped" line: the publisher did not drain`)
 	}
-	stream := e2etest.Stream(t, ns.URL(), c.ClusterID).Group("term-g")
+	stream := s.Stream(t).Group("term-g")
 	stored := map[e2etest.Decision]bool{}
 	for _, e := range stream {
 		stored[e2etest.Decision{Group: "term-g", NewHash: int64(e.Env.Data.NewHash), MetadataOffset: e.Env.Data.MetadataOffset}] = true
@@ -524,21 +499,21 @@ func TestSidecarSIGTERM(t *testing.T) {
 	}
 	t.Logf("SIGTERM at step %d of the burst: %d of the 5 transitions decided before exit, all stored", 4, len(ds)-1)
 
-	fresh := e2etest.Hashes(t, c)["term-g"]
+	fresh := e2etest.Hashes(t, s.Cluster)["term-g"]
 	want := len(stream)
 	if int64(stream[len(stream)-1].Env.Data.NewHash) != fresh {
 		want++
 	}
 	kw.Start()
 	kw.WaitReady(ctx, time.Minute)
-	got := w.Expect(ctx, t, map[string]int{"term-g": want}, time.Minute)["term-g"]
+	got := s.Watcher.Expect(ctx, t, map[string]int{"term-g": want}, time.Minute)["term-g"]
 	if h := int64(got[len(got)-1].Env.Data.NewHash); h != fresh {
 		t.Fatalf("last hash %d, kraftwatch hashes computes %d", h, fresh)
 	}
-	stream = e2etest.Stream(t, ns.URL(), c.ClusterID).Group("term-g")
+	stream = s.Stream(t).Group("term-g")
 	e2etest.CheckChain(t, "term-g", stream)
 	e2etest.SameEvents(t, "stream and core subscriber events", stream, got)
-	w.NoRepeats(t)
+	s.Watcher.NoRepeats(t)
 	if code, took := kw.Stop(syscall.SIGTERM); code != 0 || took > 5*time.Second {
 		t.Fatalf("second SIGTERM: exit code %d after %v", code, took)
 	}

@@ -301,3 +301,36 @@ func Hashes(t testing.TB, c *kafkatest.Cluster) map[string]int64 {
 	}
 	return hashes
 }
+
+// Sidecar is what a sidecar test runs kraftwatch beside: a Kafka cluster, a nats-server
+// process of the test's own (so the stream starts empty), a Watcher on it and an Admin
+// of the cluster. Like its parts, it belongs to the test's goroutine.
+type Sidecar struct {
+	Cluster *kafkatest.Cluster
+	NATS    *NATS
+	Watcher *Watcher
+	Admin   *Admin
+}
+
+// StartSidecar starts a nats-server process for the test and watches it.
+func StartSidecar(t testing.TB, c *kafkatest.Cluster) *Sidecar {
+	t.Helper()
+	ns := StartNATS(t)
+	return &Sidecar{Cluster: c, NATS: ns, Watcher: Watch(t, ns.URL(), c.ClusterID), Admin: NewAdmin(c)}
+}
+
+// StartKraftwatch starts a kraftwatch called "kw", configured by Env for the sidecar's
+// cluster and nats-server, the groups matching include and extra, and waits a minute
+// at most until it is ready.
+func (s *Sidecar) StartKraftwatch(ctx context.Context, t testing.TB, include string, extra ...string) *Kraftwatch {
+	t.Helper()
+	k := StartKraftwatch(t, "kw", Env(s.Cluster, s.NATS.URL(), include, extra...))
+	t.Logf("kraftwatch ready in %v", k.WaitReady(ctx, time.Minute).Round(time.Millisecond))
+	return k
+}
+
+// Stream reads the stream of the sidecar's nats-server (Stream).
+func (s *Sidecar) Stream(t testing.TB) Events {
+	t.Helper()
+	return Stream(t, s.NATS.URL(), s.Cluster.ClusterID)
+}
