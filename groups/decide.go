@@ -2,6 +2,7 @@ package groups
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -168,17 +169,25 @@ type Tracker struct {
 	image *image.Image
 	hs    map[GroupKey]*tracked
 
-	// scratch of one call
-	events  []topicEvent
-	byName  map[string]int
-	pending []pending
-	index   map[*Group]int
-	order   []sortKey
-	touched []string
-	names   []string
-	memo    map[string]int64    // topic hashes read during the call
-	scanned map[string][]string // topics each regex matched during the call
-	hashes  []hashcache.NamedHash
+	// Scratch of one call, empty between calls (endCall).
+	events   topicEvents    // Metadata: what the update did to each topic
+	affected affectedGroups // Metadata: the groups it affects, with their reasons
+	memo     memo           // every call: what it read from the cache and the image
+}
+
+// memo is what one call of the Tracker has read, so that thousands of groups that
+// read one topic hash it once and each regex scans the image once: the cache
+// checks the topic id of every read, which costs more than the hash itself.
+type memo struct {
+	topicHashes map[string]int64    // topic hashes read during the call
+	matches     map[string][]string // topics each regex matched during the call
+	hashes      []hashcache.NamedHash
+}
+
+// reset empties m, keeping its storage.
+func (m *memo) reset() {
+	clear(m.topicHashes)
+	clear(m.matches)
 }
 
 // tracked is what a Tracker knows of one group.
@@ -198,14 +207,11 @@ type tracked struct {
 // loaded. The Tracker is the only user of c from then on.
 func NewTracker(s *State, c *hashcache.Cache) *Tracker {
 	return &Tracker{
-		state:   s,
-		cache:   c,
-		image:   image.Empty,
-		hs:      make(map[GroupKey]*tracked),
-		byName:  make(map[string]int),
-		index:   make(map[*Group]int),
-		memo:    make(map[string]int64),
-		scanned: make(map[string][]string),
+		state: s,
+		cache: c,
+		image: image.Empty,
+		hs:    make(map[GroupKey]*tracked),
+		memo:  memo{topicHashes: make(map[string]int64), matches: make(map[string][]string)},
 	}
 }
 
@@ -253,22 +259,22 @@ func (t *Tracker) Sync(cur *image.Image) []Decision {
 		t.cache.Clear()
 		t.image = cur
 	}
+	defer t.memo.reset()
 	for k := range t.hs {
-		if _, ok := t.state.groups[k]; !ok {
+		if _, ok := t.state.Group(k); !ok {
 			delete(t.hs, k)
 		}
 	}
 	var out []Decision
 	for _, k := range t.state.Keys() {
+		g, _ := t.state.Group(k)
 		tr := t.entry(k)
 		tr.known = false
-		t.refresh(t.state.groups[k], tr, nil)
+		t.refresh(g, tr, nil)
 		if d, ok := t.rehash(k, tr, nil); ok {
 			out = append(out, d)
 		}
 	}
-	clear(t.memo)
-	clear(t.scanned)
 	return out
 }
 
@@ -284,19 +290,25 @@ func (t *Tracker) Group(ch Change) (Decision, bool) {
 	if !ch.Created && !ch.Subscription {
 		return Decision{}, false
 	}
-	g := t.state.groups[ch.Group]
-	if g == nil {
+	g, ok := t.state.Group(ch.Group)
+	if !ok {
 		delete(t.hs, ch.Group)
 		return Decision{}, false
 	}
+	defer t.memo.reset()
 	tr := t.entry(ch.Group)
 	var before []string
 	if tr.known {
 		before = tr.topics
 	}
 	t.refresh(g, tr, nil)
+	return t.rehash(ch.Group, tr, t.subscriptionReasons(before, tr.topics))
+}
+
+// subscriptionReasons returns a SubscriptionChanged reason for each topic in one of
+// before and after (sorted) but not the other.
+func (t *Tracker) subscriptionReasons(before, after []string) []Reason {
 	var reasons []Reason
-	after := tr.topics
 	for len(before) > 0 || len(after) > 0 {
 		switch {
 		case len(after) == 0 || len(before) > 0 && before[0] < after[0]:
@@ -318,10 +330,7 @@ func (t *Tracker) Group(ch Change) (Decision, bool) {
 			before, after = before[1:], after[1:]
 		}
 	}
-	d, ok := t.rehash(ch.Group, tr, reasons)
-	clear(t.memo)
-	clear(t.scanned)
-	return d, ok
+	return reasons
 }
 
 // entry returns the tracked entry of k, adding an empty one.
@@ -346,25 +355,23 @@ func (t *Tracker) rehash(k GroupKey, tr *tracked, reasons []Reason) (Decision, b
 }
 
 // groupHash returns the group hash of topics (sorted, distinct, existing). Topic
-// hashes come from the cache once per call, then from t.memo, which the public
-// methods clear before returning: the cache checks the topic id of every read,
-// which costs more than the hash itself when thousands of groups read one topic.
+// hashes come from the cache once per call, then from t.memo.
 func (t *Tracker) groupHash(topics []string) int64 {
 	cl := hashcache.ImageCluster{Image: t.image}
-	hs := t.hashes[:0]
+	hs := t.memo.hashes[:0]
 	for _, name := range topics {
-		h, ok := t.memo[name]
+		h, ok := t.memo.topicHashes[name]
 		if !ok {
 			if h, ok = t.cache.TopicHash(cl, name); !ok {
 				continue
 			}
-			t.memo[name] = h
+			t.memo.topicHashes[name] = h
 		}
 		hs = append(hs, hashcache.NamedHash{Name: name, Hash: h})
 	}
 	g := t.cache.Scheme().GroupHash(hs)
 	clear(hs)
-	t.hashes = hs[:0]
+	t.memo.hashes = hs[:0]
 	return g
 }
 
@@ -373,7 +380,7 @@ func (t *Tracker) groupHash(topics []string) int64 {
 // changed or tr is not known; otherwise only the names in touched (created or
 // deleted by the update being applied) are checked against them.
 func (t *Tracker) refresh(g *Group, tr *tracked, touched []string) {
-	res := t.validRegexes(g)
+	res := t.state.validRegexes(g)
 	if !tr.known || !slices.Equal(res, tr.regexes) {
 		tr.regexes, tr.matched = res, t.scan(res)
 	} else if len(res) > 0 {
@@ -381,15 +388,15 @@ func (t *Tracker) refresh(g *Group, tr *tracked, touched []string) {
 			i, found := slices.BinarySearch(tr.matched, name)
 			_, exists := t.image.TopicByName(name)
 			switch {
-			case exists && !found && t.matches(res, name):
+			case exists && !found && t.state.matchesAny(res, name):
 				tr.matched = slices.Insert(tr.matched, i, name)
 			case !exists && found:
 				tr.matched = slices.Delete(tr.matched, i, i+1)
 			}
 		}
 	}
-	topics := make([]string, 0, len(g.names)+len(tr.matched))
-	for name := range g.names {
+	topics := make([]string, 0, g.numNames()+len(tr.matched))
+	for name := range g.subscribedNames() {
 		if _, ok := t.image.TopicByName(name); ok {
 			topics = append(topics, name)
 		}
@@ -404,33 +411,8 @@ func (t *Tracker) refresh(g *Group, tr *tracked, touched []string) {
 	tr.topics, tr.known = topics, true
 }
 
-// validRegexes returns g's regexes that compile, sorted; nil when there are none.
-func (t *Tracker) validRegexes(g *Group) []string {
-	if len(g.regexes) == 0 {
-		return nil
-	}
-	var out []string
-	for re := range g.regexes {
-		if e := t.state.regexes[re]; e != nil && e.re != nil {
-			out = append(out, re)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// matches reports whether one of the regexes res matches name in full.
-func (t *Tracker) matches(res []string, name string) bool {
-	for _, re := range res {
-		if e := t.state.regexes[re]; e != nil && e.re != nil && e.re.MatchString(name) {
-			return true
-		}
-	}
-	return false
-}
-
 // scan returns the image's topic names that one of res matches in full, sorted, in
-// a new slice. Each regex scans the image once per call (t.scanned), however many
+// a new slice. Each regex scans the image once per call (t.memo), however many
 // groups use it.
 func (t *Tracker) scan(res []string) []string {
 	if len(res) == 0 {
@@ -438,16 +420,16 @@ func (t *Tracker) scan(res []string) []string {
 	}
 	var out []string
 	for _, re := range res {
-		names, ok := t.scanned[re]
+		names, ok := t.memo.matches[re]
 		if !ok {
-			if e := t.state.regexes[re]; e != nil && e.re != nil {
+			if cre := t.state.compiled(re); cre != nil {
 				for tp := range t.image.Topics() {
-					if e.re.MatchString(tp.Name()) {
+					if cre.MatchString(tp.Name()) {
 						names = append(names, tp.Name())
 					}
 				}
 			}
-			t.scanned[re] = names
+			t.memo.matches[re] = names
 		}
 		out = append(out, names...)
 	}
@@ -476,6 +458,39 @@ func (ev *topicEvent) recreated() bool {
 	return ev.created != nil && (ev.deleted != nil || ev.created.PreviousID != (image.UUID{}))
 }
 
+// topicEvents is what one metadata update did, one event per topic name in the
+// order the names were first seen. It is scratch of one Metadata call.
+type topicEvents struct {
+	list   []topicEvent
+	byName map[string]int // name -> index in list
+	// touched lists the names that appeared or disappeared, for refresh.
+	touched []string
+	// names is scratch for hashcache.Cache.Invalidate.
+	names []string
+}
+
+// get returns the event of topic name, adding it.
+func (e *topicEvents) get(name string) *topicEvent {
+	if i, ok := e.byName[name]; ok {
+		return &e.list[i]
+	}
+	if e.byName == nil {
+		e.byName = make(map[string]int)
+	}
+	e.byName[name] = len(e.list)
+	e.list = append(e.list, topicEvent{name: name})
+	return &e.list[len(e.list)-1]
+}
+
+// reset empties e, keeping its storage.
+func (e *topicEvents) reset() {
+	clear(e.list)
+	e.list = e.list[:0]
+	clear(e.byName)
+	clear(e.touched)
+	e.touched = e.touched[:0]
+}
+
 // sortKey orders the pending groups without chasing their pointers.
 type sortKey struct {
 	key GroupKey
@@ -491,146 +506,28 @@ type pending struct {
 	last       int // index of the last event that added reasons
 }
 
-// Metadata applies one metadata update: cur is the new image and ch how it differs
-// from the Tracker's image (image.Delta.Apply's Changes, or an observer update's).
-// It drops the cache entries the update made stale, recomputes the hash of every
-// group that reads a topic whose hash changed or that appeared or disappeared, and
-// returns a Decision for each group whose hash moved, sorted by group.
-//
-// Reasons per topic: TopicCreated (or RegexMatched for a group that only matches
-// the name by regex), TopicDeleted, TopicRecreated (deleted and created again in
-// this update), PartitionsAdded, RacksChanged. A topic whose hash did not change
-// (leader, ISR or epoch changes, a reassignment within the same racks) gives no
-// reason, and groups reading only such topics no decision.
-func (t *Tracker) Metadata(cur *image.Image, ch *image.Changes) []Decision {
-	old := t.image
-	t.image = cur
-	if ch == nil || cur == old {
-		return nil
-	}
-	oldCl, curCl := hashcache.ImageCluster{Image: old}, hashcache.ImageCluster{Image: cur}
-	t.collect(ch)
-
-	// Old hashes of changed topics that some group reads, before dropping them.
-	for i := range t.events {
-		ev := &t.events[i]
-		if ev.changed != nil && t.subscribed(ev.name) {
-			ev.oldHash, ev.oldOK = t.cache.TopicHash(oldCl, ev.name)
-		}
-	}
-	inv := hashcache.Invalidation{}
-	for i := range t.events {
-		ev := &t.events[i]
-		if ev.deleted != nil {
-			inv.Deleted = append(inv.Deleted, ev.name)
-		}
-		if ev.created != nil || ev.changed != nil {
-			inv.Changed = append(inv.Changed, ev.name)
-		}
-	}
-	t.cache.Invalidate(inv, nil)
-	var brokers []int32
-	for _, b := range ch.Brokers {
-		if b.RackChanged || b.Registered || b.Unregistered {
-			brokers = append(brokers, b.ID)
-		}
-	}
-	if len(brokers) > 0 {
-		t.names = t.cache.Invalidate(hashcache.Invalidation{Brokers: brokers}, t.names[:0])
-		scheme := t.cache.Scheme()
-		for _, name := range t.names {
-			if !t.subscribed(name) {
-				continue
-			}
-			ev := t.event(name)
-			ev.brokers = true
-			if ev.created == nil && ev.deleted == nil && ev.changed == nil {
-				if tp, ok := oldCl.Topic(name); ok {
-					ev.oldHash, ev.oldOK = scheme.TopicHash(tp, oldCl), true
-				}
-			}
-		}
-		clear(t.names)
-	}
-
-	// Reasons per topic, then the groups that read each topic.
-	t.pending, t.touched = t.pending[:0], t.touched[:0]
-	clear(t.index)
-	for i := range t.events {
-		ev := &t.events[i]
-		if !t.reasons(ev, old, cur, curCl) {
-			continue
-		}
-		if ev.membership {
-			t.touched = append(t.touched, ev.name)
-		}
-		for g := range t.state.byTopic[ev.name] {
-			t.add(g, i, ev, ev.reasons)
-		}
-		for re, e := range t.state.regexes {
-			if e.re == nil || !e.re.MatchString(ev.name) {
-				continue
-			}
-			for g := range e.groups {
-				if g.names[ev.name] > 0 {
-					continue // added by name
-				}
-				rs := ev.reasons
-				if ev.created != nil && !ev.recreated() {
-					r := rs[0]
-					r.Kind, r.Regex = RegexMatched, re
-					rs = []Reason{r}
-				}
-				t.add(g, i, ev, rs)
-			}
-		}
-	}
-	clear(t.events)
-	t.events = t.events[:0]
-	clear(t.byName)
-
-	// New hashes of the affected groups, in group order.
-	t.order = t.order[:0]
-	for i := range t.pending {
-		t.order = append(t.order, sortKey{t.pending[i].g.Key, int32(i)})
-	}
-	slices.SortFunc(t.order, func(a, b sortKey) int { return a.key.Compare(b.key) })
-	var out []Decision
-	if len(t.pending) > 0 {
-		out = make([]Decision, 0, len(t.pending))
-	}
-	for _, o := range t.order {
-		p := &t.pending[o.i]
-		tr := t.entry(p.g.Key)
-		if !tr.known || p.membership {
-			t.refresh(p.g, tr, t.touched)
-		}
-		if !p.shared {
-			slices.SortFunc(p.reasons, compareReasons)
-		}
-		if d, ok := t.rehash(p.g.Key, tr, p.reasons); ok {
-			out = append(out, d)
-		}
-	}
-	clear(t.pending)
-	t.pending = t.pending[:0]
-	clear(t.order)
-	clear(t.memo)
-	clear(t.scanned)
-	return out
+// affectedGroups collects the groups one metadata update affects, with their
+// reasons. It is scratch of one Metadata call.
+type affectedGroups struct {
+	list  []pending
+	index map[*Group]int // group -> index in list
+	order []sortKey
 }
 
 // add records reasons rs of event i for group g. A group reached again for the
 // same event (through a second regex) keeps the reasons it has, with the smaller
 // regex for a RegexMatched one, so the result does not depend on map order.
-func (t *Tracker) add(g *Group, i int, ev *topicEvent, rs []Reason) {
-	j, ok := t.index[g]
+func (a *affectedGroups) add(g *Group, i int, ev *topicEvent, rs []Reason) {
+	j, ok := a.index[g]
 	if !ok {
-		t.index[g] = len(t.pending)
-		t.pending = append(t.pending, pending{g: g, reasons: rs, shared: true, membership: ev.membership, last: i})
+		if a.index == nil {
+			a.index = make(map[*Group]int)
+		}
+		a.index[g] = len(a.list)
+		a.list = append(a.list, pending{g: g, reasons: rs, shared: true, membership: ev.membership, last: i})
 		return
 	}
-	p := &t.pending[j]
+	p := &a.list[j]
 	if p.last == i {
 		if r := &p.reasons[len(p.reasons)-1]; r.Kind == RegexMatched && rs[0].Regex < r.Regex {
 			if p.shared {
@@ -651,63 +548,203 @@ func (t *Tracker) add(g *Group, i int, ev *topicEvent, rs []Reason) {
 	p.last = i
 }
 
-// collect turns ch into t.events: one per topic name created, deleted, or whose
-// replicas or partition count changed. Leader, ISR and epoch changes are left out:
-// no hash reads them.
-func (t *Tracker) collect(ch *image.Changes) {
+// byKey yields the groups in key order.
+func (a *affectedGroups) byKey() iter.Seq[*pending] {
+	a.sortByKey()
+	return func(yield func(*pending) bool) {
+		for _, o := range a.order {
+			if !yield(&a.list[o.i]) {
+				return
+			}
+		}
+	}
+}
+
+// sortByKey fills a.order with the groups' keys, sorted.
+func (a *affectedGroups) sortByKey() {
+	a.order = a.order[:0]
+	for i := range a.list {
+		a.order = append(a.order, sortKey{a.list[i].g.Key, int32(i)})
+	}
+	slices.SortFunc(a.order, func(x, y sortKey) int { return x.key.Compare(y.key) })
+}
+
+// reset empties a, keeping its storage.
+func (a *affectedGroups) reset() {
+	clear(a.list)
+	a.list = a.list[:0]
+	clear(a.index)
+	clear(a.order)
+	a.order = a.order[:0]
+}
+
+// Metadata applies one metadata update: cur is the new image and ch how it differs
+// from the Tracker's image (image.Delta.Apply's Changes, or an observer update's).
+// It drops the cache entries the update made stale, recomputes the hash of every
+// group that reads a topic whose hash changed or that appeared or disappeared, and
+// returns a Decision for each group whose hash moved, sorted by group.
+//
+// Reasons per topic: TopicCreated (or RegexMatched for a group that only matches
+// the name by regex), TopicDeleted, TopicRecreated (deleted and created again in
+// this update), PartitionsAdded, RacksChanged. A topic whose hash did not change
+// (leader, ISR or epoch changes, a reassignment within the same racks) gives no
+// reason, and groups reading only such topics no decision.
+func (t *Tracker) Metadata(cur *image.Image, ch *image.Changes) []Decision {
+	old := t.image
+	t.image = cur
+	if ch == nil || cur == old {
+		return nil
+	}
+	defer t.endCall()
+	t.collectTopicEvents(ch)
+	t.invalidateTopics(old)
+	t.invalidateBrokers(old, ch.Brokers)
+	t.collectAffectedGroups(old, cur)
+	return t.decide()
+}
+
+// endCall empties the scratch of a public call.
+func (t *Tracker) endCall() {
+	t.events.reset()
+	t.affected.reset()
+	t.memo.reset()
+}
+
+// collectTopicEvents turns ch into t.events: one per topic name created, deleted,
+// or whose replicas or partition count changed. Leader, ISR and epoch changes are
+// left out: no hash reads them.
+func (t *Tracker) collectTopicEvents(ch *image.Changes) {
 	for i := range ch.Deleted {
-		t.event(ch.Deleted[i].Name).deleted = &ch.Deleted[i]
+		t.events.get(ch.Deleted[i].Name).deleted = &ch.Deleted[i]
 	}
 	for i := range ch.Created {
-		t.event(ch.Created[i].Name).created = &ch.Created[i]
+		t.events.get(ch.Created[i].Name).created = &ch.Created[i]
 	}
 	for i := range ch.Changed {
 		tc := &ch.Changed[i]
 		if tc.ReplicasChanged || tc.Partitions != tc.OldPartitions {
-			t.event(tc.Name).changed = tc
+			t.events.get(tc.Name).changed = tc
 		}
 	}
 }
 
-// event returns the event of topic name, adding it.
-func (t *Tracker) event(name string) *topicEvent {
-	if i, ok := t.byName[name]; ok {
-		return &t.events[i]
-	}
-	t.byName[name] = len(t.events)
-	t.events = append(t.events, topicEvent{name: name})
-	return &t.events[len(t.events)-1]
-}
-
-// subscribed reports whether some group reads topic name, by name or by regex.
-func (t *Tracker) subscribed(name string) bool {
-	if len(t.state.byTopic[name]) > 0 {
-		return true
-	}
-	for _, e := range t.state.regexes {
-		if e.re != nil && e.re.MatchString(name) {
-			return true
+// invalidateTopics notes the old hash of every changed topic that some group
+// reads, then drops the cache entries of the topics the events name.
+func (t *Tracker) invalidateTopics(old *image.Image) {
+	oldCl := hashcache.ImageCluster{Image: old}
+	inv := hashcache.Invalidation{}
+	for i := range t.events.list {
+		ev := &t.events.list[i]
+		if ev.changed != nil && t.state.subscribed(ev.name) {
+			ev.oldHash, ev.oldOK = t.cache.TopicHash(oldCl, ev.name)
+		}
+		if ev.deleted != nil {
+			inv.Deleted = append(inv.Deleted, ev.name)
+		}
+		if ev.created != nil || ev.changed != nil {
+			inv.Changed = append(inv.Changed, ev.name)
 		}
 	}
-	return false
+	t.cache.Invalidate(inv, nil)
 }
 
-// reasons fills ev.reasons and reports whether the topic moves the hash of the
-// groups that read it. Topics nobody reads are not hashed.
-func (t *Tracker) reasons(ev *topicEvent, old, cur *image.Image, curCl hashcache.ImageCluster) bool {
+// invalidateBrokers drops the cache entries of the topics with a replica on a
+// broker that changed rack or registration, and adds an event, with its old hash
+// from the old image, for each of them that some group reads.
+func (t *Tracker) invalidateBrokers(old *image.Image, changes []image.BrokerChange) {
+	brokers := hashedBrokerChanges(changes)
+	if len(brokers) == 0 {
+		return
+	}
+	oldCl := hashcache.ImageCluster{Image: old}
+	names := t.cache.Invalidate(hashcache.Invalidation{Brokers: brokers}, t.events.names[:0])
+	scheme := t.cache.Scheme()
+	for _, name := range names {
+		if !t.state.subscribed(name) {
+			continue
+		}
+		ev := t.events.get(name)
+		ev.brokers = true
+		if ev.created == nil && ev.deleted == nil && ev.changed == nil {
+			if tp, ok := oldCl.Topic(name); ok {
+				ev.oldHash, ev.oldOK = scheme.TopicHash(tp, oldCl), true
+			}
+		}
+	}
+	clear(names)
+	t.events.names = names[:0]
+}
+
+// hashedBrokerChanges returns the ids of the brokers whose change can move a topic
+// hash: their rack changed, or they were registered or unregistered.
+func hashedBrokerChanges(changes []image.BrokerChange) []int32 {
+	var ids []int32
+	for _, b := range changes {
+		if b.RackChanged || b.Registered || b.Unregistered {
+			ids = append(ids, b.ID)
+		}
+	}
+	return ids
+}
+
+// collectAffectedGroups gives each event that moves a topic hash its reasons, and
+// adds the groups that read its topic, by name or by regex, to t.affected.
+func (t *Tracker) collectAffectedGroups(old, cur *image.Image) {
+	for i := range t.events.list {
+		ev := &t.events.list[i]
+		if !t.eventReasons(ev, old, cur) {
+			continue
+		}
+		if ev.membership {
+			t.events.touched = append(t.events.touched, ev.name)
+		}
+		for g := range t.state.groupsNaming(ev.name) {
+			t.affected.add(g, i, ev, ev.reasons)
+		}
+		for re, g := range t.state.groupsMatching(ev.name) {
+			if g.SubscribesToName(ev.name) {
+				continue // added by name
+			}
+			rs := ev.reasons
+			if ev.created != nil && !ev.recreated() {
+				r := rs[0]
+				r.Kind, r.Regex = RegexMatched, re
+				rs = []Reason{r}
+			}
+			t.affected.add(g, i, ev, rs)
+		}
+	}
+}
+
+// decide recomputes, in group order, the hash of every affected group (its topics
+// too when the update created or deleted one it may read) and returns a Decision
+// for each whose hash moved.
+func (t *Tracker) decide() []Decision {
+	if len(t.affected.list) == 0 {
+		return nil
+	}
+	out := make([]Decision, 0, len(t.affected.list))
+	for p := range t.affected.byKey() {
+		tr := t.entry(p.g.Key)
+		if !tr.known || p.membership {
+			t.refresh(p.g, tr, t.events.touched)
+		}
+		if !p.shared {
+			slices.SortFunc(p.reasons, compareReasons)
+		}
+		if d, ok := t.rehash(p.g.Key, tr, p.reasons); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// eventReasons fills ev.reasons and reports whether the topic moves the hash of
+// the groups that read it. Topics nobody reads are not hashed.
+func (t *Tracker) eventReasons(ev *topicEvent, old, cur *image.Image) bool {
 	switch {
 	case ev.recreated():
-		r := Reason{Kind: TopicRecreated, Topic: ev.name, TopicID: ev.created.ID, OldTopicID: ev.created.PreviousID}
-		if ev.deleted != nil {
-			r.OldTopicID = ev.deleted.ID
-		}
-		if tp, ok := old.Topic(r.OldTopicID); ok {
-			r.OldPartitions = int32(tp.NumPartitions())
-		}
-		if tp, ok := cur.Topic(r.TopicID); ok {
-			r.NewPartitions = int32(tp.NumPartitions())
-		}
-		ev.reasons = []Reason{r}
+		ev.reasons = []Reason{recreatedReason(ev, old, cur)}
 		return true
 	case ev.created != nil:
 		r := Reason{Kind: TopicCreated, Topic: ev.name, TopicID: ev.created.ID}
@@ -727,22 +764,44 @@ func (t *Tracker) reasons(ev *topicEvent, old, cur *image.Image, curCl hashcache
 	if !ev.oldOK {
 		return false // nobody reads it (or it is new to the image, which created covers)
 	}
-	newHash, ok := t.cache.TopicHash(curCl, ev.name)
+	newHash, ok := t.cache.TopicHash(hashcache.ImageCluster{Image: cur}, ev.name)
 	if !ok || newHash == ev.oldHash {
 		return false
 	}
+	ev.reasons = changedReasons(ev, old, cur)
+	return true
+}
+
+// recreatedReason is the TopicRecreated reason of an event whose topic was
+// deleted and created again.
+func recreatedReason(ev *topicEvent, old, cur *image.Image) Reason {
+	r := Reason{Kind: TopicRecreated, Topic: ev.name, TopicID: ev.created.ID, OldTopicID: ev.created.PreviousID}
+	if ev.deleted != nil {
+		r.OldTopicID = ev.deleted.ID
+	}
+	if tp, ok := old.Topic(r.OldTopicID); ok {
+		r.OldPartitions = int32(tp.NumPartitions())
+	}
+	if tp, ok := cur.Topic(r.TopicID); ok {
+		r.NewPartitions = int32(tp.NumPartitions())
+	}
+	return r
+}
+
+// changedReasons are the reasons of an event whose topic kept its id and whose
+// hash moved: RacksChanged when the partition count stayed, else PartitionsAdded
+// (UnknownReason for a shrink), with RacksChanged too when a partition that
+// existed before now has replicas in other racks.
+func changedReasons(ev *topicEvent, old, cur *image.Image) []Reason {
 	tp, _ := cur.TopicByName(ev.name)
 	n := int32(tp.NumPartitions())
-	base := Reason{Topic: ev.name, TopicID: tp.ID(), OldPartitions: n, NewPartitions: n}
+	r := Reason{Topic: ev.name, TopicID: tp.ID(), OldPartitions: n, NewPartitions: n}
 	tc := ev.changed
 	if tc == nil || tc.Partitions == tc.OldPartitions {
 		// Same id, name and partition count: only racks can have moved the hash.
-		r := base
 		r.Kind = RacksChanged
-		ev.reasons = []Reason{r}
-		return true
+		return []Reason{r}
 	}
-	r := base
 	r.OldPartitions = int32(tc.OldPartitions)
 	if tc.Partitions > tc.OldPartitions {
 		r.Kind = PartitionsAdded
@@ -756,8 +815,7 @@ func (t *Tracker) reasons(ev *topicEvent, old, cur *image.Image, curCl hashcache
 		r.Kind = RacksChanged
 		rs = append(rs, r)
 	}
-	ev.reasons = rs
-	return true
+	return rs
 }
 
 // racksMoved reports whether one of the partitions parts (nil: all) that existed

@@ -104,6 +104,12 @@ func (g *Group) SubscribedTopicNames() []string { return sortedKeys(g.names) }
 // SubscribesToName reports whether some member (or the topology) names the topic.
 func (g *Group) SubscribesToName(topic string) bool { return g.names[topic] > 0 }
 
+// subscribedNames yields the names of SubscribedTopicNames, in map order.
+func (g *Group) subscribedNames() iter.Seq[string] { return maps.Keys(g.names) }
+
+// numNames returns the number of SubscribedTopicNames.
+func (g *Group) numNames() int { return len(g.names) }
+
 // SubscribedRegexes returns the distinct regexes of the group's members, sorted,
 // including invalid ones (see Member.RegexErr).
 func (g *Group) SubscribedRegexes() []string { return sortedKeys(g.regexes) }
@@ -252,13 +258,8 @@ func (s *State) GroupsByName(topic string) []GroupKey {
 // topic, sorted. The cost is one match per distinct regex in the State.
 func (s *State) GroupsByRegex(topic string) []GroupKey {
 	var out []GroupKey
-	for _, e := range s.regexes {
-		if e.re == nil || !e.re.MatchString(topic) {
-			continue
-		}
-		for g := range e.groups {
-			out = append(out, g.Key)
-		}
+	for _, g := range s.groupsMatching(topic) {
+		out = append(out, g.Key)
 	}
 	slices.SortFunc(out, GroupKey.Compare)
 	return slices.Compact(out)
@@ -293,7 +294,82 @@ func (s *State) groupMatches(k GroupKey, topic string) bool {
 		return false
 	}
 	for re := range g.regexes {
-		if e := s.regexes[re]; e != nil && e.re != nil && e.re.MatchString(topic) {
+		if cre := s.compiled(re); cre != nil && cre.MatchString(topic) {
+			return true
+		}
+	}
+	return false
+}
+
+// The index queries below are the Tracker's view of the State. They read the
+// indexes in place (in map order, without copying), so they cost what they yield;
+// do not Apply while ranging over them.
+
+// groupsNaming yields the groups that subscribe to topic by name.
+func (s *State) groupsNaming(topic string) iter.Seq[*Group] {
+	return maps.Keys(s.byTopic[topic])
+}
+
+// groupsMatching yields, for every valid regex in use that fully matches topic,
+// the regex with each group one of whose members uses it. A group is yielded once
+// per such regex.
+func (s *State) groupsMatching(topic string) iter.Seq2[string, *Group] {
+	return func(yield func(string, *Group) bool) {
+		for re, e := range s.regexes {
+			if e.re == nil || !e.re.MatchString(topic) {
+				continue
+			}
+			for g := range e.groups {
+				if !yield(re, g) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// subscribed reports whether some group subscribes to topic, by name or by a
+// valid regex. The cost is one match per distinct regex when no group names it.
+func (s *State) subscribed(topic string) bool {
+	if len(s.byTopic[topic]) > 0 {
+		return true
+	}
+	for _, e := range s.regexes {
+		if e.re != nil && e.re.MatchString(topic) {
+			return true
+		}
+	}
+	return false
+}
+
+// compiled returns the compiled form of a regex in use; nil when it is invalid or
+// not in use.
+func (s *State) compiled(regex string) *regexp.Regexp {
+	if e := s.regexes[regex]; e != nil {
+		return e.re
+	}
+	return nil
+}
+
+// validRegexes returns g's regexes that compile, sorted; nil when there are none.
+func (s *State) validRegexes(g *Group) []string {
+	if len(g.regexes) == 0 {
+		return nil
+	}
+	var out []string
+	for re := range g.regexes {
+		if s.compiled(re) != nil {
+			out = append(out, re)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// matchesAny reports whether one of the regexes res in use matches topic in full.
+func (s *State) matchesAny(res []string, topic string) bool {
+	for _, re := range res {
+		if cre := s.compiled(re); cre != nil && cre.MatchString(topic) {
 			return true
 		}
 	}
@@ -322,8 +398,8 @@ func (s *State) SubscribedTopics(k GroupKey, existing TopicNames) []string {
 	}
 	var res []*regexp.Regexp
 	for re := range g.regexes {
-		if e := s.regexes[re]; e != nil && e.re != nil {
-			res = append(res, e.re)
+		if cre := s.compiled(re); cre != nil {
+			res = append(res, cre)
 		}
 	}
 	if len(res) > 0 {
