@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -90,5 +91,60 @@ func TestBadConfigExitCode(t *testing.T) {
 	stderr.Reset()
 	if code := mainCode([]string{"run"}, []string{"KRAFTWATCH_KAFKA_TLS=maybe"}, &stdout, &stderr); code != 2 {
 		t.Errorf("unparsable bool: exit code %d, want 2 (%s)", code, stderr.String())
+	}
+}
+
+// TestNetworkModeConfig checks the choice between the two metadata sources and the
+// controller listener's security settings.
+func TestNetworkModeConfig(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want []string // variables with an error, in any order
+	}{
+		{"neither", nil, []string{"METADATA_LOG_DIR"}},
+		{"both", []string{"KRAFTWATCH_METADATA_LOG_DIR=" + dir, "KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS=c:9093"},
+			[]string{"CONTROLLER_BOOTSTRAP_SERVERS"}},
+		{"network", []string{"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS=c1:9093, c2:9093"}, nil},
+		{"not host:port", []string{"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS=c1"}, []string{"CONTROLLER_BOOTSTRAP_SERVERS"}},
+		{"blank", []string{"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS= , "}, []string{"CONTROLLER_BOOTSTRAP_SERVERS"}},
+		{"controller security", []string{"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS=c:9093",
+			"KRAFTWATCH_CONTROLLER_SASL_MECHANISM=SCRAM-SHA-512", "KRAFTWATCH_CONTROLLER_TLS_CERT_FILE=" + filepath.Join(dir, "nope.pem")},
+			[]string{"CONTROLLER_SASL_USERNAME", "CONTROLLER_SASL_PASSWORD", "CONTROLLER_TLS_CERT_FILE", "CONTROLLER_TLS_CERT_FILE"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := loadConfig(append(tc.env, "KRAFTWATCH_BOOTSTRAP_SERVERS=b:9092"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range splitErrors(cfg.validate()) {
+				if e == nil {
+					continue
+				}
+				name, msg, _ := strings.Cut(strings.TrimPrefix(e.Error(), "KRAFTWATCH_"), ":")
+				got = append(got, name)
+				if strings.Contains(msg, "KAFKA_") && strings.HasPrefix(name, "CONTROLLER_") {
+					t.Errorf("a controller setting's message names a KAFKA_ variable: %v", e)
+				}
+			}
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(tc.want))
+			if !slices.Equal(got, want) {
+				t.Errorf("errors for %v, want %v", got, want)
+			}
+			if tc.name == "network" {
+				oc, err := cfg.observerConfig()
+				if err != nil || !slices.Equal(oc.Controllers, []string{"c1:9093", "c2:9093"}) || oc.Dir != "" || oc.Principal != "User:ANONYMOUS" {
+					t.Errorf("observerConfig = %+v, %v", oc, err)
+				}
+			}
+		})
+	}
+	for _, s := range settings() {
+		if strings.HasPrefix(s[0], "KRAFTWATCH_CONTROLLER_") && strings.Contains(s[2], "KAFKA_") {
+			t.Errorf("%s's description names a KAFKA_ variable: %s", s[0], s[2])
+		}
 	}
 }

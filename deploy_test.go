@@ -221,3 +221,62 @@ func TestDockerfileBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestComposeNetworkMode checks the layout without a shared volume: kraftwatch-network
+// mounts nothing, its settings are valid, and it talks to Kafka's controller listener
+// as the voters know it.
+func TestComposeNetworkMode(t *testing.T) {
+	c := readCompose(t)
+	kafka, kw := c.Services["kafka"], c.Services["kraftwatch-network"]
+	if kw.Environment == nil {
+		t.Fatal("compose.yaml has no kraftwatch-network service")
+	}
+	if len(kw.Volumes) != 0 {
+		t.Errorf("kraftwatch-network mounts %v; network mode needs no volume", kw.Volumes)
+	}
+	var environ []string
+	known := map[string]bool{}
+	for _, s := range settings() {
+		known[s[0]] = true
+	}
+	for k, v := range kw.Environment {
+		if !known[k] {
+			t.Errorf("kraftwatch-network sets %s, which is not a kraftwatch setting", k)
+		}
+		environ = append(environ, k+"="+v)
+	}
+	cfg, err := loadConfig(environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.validate(); err != nil {
+		t.Errorf("kraftwatch-network's settings are not valid: %v", err)
+	}
+	if !cfg.networkMode() || cfg.MetadataLogDir != "" {
+		t.Errorf("kraftwatch-network is not in network mode: %+v", cfg)
+	}
+	// KAFKA_CONTROLLER_QUORUM_VOTERS is id@host:port of the controller listener.
+	voters := kafka.Environment["KAFKA_CONTROLLER_QUORUM_VOTERS"]
+	_, voter, _ := strings.Cut(voters, "@")
+	if cfg.ControllerBootstrapServers != voter {
+		t.Errorf("KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS %q is not the controller listener %q (voters %q)",
+			cfg.ControllerBootstrapServers, voter, voters)
+	}
+	_, port, _ := net.SplitHostPort(voter)
+	if !strings.Contains(kafka.Environment["KAFKA_LISTENERS"], "CONTROLLER://:"+port) {
+		t.Errorf("kafka does not listen for controllers on %s: %s", port, kafka.Environment["KAFKA_LISTENERS"])
+	}
+	_, httpPort, err := net.SplitHostPort(cfg.HTTPAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kw.Healthcheck.Test) < 4 || !strings.Contains(kw.Healthcheck.Test[3], ":"+httpPort+"/readyz") {
+		t.Errorf("kraftwatch-network health check %q does not probe /readyz on %s", kw.Healthcheck.Test, httpPort)
+	}
+	if !slices.ContainsFunc(kw.Ports, func(p string) bool { return strings.HasSuffix(p, ":"+httpPort) }) {
+		t.Errorf("kraftwatch-network publishes %v, not its port %s", kw.Ports, httpPort)
+	}
+	if kw.Profiles == nil || kw.Environment["KRAFTWATCH_HTTP_ADDR"] == c.Services["kraftwatch"].Environment["KRAFTWATCH_HTTP_ADDR"] {
+		t.Errorf("kraftwatch-network should be in a profile, on another port than kraftwatch")
+	}
+}

@@ -1,12 +1,15 @@
 // Command kraftwatch is a sidecar for Apache Kafka in KRaft mode: it tails the
-// __cluster_metadata log on disk, keeps per-topic hashes (KIP-1101), reads group
-// subscriptions from __consumer_offsets and publishes a rebalance-needed event to NATS
-// when a group's hash changes.
+// __cluster_metadata log on disk, or fetches it from the controller quorum as a Raft
+// observer, keeps per-topic hashes (KIP-1101), reads group subscriptions from
+// __consumer_offsets and publishes a rebalance-needed event to NATS when a group's
+// hash changes.
 //
 //	kraftwatch [run]                  the sidecar, configured by KRAFTWATCH_* variables
 //	kraftwatch dump [...] PATH        print a metadata log, snapshot or segment
 //	kraftwatch hashes [...] DIR       topic and group hashes of a metadata log
 //	kraftwatch verify [...] DIR       compare kafka-scheme hashes with the coordinator's
+//	                                  (dump, hashes and verify take --bootstrap-controller
+//	                                  HOST:PORT instead of a directory)
 //	kraftwatch watch [...]            print events as they arrive on NATS
 //	kraftwatch probe URL              exit 0 when URL answers 200 (container health checks)
 package main
@@ -36,6 +39,9 @@ Usage:
   kraftwatch verify --bootstrap HOSTS DIR
                                    compare kafka-scheme group hashes with the
                                    MetadataHash the coordinator stored; exit 1 on a mismatch
+                                   dump, hashes and verify take --bootstrap-controller
+                                   HOST:PORT[,...] instead of DIR: the metadata log of the
+                                   controller quorum (leader's snapshot + committed log)
   kraftwatch watch [--nats URL] [--prefix P] [--cluster ID]
                                    print rebalance-needed events as they arrive
   kraftwatch probe URL             exit 0 if URL answers 200 OK

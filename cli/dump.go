@@ -26,11 +26,14 @@ import (
 )
 
 const usage = `usage: kraftwatch dump [--records] [--json] PATH
+       kraftwatch dump [--json] --bootstrap-controller HOST:PORT[,...]
 
 PATH is a KRaft metadata log directory (.../__cluster_metadata-0), a snapshot
 (.checkpoint) or a log segment (.log). Prints the brokers with their racks and the
 topics with their ids, partitions and replicas; with --records, every record with
-its offset first. Files are only read.
+its offset first. Files are only read. With --bootstrap-controller the metadata log
+is fetched from the controller quorum's leader instead (its snapshot and the log up
+to the high watermark), as kraftwatch run does in network mode.
 `
 
 // Dump runs `kraftwatch dump` with args (without "dump") and returns the exit code:
@@ -42,17 +45,34 @@ func Dump(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	records := fs.Bool("records", false, "print every record with its offset")
 	asJSON := fs.Bool("json", false, "print JSON (one object; with --records, one record per line first)")
+	controllers := fs.String("bootstrap-controller", "", controllerFlagHelp)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if fs.NArg() != 1 {
+	if err := oneSource(fs.NArg(), *controllers); err != nil {
+		fmt.Fprintf(stderr, "kraftwatch dump: %v\n", err)
 		fs.Usage()
 		return 2
 	}
+	if *controllers != "" && *records {
+		fmt.Fprintln(stderr, "kraftwatch dump: --records prints files; it does not go with --bootstrap-controller")
+		return 2
+	}
 	d := &dumper{out: stdout, errw: stderr, records: *records, json: *asJSON}
+	if *controllers != "" {
+		l, source, err := loadFromControllers(*controllers, stderr)
+		if err == nil {
+			err = d.summary(*controllers, source, l.Image)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kraftwatch dump: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	if err := d.run(fs.Arg(0)); err != nil {
 		fmt.Fprintf(stderr, "kraftwatch dump: %v\n", err)
 		return 1

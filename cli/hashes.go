@@ -19,18 +19,20 @@ import (
 	"github.com/kraftwatch/kraftwatch/observer"
 )
 
-// Hashes runs `kraftwatch hashes`: it prints the topic hashes of a metadata log dir and, with --bootstrap, the
-// group hashes of every group in __consumer_offsets.
+// Hashes runs `kraftwatch hashes`: it prints the topic hashes of a metadata log dir (or of the controllers'
+// metadata log, with --bootstrap-controller) and, with --bootstrap, the group hashes of every group in
+// __consumer_offsets.
 func Hashes(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("hashes", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	scheme := fs.String("scheme", hashcache.DefaultScheme, "murmur3 or kafka")
 	bootstrap := fs.String("bootstrap", "", "Kafka bootstrap servers: also print group hashes")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: kraftwatch hashes [--scheme murmur3|kafka] [--bootstrap HOSTS] METADATA_DIR")
+	controllers := fs.String("bootstrap-controller", "", controllerFlagHelp)
+	if err := fs.Parse(args); err != nil || oneSource(fs.NArg(), *controllers) != nil {
+		fmt.Fprintln(stderr, "usage: kraftwatch hashes [--scheme murmur3|kafka] [--bootstrap HOSTS] METADATA_DIR | --bootstrap-controller HOSTS")
 		return 2
 	}
-	im, state, cache, err := inspectInputs(fs.Arg(0), *bootstrap, *scheme, stderr)
+	im, state, cache, err := inspectInputs(fs.Arg(0), *controllers, *bootstrap, *scheme, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kraftwatch hashes: %v\n", err)
 		return 1
@@ -72,11 +74,12 @@ func Verify(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	bootstrap := fs.String("bootstrap", "", "Kafka bootstrap servers (required)")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 || *bootstrap == "" {
-		fmt.Fprintln(stderr, "usage: kraftwatch verify --bootstrap HOSTS METADATA_DIR")
+	controllers := fs.String("bootstrap-controller", "", controllerFlagHelp)
+	if err := fs.Parse(args); err != nil || oneSource(fs.NArg(), *controllers) != nil || *bootstrap == "" {
+		fmt.Fprintln(stderr, "usage: kraftwatch verify --bootstrap HOSTS METADATA_DIR | --bootstrap-controller HOSTS")
 		return 2
 	}
-	im, state, cache, err := inspectInputs(fs.Arg(0), *bootstrap, hashcache.SchemeKafka, stderr)
+	im, state, cache, err := inspectInputs(fs.Arg(0), *controllers, *bootstrap, hashcache.SchemeKafka, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kraftwatch verify: %v\n", err)
 		return 1
@@ -103,14 +106,20 @@ func Verify(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// inspectInputs loads the metadata log dir and, when bootstrap is set, every group of
-// __consumer_offsets up to its current end.
-func inspectInputs(dir, bootstrap, scheme string, stderr io.Writer) (*image.Image, *groups.State, *hashcache.Cache, error) {
+// inspectInputs loads the metadata log dir (or, with controllers, the metadata log of
+// the controller quorum) and, when bootstrap is set, every group of __consumer_offsets
+// up to its current end.
+func inspectInputs(dir, controllers, bootstrap, scheme string, stderr io.Writer) (*image.Image, *groups.State, *hashcache.Cache, error) {
 	cache, err := hashcache.New(hashcache.Config{Scheme: scheme})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	loaded, err := observer.Load(observer.PartitionDir(dir), nil)
+	var loaded *observer.Loaded
+	if controllers != "" {
+		loaded, _, err = loadFromControllers(controllers, stderr)
+	} else {
+		loaded, err = observer.Load(observer.PartitionDir(dir), nil)
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
