@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,12 +91,33 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	var stopping sync.WaitGroup
 	shutdown := make(chan struct{})
 	ready := func() error {
+		var ps notReady
+		add := func(component string, err error) {
+			if err != nil {
+				ps = append(ps, problem{Component: component, Reason: err.Error()})
+			}
+		}
 		select {
 		case <-shutdown:
-			return errors.New("shutting down")
+			add("kraftwatch", errors.New("shutting down"))
 		default:
 		}
-		return eng.Ready()
+		add("metadata", obs.Health(groups.DefaultStallAfter))
+		select {
+		case <-reader.CaughtUp():
+			add("groups", reader.Health())
+		default:
+			add("groups", fmt.Errorf("catching up with __consumer_offsets: %d records behind", reader.Lag()))
+		}
+		if !pub.Ready() {
+			add("nats", errors.New("NATS is not reachable"))
+		} else {
+			add("engine", eng.Ready()) // with NATS up: the start-up comparison is not done
+		}
+		if len(ps) == 0 {
+			return nil
+		}
+		return ps
 	}
 	reg := newRegistry(obs, reader, pub, eng, ready)
 	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: httpHandler(ready, reg), ReadHeaderTimeout: 5 * time.Second}
@@ -223,19 +246,52 @@ func connectNATS(cfg config, log *slog.Logger) (*nats.Conn, func(), error) {
 	}, nil
 }
 
-// httpHandler serves /livez (the process answers), /readyz (ready() is nil) and
-// /metrics.
+// problem is one reason /readyz gives for not being ready.
+type problem struct {
+	Component string `json:"component"` // kraftwatch, metadata, groups, nats or engine
+	Reason    string `json:"reason"`
+}
+
+// notReady is the error of a readiness check: every problem found.
+type notReady []problem
+
+func (n notReady) Error() string {
+	var b strings.Builder
+	for i, p := range n {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.Component + ": " + p.Reason)
+	}
+	return b.String()
+}
+
+// readyzBody is /readyz's JSON answer.
+type readyzBody struct {
+	Status   string    `json:"status"` // ready or not ready
+	Problems []problem `json:"problems,omitempty"`
+}
+
+// httpHandler serves /livez (the process answers), /readyz (200 when ready() is nil,
+// else 503 listing its problems: a notReady, or any other error as one problem; a JSON
+// body either way) and /metrics.
 func httpHandler(ready func() error, reg *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		body := readyzBody{Status: "ready"}
+		w.Header().Set("Content-Type", "application/json")
 		if err := ready(); err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
-			return
+			var nr notReady
+			if !errors.As(err, &nr) {
+				nr = notReady{{Component: "kraftwatch", Reason: err.Error()}}
+			}
+			body.Status, body.Problems = "not ready", nr
+			w.WriteHeader(http.StatusServiceUnavailable)
 		}
-		fmt.Fprintln(w, "ok")
+		json.NewEncoder(w).Encode(body)
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return mux
@@ -292,7 +348,10 @@ func newRegistry(obs *observer.Observer, reader *groups.Reader, pub *publish.Pub
 	counter("group_records_total", "__consumer_offsets records read.", func() float64 { return float64(reader.Records()) })
 	counter("group_reader_retries_total", "__consumer_offsets partition readers rebuilt after an error.",
 		func() float64 { return float64(reader.Retries()) })
-	gauge("group_records_lag", "__consumer_offsets records not yet read.", func() float64 { return float64(reader.Lag()) })
+	gauge("group_records_lag", "__consumer_offsets records not yet read (end offsets are read again every 10 s while a partition cannot be fetched).",
+		func() float64 { return float64(reader.Lag()) })
+	gauge("group_partitions_stalled", "__consumer_offsets partitions whose reads have failed for over 30 s (/readyz fails).",
+		func() float64 { return float64(reader.Stalled()) })
 	counter("group_decode_errors_skipped_total", "__consumer_offsets records skipped: unknown type or version, or corrupt.",
 		func() float64 { return float64(eng.Stats().DecodeErrors) })
 	gauge("groups_tracked", "Groups known from __consumer_offsets.", func() float64 { return float64(eng.Stats().Groups) })

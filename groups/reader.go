@@ -97,7 +97,7 @@ type Reader struct {
 	now      func() time.Time
 	caughtUp chan struct{}
 	once     sync.Once
-	started  atomic.Int64 // when Run began, unix nanoseconds
+	started  atomic.Int64                // when Run began, unix nanoseconds
 	parts    atomic.Pointer[[]partition] // per partition, set by Run
 	brokers  atomic.Pointer[[]string]    // bootstrap servers, then those the metadata listed
 	listErr  atomic.Pointer[error]       // why the partitions could not be listed, while they cannot

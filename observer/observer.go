@@ -3,6 +3,7 @@ package observer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,7 @@ type Observer struct {
 	delta   *image.Delta
 	img     atomic.Pointer[image.Image]
 	lastErr atomic.Pointer[error]
+	failing atomic.Int64 // when the current run of failed reads began, unix nanoseconds; 0 when the last read succeeded
 	ready   chan struct{}
 	once    sync.Once
 	running atomic.Bool
@@ -79,6 +81,37 @@ func (o *Observer) Metrics() *Metrics { return o.cfg.Metrics }
 func (o *Observer) LastError() error {
 	if p := o.lastErr.Load(); p != nil {
 		return *p
+	}
+	return nil
+}
+
+// setErr records the outcome of a read of the log: err, or nil for a success.
+func (o *Observer) setErr(err error) {
+	if err == nil {
+		o.lastErr.Store(nil)
+		o.failing.Store(0)
+		return
+	}
+	o.lastErr.Store(&err)
+	o.failing.CompareAndSwap(0, time.Now().UnixNano())
+}
+
+// Health is nil while the metadata log is read, else why not: it is not loaded yet, or
+// its reads have failed without a success for longer than stallAfter (a short run of
+// errors, retried, is healthy).
+func (o *Observer) Health(stallAfter time.Duration) error {
+	select {
+	case <-o.ready:
+	default:
+		if err := o.LastError(); err != nil {
+			return fmt.Errorf("loading the metadata log: %w", err)
+		}
+		return errors.New("loading the metadata log")
+	}
+	if f := o.failing.Load(); f != 0 {
+		if d := time.Since(time.Unix(0, f)); d > stallAfter {
+			return fmt.Errorf("metadata log unreadable for %v: %w", d.Round(time.Second), o.LastError())
+		}
 	}
 	return nil
 }
@@ -127,7 +160,7 @@ func (o *Observer) Run(ctx context.Context) error {
 		err := o.f.poll(o)
 		if err != nil {
 			o.cfg.Metrics.Errors.Add(1)
-			o.lastErr.Store(&err)
+			o.setErr(err)
 			backoff = min(max(2*backoff, o.cfg.MinBackoff), o.cfg.MaxBackoff)
 			if errors.Is(err, ErrNoLog) || errors.Is(err, fs.ErrNotExist) {
 				log.Warn("waiting for the metadata log", "dir", o.f.dir, "retry_in", backoff, "error", err)
@@ -147,7 +180,7 @@ func (o *Observer) Run(ctx context.Context) error {
 			log.Info("reading the metadata log again", "dir", o.f.dir, "offset", o.f.next-1)
 		}
 		backoff = 0
-		o.lastErr.Store(nil)
+		o.setErr(nil)
 		var events <-chan fsnotify.Event
 		var errs <-chan error
 		if w != nil {

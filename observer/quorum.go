@@ -139,11 +139,11 @@ func (q *quorum) run(ctx context.Context, once bool) error {
 					"epoch", q.epoch, "offset", q.next)
 			}
 			backoff, failures = 0, 0
-			q.o.lastErr.Store(nil)
+			q.o.setErr(nil)
 			continue
 		}
 		m.Errors.Add(1)
-		q.o.lastErr.Store(&err)
+		q.o.setErr(err)
 		failures++
 		// Once (the command line) gives up at a refusal, or when every bootstrap server
 		// failed a few times in a row.
