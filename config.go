@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -60,8 +63,10 @@ type config struct {
 	LogFormat               string           `env:"LOG_FORMAT" envDefault:"json" desc:"json or text"`
 }
 
-// loadConfig reads the environment. Parse errors (a bool that is not a bool) are
-// reported here; meaning is checked by validate.
+// loadConfig reads the environment. A value that is not of its setting's type (a bool
+// that is not a bool) gets an error naming the variable, and the setting keeps its
+// default so that the rest is read and validate can report every other problem too;
+// meaning is checked by validate.
 func loadConfig(environ []string) (config, error) {
 	var c config
 	vars := map[string]string{}
@@ -70,8 +75,29 @@ func loadConfig(environ []string) (config, error) {
 			vars[k] = v
 		}
 	}
-	err := env.ParseWithOptions(&c, env.Options{Prefix: envPrefix, Environment: vars})
-	return c, err
+	var errs []error
+	for _, f := range fields() {
+		v, ok := vars[f.name]
+		if !ok || v == "" {
+			continue
+		}
+		var err error
+		switch f.kind {
+		case reflect.Bool:
+			_, err = strconv.ParseBool(v)
+		case reflect.Int, reflect.Int64:
+			_, err = strconv.ParseInt(v, 10, 64)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not %s", f.name, v, map[reflect.Kind]string{
+				reflect.Bool: "true or false", reflect.Int: "an integer", reflect.Int64: "an integer"}[f.kind]))
+			delete(vars, f.name)
+		}
+	}
+	if err := env.ParseWithOptions(&c, env.Options{Prefix: envPrefix, Environment: vars}); err != nil {
+		errs = append(errs, err)
+	}
+	return c, errors.Join(errs...)
 }
 
 // validate returns one error per bad setting, naming its variable.
@@ -86,8 +112,10 @@ func (c config) validate() error {
 	case c.MetadataLogDir != "" && c.ControllerBootstrapServers != "":
 		bad("CONTROLLER_BOOTSTRAP_SERVERS", "set either it or %sMETADATA_LOG_DIR, not both", envPrefix)
 	case c.MetadataLogDir != "":
-		if fi, err := os.Stat(c.MetadataLogDir); err != nil || !fi.IsDir() {
-			bad("METADATA_LOG_DIR", "%q is not a readable directory", c.MetadataLogDir)
+		if err := readableDir(c.MetadataLogDir); err != nil {
+			bad("METADATA_LOG_DIR", "%v", err)
+		} else if err := readableDir(observer.PartitionDir(c.MetadataLogDir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			bad("METADATA_LOG_DIR", "%v", err)
 		}
 	}
 	for _, addr := range kafkaconn.SplitHosts(c.ControllerBootstrapServers) {
@@ -131,6 +159,16 @@ func (c config) validate() error {
 			bad(field, "%v", err)
 		}
 	}
+	for _, u := range kafkaconn.SplitHosts(c.NATSURL) {
+		if err := checkNATSURL(u); err != nil {
+			bad("NATS_URL", "%v", err)
+		}
+	}
+	if c.EmbeddedNATSDir != "" && c.NATSURL == "" {
+		if err := writableDir(c.EmbeddedNATSDir); err != nil {
+			bad("EMBEDDED_NATS_DIR", "%v", err)
+		}
+	}
 	if _, err := publish.ParseMode(c.NATSMode); err != nil {
 		bad("NATS_MODE", "%q is not jetstream or core", c.NATSMode)
 	}
@@ -154,8 +192,10 @@ func (c config) validate() error {
 			bad(field, "%v", err)
 		}
 	}
-	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+	if _, port, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		bad("HTTP_ADDR", "%q is not host:port", c.HTTPAddr)
+	} else if _, err := strconv.ParseUint(port, 10, 16); port != "" && err != nil {
+		bad("HTTP_ADDR", "%q: port %q is not a TCP port", c.HTTPAddr, port)
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
@@ -165,6 +205,64 @@ func (c config) validate() error {
 		bad("LOG_FORMAT", "%q is not json or text", c.LogFormat)
 	}
 	return errors.Join(errs...)
+}
+
+// readableDir checks that dir is a directory this process can list.
+func readableDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	f, err := os.Open(dir)
+	if err == nil {
+		_, err = f.Readdirnames(1)
+		f.Close()
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s cannot be read: %w", dir, err)
+	}
+	return nil
+}
+
+// writableDir checks that dir exists, or can be created, and that this process can
+// create files in it.
+func writableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".kraftwatch-check-*")
+	if err != nil {
+		return fmt.Errorf("%s is not writable: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// checkNATSURL accepts what nats.go connects to: nats://, tls://, ws:// or wss:// with
+// a host, or a bare host:port (nats.go adds nats://).
+func checkNATSURL(s string) error {
+	if !strings.Contains(s, "://") {
+		if _, port, err := net.SplitHostPort(s); err != nil || strings.Contains(s, "/") || port == "" {
+			return fmt.Errorf("%q is not a NATS URL (nats://host:port)", s)
+		}
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a NATS URL: %v", s, err)
+	}
+	switch u.Scheme {
+	case "nats", "tls", "ws", "wss":
+	default:
+		return fmt.Errorf("%q: scheme %q is not nats, tls, ws or wss", s, u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return fmt.Errorf("%q has no host", s)
+	}
+	return nil
 }
 
 // metadataDir is the __cluster_metadata-0 directory named by MetadataLogDir.
@@ -244,21 +342,35 @@ func (c config) logger(w io.Writer) *slog.Logger {
 // settings lists every variable with its default and description, in field order
 // (a nested struct's fields under its envPrefix).
 func settings() [][3]string {
-	return appendSettings(nil, envPrefix, reflect.TypeFor[config]())
+	var out [][3]string
+	for _, s := range fields() {
+		out = append(out, [3]string{s.name, s.def, s.desc})
+	}
+	return out
 }
 
-func appendSettings(out [][3]string, prefix string, t reflect.Type) [][3]string {
+// field is one setting: its variable, default, description and Go kind.
+type field struct {
+	name, def, desc string
+	kind            reflect.Kind
+}
+
+// fields lists every setting in field order (a nested struct's fields under its
+// envPrefix).
+func fields() []field { return appendFields(nil, envPrefix, reflect.TypeFor[config]()) }
+
+func appendFields(out []field, prefix string, t reflect.Type) []field {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Type.Kind() == reflect.Struct {
-			out = appendSettings(out, prefix+f.Tag.Get("envPrefix"), f.Type)
+			out = appendFields(out, prefix+f.Tag.Get("envPrefix"), f.Type)
 			continue
 		}
 		desc := f.Tag.Get("desc")
 		if strings.HasSuffix(prefix, "CONTROLLER_") {
 			desc = controllerDesc.Replace(desc)
 		}
-		out = append(out, [3]string{prefix + f.Tag.Get("env"), f.Tag.Get("envDefault"), desc})
+		out = append(out, field{prefix + f.Tag.Get("env"), f.Tag.Get("envDefault"), desc, f.Type.Kind()})
 	}
 	return out
 }

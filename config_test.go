@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -146,5 +147,97 @@ func TestNetworkModeConfig(t *testing.T) {
 		if strings.HasPrefix(s[0], "KRAFTWATCH_CONTROLLER_") && strings.Contains(s[2], "KAFKA_") {
 			t.Errorf("%s's description names a KAFKA_ variable: %s", s[0], s[2])
 		}
+	}
+}
+
+// TestEveryConfigErrorNamed: values of the wrong type, NATS URLs, unreadable and
+// unwritable directories and ports each get an error naming their variable, all at once,
+// with exit code 2.
+func TestEveryConfigErrorNamed(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want []string // variables named in stderr
+	}{
+		{"types", []string{"KRAFTWATCH_KAFKA_TLS=maybe", "KRAFTWATCH_EMBEDDED_NATS_PORT=abc", "KRAFTWATCH_HASH_SCHEME=x"},
+			[]string{"KAFKA_TLS: \"maybe\" is not true or false", "EMBEDDED_NATS_PORT: \"abc\" is not an integer", "HASH_SCHEME:", "METADATA_LOG_DIR:"}},
+		{"not a url", []string{"KRAFTWATCH_NATS_URL=::not a url::"}, []string{"NATS_URL: \"::not a url::\""}},
+		{"no scheme separator", []string{"KRAFTWATCH_NATS_URL=http//127.0.0.1:4222"}, []string{"NATS_URL: \"http//127.0.0.1:4222\" is not a NATS URL"}},
+		{"http scheme", []string{"KRAFTWATCH_NATS_URL=nats://a:4222,http://b:4222"}, []string{"NATS_URL: \"http://b:4222\": scheme \"http\""}},
+		{"metadata dir is a file", []string{"KRAFTWATCH_METADATA_LOG_DIR=" + file}, []string{"METADATA_LOG_DIR: " + file + " is not a directory"}},
+		{"embedded store under a file", []string{"KRAFTWATCH_EMBEDDED_NATS_DIR=" + filepath.Join(file, "js")}, []string{"EMBEDDED_NATS_DIR:"}},
+		{"http port", []string{"KRAFTWATCH_HTTP_ADDR=:http8080"}, []string{"HTTP_ADDR: \":http8080\": port"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			env := append([]string{"KRAFTWATCH_BOOTSTRAP_SERVERS=k:9092"}, tc.env...)
+			if !slices.ContainsFunc(env, func(s string) bool { return strings.HasPrefix(s, "KRAFTWATCH_METADATA_LOG_DIR=") }) &&
+				!slices.Contains(tc.want, "METADATA_LOG_DIR:") {
+				env = append(env, "KRAFTWATCH_METADATA_LOG_DIR="+dir)
+			}
+			if code := mainCode([]string{"run"}, env, &stdout, &stderr); code != 2 {
+				t.Fatalf("exit code %d, want 2; stderr:\n%s", code, stderr.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), "KRAFTWATCH_"+w) {
+					t.Errorf("stderr lacks KRAFTWATCH_%s:\n%s", w, stderr.String())
+				}
+			}
+		})
+	}
+	t.Run("unreadable metadata dir", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			asNobody(t)
+			return
+		}
+		locked := filepath.Join(t.TempDir(), "locked")
+		if err := os.Mkdir(locked, 0); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Chmod(locked, 0o755)
+		var stdout, stderr strings.Builder
+		code := mainCode([]string{"run"}, []string{"KRAFTWATCH_BOOTSTRAP_SERVERS=k:9092", "KRAFTWATCH_METADATA_LOG_DIR=" + locked}, &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), "KRAFTWATCH_METADATA_LOG_DIR: "+locked+" cannot be read") {
+			t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+		}
+	})
+}
+
+// asNobody runs the calling test again in a copy of the test binary as user nobody
+// (root reads a directory of mode 000, so permission checks need another user), and
+// fails when that run fails.
+func asNobody(t *testing.T) {
+	t.Helper()
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Fatalf("running as root without setpriv (util-linux) to test as another user: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "kraftwatch-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "config.test")
+	if err := os.WriteFile(exe, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", exe,
+		"-test.run=^"+strings.ReplaceAll(t.Name(), "/", "$/^")+"$", "-test.v")
+	cmd.Dir, cmd.Env = dir, []string{"TMPDIR=" + dir, "HOME=" + dir}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }

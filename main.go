@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -90,9 +91,7 @@ func mainCode(args, environ []string, stdout, stderr io.Writer) int {
 // shutdown, 1 on a runtime failure, 2 for bad configuration.
 func runMain(environ []string, stderr io.Writer) int {
 	cfg, err := loadConfig(environ)
-	if err == nil {
-		err = cfg.validate()
-	}
+	err = errors.Join(err, cfg.validate())
 	if err != nil {
 		fmt.Fprintf(stderr, "kraftwatch: bad configuration:\n")
 		for _, e := range splitErrors(err) {
@@ -112,9 +111,18 @@ func runMain(environ []string, stderr io.Writer) int {
 	return 0
 }
 
+// splitErrors flattens joined errors (errors.Join of errors.Join ...) into the list of
+// their leaves; nil gives none.
 func splitErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, splitErrors(e)...)
+		}
+		return out
 	}
 	return []error{err}
 }
