@@ -16,6 +16,8 @@
 //     tests that need no separate process use natstest.Start (in-process).
 //   - StartMembers, ClassicGroups: group members of the cluster (Kafka's Java client,
 //     or kafka-go's group APIs); Admin: topic changes through kafka-go, in milliseconds.
+//   - StartSidecar: what a sidecar test runs kraftwatch beside (a nats-server of its own,
+//     a Watcher on it, an Admin), and Sidecar.StartKraftwatch with Env.
 //
 // What it reads: Watch subscribes to every kraftwatch subject on core NATS and Stream
 // reads the JetStream stream; both check each event with Check (publish.Decode, the
@@ -26,12 +28,17 @@
 // Watcher.Expect, StartNATS) use it too.
 //
 // Concurrency: Shared, Binary and FreePort are safe for concurrent use. Every other
-// function or method that takes a testing.TB fails it with t.Fatal and so belongs to
-// the test's goroutine, as does Kraftwatch and NATS (one test owns each). A Watcher
-// records on the NATS client's goroutine and its methods are safe from any goroutine;
-// Admin's methods without a testing.TB (TryAlterPartitions) are for other goroutines,
-// such as a burst of changes running beside the test. Processes started for a test are
-// killed at its end; none outlives the test binary (each has a parent-death signal).
+// function or method that takes a testing.TB may fail it with t.Fatal and so belongs to
+// the test's goroutine, as do a Kraftwatch, a NATS and a Sidecar (one test owns each).
+// A Watcher records on the NATS client's goroutine behind a mutex: Repeated may be
+// called from any goroutine, All, NoRepeats and Expect from the test's. The Admin
+// methods that return an error instead (CreateTopics, TryAlterPartitions) are safe from
+// other goroutines, such as a burst of changes running beside the test. Wait calls its
+// condition on the caller's goroutine. Processes started for a test are killed at its
+// end, and none outlives the test binary (each has a parent-death signal).
+//
+// The package has no build tag, so go vet and staticcheck check it with the rest, but
+// only e2e tests import it: nothing of it is compiled into kraftwatch.
 package e2etest
 
 import (

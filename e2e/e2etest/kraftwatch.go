@@ -29,7 +29,9 @@ const Quiet = 2 * time.Second
 // Env is the configuration of a test's kraftwatch following node 1's metadata log
 // dir: the cluster's brokers, a nats-server, the stream StreamName, the test's own
 // groups (KRAFTWATCH_GROUP_INCLUDE, so groups left by earlier tests on a shared cluster
-// are never announced) and debug logs. extra come last, so they override.
+// are never announced) and debug logs. extra come last, so they override. A test of
+// another source (KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS) gives StartKraftwatch an
+// environment of its own.
 func Env(c *kafkatest.Cluster, natsURL, include string, extra ...string) []string {
 	return append([]string{
 		"KRAFTWATCH_METADATA_LOG_DIR=" + c.Nodes[0].LogDir,
