@@ -127,50 +127,40 @@ func (r *reader) finish() error {
 	return r.Err()
 }
 
-// compactStrings reads a compact array of compact strings; null and empty read as nil.
-func (r *reader) compactStrings() []string {
-	n := r.CompactArrayLen(1)
+// readArray returns the n elements of an array whose length n was just read from
+// r (ArrayLen or CompactArrayLen), each read by elem. Null, empty and a failed
+// read give nil: a failed read fails the whole record, so no partial array is
+// seen.
+func readArray[T any](r *reader, n int, elem func(*T)) []T {
 	if n <= 0 {
 		return nil
 	}
-	out := make([]string, n)
+	out := make([]T, n)
 	for i := range out {
-		out[i] = r.cstr()
+		elem(&out[i])
 	}
 	if r.Err() != nil {
 		return nil
 	}
 	return out
+}
+
+// compactStrings reads a compact array of compact strings; null and empty read as nil.
+func (r *reader) compactStrings() []string {
+	return readArray(r, r.CompactArrayLen(1), func(s *string) { *s = r.cstr() })
 }
 
 // compactKeyValues reads a compact array of {string, string, tags}.
 func (r *reader) compactKeyValues() []KeyValue {
-	n := r.CompactArrayLen(3)
-	if n <= 0 {
-		return nil
-	}
-	out := make([]KeyValue, n)
-	for i := range out {
-		out[i].Key = r.cstr()
-		out[i].Value = r.cstr()
+	return readArray(r, r.CompactArrayLen(3), func(kv *KeyValue) {
+		kv.Key = r.cstr()
+		kv.Value = r.cstr()
 		r.skipTags()
-	}
-	if r.Err() != nil {
-		return nil
-	}
-	return out
+	})
 }
 
 func (r *reader) compactInt16s() []int16 {
-	n := r.CompactArrayLen(2)
-	if n <= 0 {
-		return nil
-	}
-	out := make([]int16, n)
-	for i := range out {
-		out[i] = r.Int16()
-	}
-	return out
+	return readArray(r, r.CompactArrayLen(2), func(v *int16) { *v = r.Int16() })
 }
 
 // Decode decodes one __consumer_offsets record. A nil or empty value is a tombstone
@@ -297,25 +287,17 @@ func (r *reader) consumerGroupMetadata() *ConsumerGroupMetadataValue {
 
 func (r *reader) partitionMetadata() *ConsumerGroupPartitionMetadataValue {
 	v := &ConsumerGroupPartitionMetadataValue{}
-	if n := r.CompactArrayLen(16 + 1 + 4 + 1 + 1); n > 0 {
-		v.Topics = make([]TopicMetadata, n)
-		for i := range v.Topics {
-			t := &v.Topics[i]
-			t.TopicID = r.UUID()
-			t.TopicName = r.cstr()
-			t.NumPartitions = r.Int32()
-			if m := r.CompactArrayLen(4 + 1 + 1); m > 0 {
-				t.PartitionMetadata = make([]PartitionMetadata, m)
-				for j := range t.PartitionMetadata {
-					p := &t.PartitionMetadata[j]
-					p.Partition = r.Int32()
-					p.Racks = r.compactStrings()
-					r.skipTags()
-				}
-			}
+	v.Topics = readArray(r, r.CompactArrayLen(16+1+4+1+1), func(t *TopicMetadata) {
+		t.TopicID = r.UUID()
+		t.TopicName = r.cstr()
+		t.NumPartitions = r.Int32()
+		t.PartitionMetadata = readArray(r, r.CompactArrayLen(4+1+1), func(p *PartitionMetadata) {
+			p.Partition = r.Int32()
+			p.Racks = r.compactStrings()
 			r.skipTags()
-		}
-	}
+		})
+		r.skipTags()
+	})
 	r.skipTags()
 	return v
 }
@@ -347,17 +329,13 @@ func (r *reader) consumerGroupMember() *ConsumerGroupMemberMetadataValue {
 			return true
 		}
 		c := &ClassicMemberMetadata{SessionTimeoutMs: f.Int32()}
-		if n := f.CompactArrayLen(1 + 1 + 1); n > 0 {
-			c.SupportedProtocols = make([]ClassicProtocol, n)
-			for i := range c.SupportedProtocols {
-				p := &c.SupportedProtocols[i]
-				p.Name = f.cstr()
-				if b := f.CompactBytes(); len(b) > 0 {
-					p.Metadata = slices.Clone(b)
-				}
-				f.skipTags()
+		c.SupportedProtocols = readArray(f, f.CompactArrayLen(1+1+1), func(p *ClassicProtocol) {
+			p.Name = f.cstr()
+			if b := f.CompactBytes(); len(b) > 0 {
+				p.Metadata = slices.Clone(b)
 			}
-		}
+			f.skipTags()
+		})
 		f.skipTags()
 		v.ClassicMemberMetadata = c
 		return true
@@ -465,48 +443,33 @@ func (r *reader) streamsGroupMember() *StreamsGroupMemberMetadataValue {
 
 func (r *reader) streamsGroupTopology() *StreamsGroupTopologyValue {
 	v := &StreamsGroupTopologyValue{Epoch: r.Int32()}
-	if n := r.CompactArrayLen(7 + 1); n > 0 {
-		v.Subtopologies = make([]Subtopology, n)
-		for i := range v.Subtopologies {
-			s := &v.Subtopologies[i]
-			s.SubtopologyID = r.cstr()
-			s.SourceTopics = r.compactStrings()
-			s.SourceTopicRegex = r.compactStrings()
-			s.StateChangelogTopics = r.topicInfos()
-			s.RepartitionSinkTopics = r.compactStrings()
-			s.RepartitionSourceTopics = r.topicInfos()
-			if m := r.CompactArrayLen(3 + 1); m > 0 {
-				s.CopartitionGroups = make([]CopartitionGroup, m)
-				for j := range s.CopartitionGroups {
-					g := &s.CopartitionGroups[j]
-					g.SourceTopics = r.compactInt16s()
-					g.SourceTopicRegex = r.compactInt16s()
-					g.RepartitionSourceTopics = r.compactInt16s()
-					r.skipTags()
-				}
-			}
+	v.Subtopologies = readArray(r, r.CompactArrayLen(7+1), func(s *Subtopology) {
+		s.SubtopologyID = r.cstr()
+		s.SourceTopics = r.compactStrings()
+		s.SourceTopicRegex = r.compactStrings()
+		s.StateChangelogTopics = r.topicInfos()
+		s.RepartitionSinkTopics = r.compactStrings()
+		s.RepartitionSourceTopics = r.topicInfos()
+		s.CopartitionGroups = readArray(r, r.CompactArrayLen(3+1), func(g *CopartitionGroup) {
+			g.SourceTopics = r.compactInt16s()
+			g.SourceTopicRegex = r.compactInt16s()
+			g.RepartitionSourceTopics = r.compactInt16s()
 			r.skipTags()
-		}
-	}
+		})
+		r.skipTags()
+	})
 	r.skipTags()
 	return v
 }
 
 func (r *reader) topicInfos() []TopicInfo {
-	n := r.CompactArrayLen(1 + 4 + 2 + 1 + 1)
-	if n <= 0 {
-		return nil
-	}
-	out := make([]TopicInfo, n)
-	for i := range out {
-		t := &out[i]
+	return readArray(r, r.CompactArrayLen(1+4+2+1+1), func(t *TopicInfo) {
 		t.Name = r.cstr()
 		t.Partitions = r.Int32()
 		t.ReplicationFactor = r.Int16()
 		t.TopicConfigs = r.compactKeyValues()
 		r.skipTags()
-	}
-	return out
+	})
 }
 
 // groupMetadata reads GroupMetadataValue v0-v4 (v4 is flexible).
@@ -535,31 +498,27 @@ func (r *reader) groupMetadata(version int16) *GroupMetadataValue {
 	if flex {
 		minMember = 3 + 4 + 2 + 1
 	}
-	if n := arrayLen(minMember); n > 0 {
-		v.Members = make([]GroupMember, n)
-		for i := range v.Members {
-			m := &v.Members[i]
-			m.MemberID = uniqueStr()
-			if version >= 3 {
-				m.GroupInstanceID, _ = nullableStr()
-			}
-			m.ClientID = str()
-			m.ClientHost = str()
-			m.RebalanceTimeout = -1
-			if version >= 1 {
-				m.RebalanceTimeout = r.Int32()
-			}
-			m.SessionTimeout = r.Int32()
-			sub := bytes()
-			bytes() // assignment: not needed
-			if flex {
-				r.skipTags()
-			}
-			if decodeSubs && r.Err() == nil {
-				m.Subscription, m.SubscriptionErr = r.d.consumerProtocolSubscription(sub)
-			}
+	v.Members = readArray(r, arrayLen(minMember), func(m *GroupMember) {
+		m.MemberID = uniqueStr()
+		if version >= 3 {
+			m.GroupInstanceID, _ = nullableStr()
 		}
-	}
+		m.ClientID = str()
+		m.ClientHost = str()
+		m.RebalanceTimeout = -1
+		if version >= 1 {
+			m.RebalanceTimeout = r.Int32()
+		}
+		m.SessionTimeout = r.Int32()
+		sub := bytes()
+		bytes() // assignment: not needed
+		if flex {
+			r.skipTags()
+		}
+		if decodeSubs && r.Err() == nil {
+			m.Subscription, m.SubscriptionErr = r.d.consumerProtocolSubscription(sub)
+		}
+	})
 	if flex {
 		r.skipTags()
 	}
@@ -581,27 +540,13 @@ func (d *Decoder) consumerProtocolSubscription(b []byte) (*ConsumerProtocolSubsc
 	if r.Err() == nil && s.Version < 0 {
 		r.Fail(fmt.Errorf("subscription version %d: %w", s.Version, ErrCorrupt))
 	}
-	if n := r.ArrayLen(2); n > 0 {
-		s.Topics = make([]string, n)
-		for i := range s.Topics {
-			s.Topics[i] = r.str()
-		}
-	}
+	s.Topics = readArray(&r, r.ArrayLen(2), func(t *string) { *t = r.str() })
 	r.Bytes() // UserData
 	if s.Version >= 1 {
-		if n := r.ArrayLen(2 + 4); n > 0 {
-			s.OwnedPartitions = make([]TopicPartitions, n)
-			for i := range s.OwnedPartitions {
-				p := &s.OwnedPartitions[i]
-				p.Topic = r.str()
-				if m := r.ArrayLen(4); m > 0 {
-					p.Partitions = make([]int32, m)
-					for j := range p.Partitions {
-						p.Partitions[j] = r.Int32()
-					}
-				}
-			}
-		}
+		s.OwnedPartitions = readArray(&r, r.ArrayLen(2+4), func(p *TopicPartitions) {
+			p.Topic = r.str()
+			p.Partitions = readArray(&r, r.ArrayLen(4), func(id *int32) { *id = r.Int32() })
+		})
 	}
 	if s.Version >= 2 {
 		s.GenerationID = r.Int32()
