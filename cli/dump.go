@@ -22,6 +22,7 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
+	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
 	"github.com/kraftwatch/kraftwatch/observer"
 )
 
@@ -106,12 +107,22 @@ func (d *dumper) run(path string) error {
 	return fmt.Errorf("%s: not a metadata log dir, .checkpoint or .log file", path)
 }
 
-// dir loads a directory as the observer does.
+// dir loads a directory as the observer does: a __cluster_metadata-0 directory, or
+// Kafka's metadata.log.dir holding one (as `kraftwatch run` accepts). A torn tail of the
+// newest segment is left out with a warning, with or without --records.
 func (d *dumper) dir(path string) error {
+	if sub := filepath.Join(path, "__cluster_metadata-0"); isDir(sub) {
+		path = sub
+	}
 	logger := slog.New(slog.NewTextHandler(d.errw, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	l, err := observer.Load(path, logger)
 	if err != nil {
 		return err
+	}
+	if n := len(l.Segments); n > 0 && !d.records {
+		if err := observer.ReadFile(l.Segments[n-1], func(observer.FileRecord) error { return nil }); torn(l.Segments[n-1], err) {
+			d.warnTorn(err)
+		}
 	}
 	if d.records {
 		if l.Snapshot != "" {
@@ -152,7 +163,12 @@ func (d *dumper) file(path string) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		if !torn(path, err) {
+			return err
+		}
+		if !d.records { // with --records, printFile has warned
+			d.warnTorn(err)
+		}
 	}
 	im, _ := delta.Apply(prov)
 	source := "segment replayed from an empty image"
@@ -168,7 +184,7 @@ func (d *dumper) printFile(path string, from int64) error {
 	if !d.json {
 		fmt.Fprintf(d.out, "# %s\n", filepath.Base(path))
 	}
-	return observer.ReadFile(path, func(r observer.FileRecord) error {
+	err := observer.ReadFile(path, func(r observer.FileRecord) error {
 		if from >= 0 && r.Offset < from {
 			return nil
 		}
@@ -188,6 +204,26 @@ func (d *dumper) printFile(path string, from int64) error {
 		}
 		return nil
 	})
+	if torn(path, err) {
+		d.warnTorn(err)
+		return nil
+	}
+	return err
+}
+
+// torn reports whether err is a segment ending inside a batch: a write in progress, or
+// a torn write at a crash (Kafka truncates it on recovery). dump shows the records
+// before it with a warning and exits 0, with or without --records, for a file or a
+// directory. A snapshot that ends early is an error: snapshots are written whole.
+func torn(path string, err error) bool {
+	return errors.Is(err, recordbatch.ErrTruncated) && strings.HasSuffix(path, ".log")
+}
+
+func (d *dumper) warnTorn(err error) { d.warn("%v; left out, the records before it are shown", err) }
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 func controlText(c any) string {

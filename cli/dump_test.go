@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kraftwatch/kraftwatch/internal/fixture"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
@@ -175,7 +177,13 @@ func TestBadInput(t *testing.T) {
 		{"empty dir", []string{filepath.Join(tmp, "empty")}, 1, "no snapshot and no log segment"},
 		{"garbage file", []string{write("00000000000000000000.log", bytes.Repeat([]byte("garbage!"), 20))}, 1, "corrupt"},
 		{"corrupt crc", []string{write("c/00000000000000000000.log", corrupt)}, 1, "crc"},
-		{"truncated file", []string{write("t/00000000000000000000.log", segBytes[:len(segBytes)-7])}, 1, "ends inside a batch"},
+		// A torn tail: the records before it are shown, with a warning, exit 0, whether a
+		// file or a directory, with or without --records.
+		{"torn file", []string{write("t/00000000000000000000.log", segBytes[:len(segBytes)-7])}, 0, "ends inside a batch"},
+		{"torn file records", []string{"--records", filepath.Join(tmp, "t/00000000000000000000.log")}, 0, "ends inside a batch"},
+		{"torn dir", []string{filepath.Dir(write("td/__cluster_metadata-0/00000000000000000000.log", segBytes[:len(segBytes)-7]))}, 0, "ends inside a batch"},
+		{"torn dir records", []string{"--records", filepath.Join(tmp, "td/__cluster_metadata-0")}, 0, "ends inside a batch"},
+		{"log dir root", []string{filepath.Join(tmp, "log")}, 0, ""},
 		{"snapshot without footer", []string{write("00000000000000000001-0000000001.checkpoint", noFooter)}, 1, "SnapshotFooter"},
 		{"not a log file", []string{write("x.txt", []byte("hello"))}, 1, "not a metadata log"},
 		{"good dir", []string{l.Dir}, 0, ""},
@@ -188,6 +196,9 @@ func TestBadInput(t *testing.T) {
 			if code != 0 && out != "" {
 				t.Fatalf("printed an image despite the error:\n%s", out)
 			}
+			if code == 0 && !strings.Contains(out, "topics") {
+				t.Fatalf("exit 0 without an image:\n%s", out)
+			}
 			t.Logf("stderr: %s", strings.TrimSpace(errs))
 		})
 	}
@@ -199,5 +210,36 @@ func TestCamel(t *testing.T) {
 		if got := camel(in); got != want {
 			t.Errorf("camel(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestHashesVerifyUsage: --help exits 0 and lists the flags; bad usage exits 2; a
+// bootstrap server that refuses connections is named within seconds, not after minutes.
+func TestHashesVerifyUsage(t *testing.T) {
+	dir := fixture.MetadataDir(t, "4.4.0")
+	for _, tc := range []struct {
+		name string
+		cmd  func([]string, io.Writer, io.Writer) int
+		args []string
+		code int
+		want string
+	}{
+		{"hashes help", Hashes, []string{"--help"}, 0, "-scheme"},
+		{"verify help", Verify, []string{"--help"}, 0, "-bootstrap"},
+		{"hashes no dir", Hashes, nil, 2, "usage: kraftwatch hashes"},
+		{"verify no bootstrap", Verify, []string{dir}, 2, "usage: kraftwatch verify"},
+		{"verify refused", Verify, []string{"--bootstrap", "127.0.0.1:1", dir}, 1, "127.0.0.1:1: connect: connection refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			start := time.Now()
+			code := tc.cmd(tc.args, &out, &errb)
+			if code != tc.code || !strings.Contains(out.String()+errb.String(), tc.want) {
+				t.Fatalf("exit %d (want %d), output %q, want %q", code, tc.code, out.String()+errb.String(), tc.want)
+			}
+			if took := time.Since(start); took > readerStall+20*time.Second {
+				t.Fatalf("took %v", took)
+			}
+		})
 	}
 }

@@ -28,9 +28,9 @@ func Hashes(args []string, stdout, stderr io.Writer) int {
 	scheme := fs.String("scheme", hashcache.DefaultScheme, "murmur3 or kafka")
 	bootstrap := fs.String("bootstrap", "", "Kafka bootstrap servers: also print group hashes")
 	controllers := fs.String("bootstrap-controller", "", controllerFlagHelp)
-	if err := fs.Parse(args); err != nil || oneSource(fs.NArg(), *controllers) != nil {
-		fmt.Fprintln(stderr, "usage: kraftwatch hashes [--scheme murmur3|kafka] [--bootstrap HOSTS] METADATA_DIR | --bootstrap-controller HOSTS")
-		return 2
+	if code, ok := parseArgs(fs, args, "usage: kraftwatch hashes [--scheme murmur3|kafka] [--bootstrap HOSTS] METADATA_DIR | --bootstrap-controller HOSTS",
+		func() bool { return oneSource(fs.NArg(), *controllers) == nil }); !ok {
+		return code
 	}
 	im, state, cache, err := inspectInputs(fs.Arg(0), *controllers, *bootstrap, *scheme, stderr)
 	if err != nil {
@@ -75,9 +75,9 @@ func Verify(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	bootstrap := fs.String("bootstrap", "", "Kafka bootstrap servers (required)")
 	controllers := fs.String("bootstrap-controller", "", controllerFlagHelp)
-	if err := fs.Parse(args); err != nil || oneSource(fs.NArg(), *controllers) != nil || *bootstrap == "" {
-		fmt.Fprintln(stderr, "usage: kraftwatch verify --bootstrap HOSTS METADATA_DIR | --bootstrap-controller HOSTS")
-		return 2
+	if code, ok := parseArgs(fs, args, "usage: kraftwatch verify --bootstrap HOSTS METADATA_DIR | --bootstrap-controller HOSTS",
+		func() bool { return oneSource(fs.NArg(), *controllers) == nil && *bootstrap != "" }); !ok {
+		return code
 	}
 	im, state, cache, err := inspectInputs(fs.Arg(0), *controllers, *bootstrap, hashcache.SchemeKafka, stderr)
 	if err != nil {
@@ -106,6 +106,28 @@ func Verify(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// parseArgs parses args with fs, whose usage line is usage; valid checks the parsed
+// arguments. It returns ok to go on, or the exit code: 0 for --help (usage and flags on
+// fs's output), 2 for bad usage.
+func parseArgs(fs *flag.FlagSet, args []string, usage string, valid func() bool) (int, bool) {
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), usage); fs.PrintDefaults() }
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0, false
+	case err != nil:
+		return 2, false
+	case !valid():
+		fs.Usage()
+		return 2, false
+	}
+	return 0, true
+}
+
+// readerStall is how long hashes and verify wait for a __consumer_offsets partition, or
+// the partition list, that cannot be read before giving up with the reason.
+const readerStall = 10 * time.Second
+
 // inspectInputs loads the metadata log dir (or, with controllers, the metadata log of
 // the controller quorum) and, when bootstrap is set, every group of __consumer_offsets
 // up to its current end.
@@ -130,7 +152,8 @@ func inspectInputs(dir, controllers, bootstrap, scheme string, stderr io.Writer)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	reader, err := groups.NewReader(groups.ReaderConfig{Brokers: kafkaconn.SplitHosts(bootstrap), Logger: slog.New(slog.DiscardHandler)})
+	reader, err := groups.NewReader(groups.ReaderConfig{Brokers: kafkaconn.SplitHosts(bootstrap), StallAfter: readerStall,
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -146,14 +169,26 @@ func inspectInputs(dir, controllers, bootstrap, scheme string, stderr io.Writer)
 			return nil
 		})
 	}()
-	select {
-	case <-reader.CaughtUp():
-	case err := <-done:
-		stopRead()
-		return nil, nil, nil, fmt.Errorf("reading __consumer_offsets: %w", err)
-	case <-ctx.Done():
-		stopRead()
-		return nil, nil, nil, fmt.Errorf("reading __consumer_offsets: %w", ctx.Err())
+	health := time.NewTicker(250 * time.Millisecond)
+	defer health.Stop()
+wait:
+	for {
+		select {
+		case <-reader.CaughtUp():
+			break wait
+		case err := <-done:
+			stopRead()
+			return nil, nil, nil, fmt.Errorf("reading __consumer_offsets: %w", err)
+		case <-health.C:
+			if err := reader.Health(); err != nil {
+				stopRead()
+				<-done
+				return nil, nil, nil, fmt.Errorf("reading __consumer_offsets from %s: %w", bootstrap, err)
+			}
+		case <-ctx.Done():
+			stopRead()
+			return nil, nil, nil, fmt.Errorf("reading __consumer_offsets: %w", ctx.Err())
+		}
 	}
 	stopRead()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
