@@ -169,7 +169,8 @@ type Tracker struct {
 	image *image.Image
 	hs    map[GroupKey]*tracked
 
-	// Scratch of one call, empty between calls (endCall).
+	// Scratch of one call, empty between calls: Metadata empties all three
+	// (endCall), Sync and Group the memo, the only one they use.
 	events   topicEvents    // Metadata: what the update did to each topic
 	affected affectedGroups // Metadata: the groups it affects, with their reasons
 	memo     memo           // every call: what it read from the cache and the image
@@ -179,9 +180,9 @@ type Tracker struct {
 // read one topic hash it once and each regex scans the image once: the cache
 // checks the topic id of every read, which costs more than the hash itself.
 type memo struct {
-	topicHashes map[string]int64    // topic hashes read during the call
-	matches     map[string][]string // topics each regex matched during the call
-	hashes      []hashcache.NamedHash
+	topicHashes map[string]int64      // topic hashes read during the call
+	matches     map[string][]string   // topics each regex matched during the call
+	hashes      []hashcache.NamedHash // scratch of groupHash
 }
 
 // reset empties m, keeping its storage.
@@ -603,7 +604,7 @@ func (t *Tracker) Metadata(cur *image.Image, ch *image.Changes) []Decision {
 	return t.decide()
 }
 
-// endCall empties the scratch of a public call.
+// endCall empties the scratch of a Metadata call.
 func (t *Tracker) endCall() {
 	t.events.reset()
 	t.affected.reset()
