@@ -209,22 +209,75 @@ func (f *follower) run(ctx context.Context) {
 	}
 }
 
-// streams lists the streams capturing kraftwatch's subjects under root: the internal
-// subjects kraftwatch publishes on, or (streams made by older versions) the public ones.
+// streams lists the streams to read under root, each cluster's events once: the streams
+// capturing the public subjects (kraftwatch's events stream, which sources the stream
+// kraftwatch publishes into; or a stream made by an older version), and the streams
+// capturing the internal subjects that no stream listed or followed sources (kraftwatch
+// created the events stream later, or another stream holds the public subjects).
 func (f *follower) streams(ctx context.Context) ([]string, error) {
-	var names []string
-	for _, subject := range []string{publish.InternalPrefix + "." + f.root + ".>", f.root + ".>"} {
+	list := func(subject string) ([]string, error) {
+		var names []string
 		l := f.js.StreamNames(ctx, jetstream.WithStreamListSubject(subject))
 		for name := range l.Name() {
-			if !slices.Contains(names, name) {
-				names = append(names, name)
-			}
+			names = append(names, name)
 		}
-		if err := l.Err(); err != nil {
-			return names, err
+		return names, l.Err()
+	}
+	public, err := list(f.root + ".>")
+	if err != nil {
+		return nil, err
+	}
+	internal, err := list(publish.InternalPrefix + "." + f.root + ".>")
+	if err != nil {
+		return nil, err
+	}
+	sourced := make(map[string]bool) // internal streams a public one holds
+	var names []string
+	for _, name := range public {
+		srcs, err := f.sources(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(srcs, f.following) {
+			// Its events are read already, from the stream it sources.
+			for _, s := range srcs {
+				sourced[s] = true
+			}
+			continue
+		}
+		for _, s := range srcs {
+			sourced[s] = true
+		}
+		names = append(names, name)
+	}
+	for _, name := range internal {
+		if !sourced[name] && !slices.Contains(names, name) {
+			names = append(names, name)
 		}
 	}
 	return names, nil
+}
+
+// sources returns the names of the streams stream name sources.
+func (f *follower) sources(ctx context.Context, name string) ([]string, error) {
+	s, err := f.js.Stream(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, src := range s.CachedInfo().Config.Sources {
+		if src != nil {
+			out = append(out, src.Name)
+		}
+	}
+	return out, nil
+}
+
+func (f *follower) following(name string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.consumers[name]
+	return ok
 }
 
 func (f *follower) follow(ctx context.Context, name string, all bool) error {

@@ -81,18 +81,25 @@ type Config struct {
 	// HashScheme is "murmur3" (the default) or "kafka"; every event carries it.
 	HashScheme string
 
-	// Stream settings, used only to create the stream when it is missing. An existing
-	// stream is used as it is after checking that it stores and republishes this
-	// cluster's events as kraftwatch's own would; a stream of the shape older versions
-	// created (capturing the public subjects directly) is updated (see the package doc,
-	// "Subjects and the stream").
+	// Stream settings, used only to create the streams when they are missing (both get
+	// the same Replicas, Storage and limits). An existing stream is used as it is after
+	// checking that it stores and republishes this cluster's events as kraftwatch's own
+	// would; a stream of the shape older versions created (capturing the public
+	// subjects directly) is updated (see the package doc, "Subjects and the streams").
 	//
 	// The stream captures "_kraftwatch.<prefix>.<cluster token>.>" (StreamSubjects),
 	// stores it as "<prefix>.<cluster token>.>" and republishes what it stores there, with
 	// limits retention: work-queue and interest retention would delete the last event of
 	// a group, which is the record of its last announced hash.
 	Stream string // default "KRAFTWATCH_<cluster id>" (other bytes than A-Z a-z 0-9 - _ as '_')
-	// Replicas is the stream's replica count, 1 to 5. Default 1.
+	// EventsStream is the stream subscribers read: it captures the public subjects
+	// "<prefix>.<cluster token>.>" (so clients that look a stream up by subject find it)
+	// and sources Stream, whose events it holds in the same order, without the
+	// Nats-Expected-* headers of kraftwatch's publishes. It is created with the same
+	// settings when no stream captures the public subjects; see the package doc,
+	// "Subjects and the streams". Default Stream + "_EVENTS".
+	EventsStream string
+	// Replicas is the replica count of both streams, 1 to 5. Default 1.
 	Replicas int
 	// Storage is jetstream.FileStorage (the zero value) or jetstream.MemoryStorage.
 	Storage jetstream.StorageType
@@ -146,6 +153,9 @@ func (c Config) withDefaults() Config {
 			}
 			return '_'
 		}, c.ClusterID)
+	}
+	if c.EventsStream == "" && c.Stream != "" {
+		c.EventsStream = c.Stream + "_EVENTS"
 	}
 	if c.Replicas == 0 {
 		c.Replicas = DefaultReplicas
@@ -215,6 +225,11 @@ func (c Config) Validate() error {
 		}
 		if c.ClusterID != "" && c.Stream == "" || c.Stream != "" && !validPrefix(c.Stream) || strings.Contains(c.Stream, ".") {
 			bad("Stream %q: want a name of A-Z a-z 0-9 - _", c.Stream)
+		}
+		if c.EventsStream != "" && (!validPrefix(c.EventsStream) || strings.Contains(c.EventsStream, ".")) {
+			bad("EventsStream %q: want a name of A-Z a-z 0-9 - _", c.EventsStream)
+		} else if c.EventsStream != "" && c.EventsStream == c.Stream {
+			bad("EventsStream %q: the same name as Stream", c.EventsStream)
 		}
 		if c.Replicas < 1 || c.Replicas > 5 {
 			bad("Replicas %d: want 1 to 5", c.Replicas)

@@ -35,7 +35,7 @@
 // give the last announced hash, so the caller announces what changed while kraftwatch was
 // down once, and the rules above keep it from announcing anything twice.
 //
-// # Subjects and the stream
+// # Subjects and the streams
 //
 // A publish the stream refuses (wrong last sequence: the replica that lost a race) or
 // de-duplicates (a retry after a lost ack) is still a NATS message, and a plain core
@@ -45,7 +45,7 @@
 //	_kraftwatch.<prefix>.<cluster token>.group.<group type>.<group token>
 //
 // (InternalPrefix; Config.Validate refuses a Prefix starting with it, so subscribers of
-// "<prefix>.>" never see these), and the stream
+// "<prefix>.>" never see these) into kraftwatch's stream (Config.Stream), which
 //
 //   - captures "_kraftwatch.<prefix>.<cluster token>.>" (StreamSubjects);
 //   - stores each event under its public subject, with the subject transform
@@ -56,33 +56,60 @@
 //   - republishes each message it stores, once, to the public subject (RePublish
 //     "<prefix>.<cluster token>.>" -> the same), with the stream's Nats-Stream,
 //     Nats-Subject, Nats-Sequence, Nats-Last-Sequence and Nats-Time-Stamp headers added.
-//     The stream does not capture the public subjects (nats-server refuses a republish
-//     that would loop back into its stream).
+//     It does not capture the public subjects (nats-server refuses a republish that
+//     would loop back into its stream).
 //
-// Core subscribers of "<prefix>.>" (nats sub, kraftwatch watch) thus receive each stored
-// event exactly once, in stream order per group, and nothing the stream did not store.
-// Only the stream's leader republishes, after storing; an event stored just before the
-// server stops or the leader changes may never be republished (a core subscriber misses
-// it, as core NATS may; the stream has it). NATS permissions must let kraftwatch publish
-// on "_kraftwatch.<prefix>.>".
+// Core subscribers of "<prefix>.>" (nats sub, kraftwatch watch --core) thus receive each
+// stored event exactly once, in stream order per group, and nothing the stream did not
+// store. Only the stream's leader republishes, after storing; an event stored just before
+// the server stops or the leader changes may never be republished (a core subscriber
+// misses it, as core NATS may; the streams have it). NATS permissions must let kraftwatch
+// publish on "_kraftwatch.<prefix>.>".
 //
-// The stream is created with these settings (and Config's) when no stream captures the
-// cluster's subjects. An existing stream is used when it captures the internal subjects
-// and its subject transform and republish do the above (an operator's stream may use
-// wider filters, e.g. for every cluster; they are evaluated as nats-server evaluates
-// them); otherwise the publisher is not ready and logs an error wrapping ErrStreamConfig
-// that says what to change.
+// Clients that find a stream by the subject they subscribe to (nats.go's
+// StreamNameBySubject and its legacy js.Subscribe, the NATS CLI's "nats sub --all",
+// nats-py's js.subscribe, the CloudEvents SDK's JetStream binding) need a stream whose
+// own subjects are the public ones, and streams that copy the events (sources, or a
+// forwarder that keeps headers) must not see the Nats-Expected-* headers of kraftwatch's
+// publishes, which the republished copies carry. So there is a second stream, the events
+// stream (Config.EventsStream, default "<Stream>_EVENTS"), for subscribers. It
+//
+//   - captures "<prefix>.<cluster token>.>": lookups by any public subject find it;
+//   - sources kraftwatch's stream, which gives it every stored event once, in order,
+//     under its public subject, with Nats-Msg-Id and without the Nats-Expected-*
+//     headers (nats-server drops them when sourcing), and resumes after restarts and
+//     leader changes where it stopped: it misses none, unlike a core subscriber;
+//   - refuses the republished copies, which reach it on the subjects it captures: every
+//     publish of kraftwatch carries Nats-Expected-Stream naming kraftwatch's stream, and
+//     nats-server refuses a message whose expected stream is another (checked before
+//     the Nats-Msg-Id is recorded, so the sourced message is not taken for a duplicate);
+//   - has kraftwatch's stream's limits, and its own sequence numbers.
+//
+// The publisher creates it when no stream captures the public subjects. A stream that
+// captures them and sources kraftwatch's stream is used as it is. Any other stream that
+// captures them (a user's stream for "kraftwatch.>") is left alone, with a warning at
+// start-up naming it and what to change (add the source, or drop the subjects): lookups
+// by subject would find that stream, which stores none of the events, and nats-server
+// refuses to create a second stream whose subjects overlap it. Publishing does not depend
+// on the events stream: the publisher is ready without it.
+//
+// Kraftwatch's stream is created with these settings (and Config's) when no stream
+// captures the cluster's internal subjects. An existing one is used when it captures the
+// internal subjects and its subject transform and republish do the above (an operator's
+// stream may use wider filters, e.g. for every cluster; they are evaluated as
+// nats-server evaluates them); otherwise the publisher is not ready and logs an error
+// wrapping ErrStreamConfig that says what to change.
 //
 // A stream created by an older kraftwatch captured the public subjects directly. It is
 // updated in place (subjects, subject transform, republish; its events and sequences are
 // kept, so the expected last sequences go on) when it has that shape: one subject,
 // "<prefix>.<cluster token>.>", no subject transform, no republish, no mirror or
-// sources, not sealed; nothing but kraftwatch publishes into such a stream. A stream that
-// captures the public subjects otherwise (for example "<prefix>.>") is left alone, with
-// ErrStreamConfig. Replicas of an older kraftwatch cannot use the updated stream (they
-// fail and are not ready): stop them before starting this version, or upgrade them all.
+// sources, not sealed; nothing but kraftwatch publishes into such a stream. The events
+// stream is then created and sources its events from the first. Replicas of an older
+// kraftwatch cannot use the updated stream (they fail and are not ready): stop them
+// before starting this version, or upgrade them all.
 //
-// The stream keeps MaxMsgsPerSubject events per group with limits retention; if MaxAge or
+// The streams keep MaxMsgsPerSubject events per group with limits retention; if MaxAge or
 // MaxBytes remove a group's last event, its last hash is forgotten and the group is
 // announced again after a restart.
 //

@@ -31,7 +31,7 @@ var ErrClosed = errors.New("publish: publisher closed")
 var ErrDrainTimeout = errors.New("publish: drain timeout")
 
 // ErrStreamConfig reports an existing stream that captures this cluster's subjects in a
-// way kraftwatch cannot use (see the package doc, "Subjects and the stream"), and that
+// way kraftwatch cannot use (see the package doc, "Subjects and the streams"), and that
 // kraftwatch does not update by itself; the message says what to change. The publisher
 // keeps retrying (and is not ready) until the stream is fixed.
 var ErrStreamConfig = errors.New("publish: stream configuration")

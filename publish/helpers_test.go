@@ -366,3 +366,99 @@ func (c *coreSub) exactlyStored(t testing.TB, msgs map[string][]stored) {
 		}
 	}
 }
+
+// syncLog collects log output from any goroutine.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// sameEvents waits until the stream that a lookup by the public subjects finds (the
+// events stream, which sources kraftwatch's) holds as many events as msgs (what
+// readStream read from kraftwatch's stream), then fails unless it holds exactly those
+// events, each subject's in the same order, and none of them carries a Nats-Expected-*
+// header (a stream or forwarder that copies them stores them as they are).
+func sameEvents(t testing.TB, nc *nats.Conn, prefix string, msgs map[string][]stored) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := prefix + "." + publish.EscapeToken(clusterID)
+	name, err := js.StreamNameBySubject(ctx, prefix+".>")
+	if err != nil {
+		t.Fatalf("no stream found by %s.>: %v", prefix, err)
+	}
+	total := 0
+	for _, evs := range msgs {
+		total += len(evs)
+	}
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, fmt.Sprintf("stream %s to hold %d events", name, total), func() bool {
+		info, err := s.Info(ctx)
+		return err == nil && info.State.Msgs >= uint64(total)
+	})
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{root + ".>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(map[string][]string)
+	ids := make(map[string]bool)
+	for n := 0; n < total; {
+		batch, err := c.Fetch(min(total-n, 1000), jetstream.FetchMaxWait(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := 0
+		for m := range batch.Messages() {
+			k++
+			env, err := publish.Decode(m.Data())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for h := range m.Headers() {
+				if strings.HasPrefix(h, "Nats-Expected-") {
+					t.Fatalf("stream %s: %s carries %s", name, env.ID, h)
+				}
+			}
+			if ids[env.ID] {
+				t.Fatalf("stream %s holds %s twice", name, env.ID)
+			}
+			ids[env.ID] = true
+			got[m.Subject()] = append(got[m.Subject()], env.ID)
+		}
+		if k == 0 {
+			t.Fatalf("stream %s: read %d of %d, then nothing", name, n, total)
+		}
+		n += k
+	}
+	if info, _ := s.Info(ctx); info.State.Msgs != uint64(total) {
+		t.Fatalf("stream %s holds %d messages, kraftwatch's stream %d", name, info.State.Msgs, total)
+	}
+	for subject, evs := range msgs {
+		var want []string
+		for _, e := range evs {
+			want = append(want, e.env.ID)
+		}
+		if !slices.Equal(got[subject], want) {
+			t.Fatalf("stream %s, %s: %v, kraftwatch's stream %v", name, subject, got[subject], want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -49,17 +50,43 @@ func (p *Publisher) ensureStream(ctx context.Context) (jetstream.Stream, error) 
 	}
 	p.stream = s
 	p.streamName.Store(&name)
+	if err := p.checkEvents(ctx, name); err != nil {
+		p.log.Warn("events stream not checked; Run retries", "stream", p.cfg.EventsStream, "error", err)
+	}
 	return s, nil
 }
 
-// upgradeOrCreate runs when no stream captures the internal subjects: a stream that
-// captures the public subject is updated (upgradeStream), else the stream is created. It
-// returns the stream's name.
+// checkEvents runs ensureEvents and records its outcome.
+func (p *Publisher) checkEvents(ctx context.Context, internal string) error {
+	name, err := p.ensureEvents(ctx, internal)
+	if err != nil {
+		return err
+	}
+	if name != "" {
+		p.eventsStream.Store(&name)
+	} else {
+		p.eventsStream.Store(nil)
+	}
+	p.eventsChecked.Store(true)
+	return nil
+}
+
+// upgradeOrCreate runs when no stream captures the internal subjects: a stream of the
+// older shape that captures the public subject is updated (upgradeStream), else the
+// stream is created. A stream that captures the public subjects otherwise (the events
+// stream, an operator's or a user's stream) is left alone: ensureEvents says what it
+// means for subscribers. It returns the stream's name.
 func (p *Publisher) upgradeOrCreate(ctx context.Context, public string) (string, error) {
 	name, err := p.js.StreamNameBySubject(ctx, public)
 	switch {
 	case err == nil:
-		return name, p.upgradeStream(ctx, name)
+		s, err := p.js.Stream(ctx, name)
+		if err != nil {
+			return "", fmt.Errorf("stream %s: %w", name, err)
+		}
+		if p.olderShape(s.CachedInfo().Config) {
+			return name, p.upgradeStream(ctx, name)
+		}
 	case !errors.Is(err, jetstream.ErrStreamNotFound):
 		return "", fmt.Errorf("looking up the stream for %s: %w", public, err)
 	}
@@ -74,26 +101,28 @@ func (p *Publisher) upgradeOrCreate(ctx context.Context, public string) (string,
 	return p.cfg.Stream, nil
 }
 
-// upgradeStream updates stream name, which captures the public subjects directly, to
-// capture the internal subjects, store them as the public ones and republish what it
-// stores, when that is safe: the stream has the shape older kraftwatch versions
-// created (its only subject is "<prefix>.<cluster token>.>", no subject transform, no
-// republish, no mirror or sources, not sealed), so nothing but kraftwatch publishes into
-// it. Stored events keep their subjects and sequences, so last-per-subject reads and
-// the expected-last-sequence checks go on where they were. Any other stream that captures
-// the public subjects is left alone and gives an error wrapping ErrStreamConfig.
+// olderShape reports whether cfg is a stream as older kraftwatch versions created it:
+// its only subject is "<prefix>.<cluster token>.>", no subject transform, no republish,
+// no mirror or sources, not sealed. Nothing but kraftwatch publishes into such a stream.
+func (p *Publisher) olderShape(cfg jetstream.StreamConfig) bool {
+	return len(cfg.Subjects) == 1 && cfg.Subjects[0] == p.Subjects() && cfg.SubjectTransform == nil && cfg.RePublish == nil &&
+		cfg.Mirror == nil && len(cfg.Sources) == 0 && !cfg.Sealed
+}
+
+// upgradeStream updates stream name, a stream of the older shape (olderShape) that
+// captures the public subjects directly, to capture the internal subjects, store them as
+// the public ones and republish what it stores. Stored events keep their subjects and
+// sequences, so last-per-subject reads and the expected-last-sequence checks go on where
+// they were; the events stream then sources them all.
 func (p *Publisher) upgradeStream(ctx context.Context, name string) error {
 	s, err := p.js.Stream(ctx, name)
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", name, err)
 	}
 	cfg := s.CachedInfo().Config
-	if len(cfg.Subjects) != 1 || cfg.Subjects[0] != p.Subjects() || cfg.SubjectTransform != nil || cfg.RePublish != nil ||
-		cfg.Mirror != nil || len(cfg.Sources) > 0 || cfg.Sealed {
-		return fmt.Errorf("%w: stream %s captures %s directly (subjects %q), so core subscribers would also receive "+
-			"every publish it refuses or de-duplicates, and kraftwatch updates by itself only a stream whose one subject is %s. "+
-			"Give it %s, or take %s out of its subjects so that kraftwatch creates stream %s",
-			ErrStreamConfig, name, p.Subjects(), cfg.Subjects, p.Subjects(), p.shape(), p.Subjects(), p.cfg.Stream)
+	if !p.olderShape(cfg) {
+		return fmt.Errorf("%w: stream %s is no longer of the older kraftwatch shape (one subject %s): %q",
+			ErrStreamConfig, name, p.Subjects(), cfg.Subjects)
 	}
 	p.withShape(&cfg)
 	if _, err := p.js.UpdateStream(ctx, cfg); err != nil {
@@ -167,6 +196,7 @@ func (p *Publisher) forgetStream() {
 	p.streamMu.Lock()
 	p.stream = nil
 	p.streamName.Store(nil)
+	p.eventsChecked.Store(false)
 	p.streamMu.Unlock()
 	p.mu.Lock()
 	clear(p.last)
@@ -449,4 +479,123 @@ func (p *Publisher) fetchLast(ctx context.Context, c jetstream.Consumer, left ui
 		return 0, err
 	}
 	return left, nil
+}
+
+// ensureEvents makes sure subscribers that look a stream up by a public subject find one
+// holding kraftwatch's events: a stream that captures "<prefix>.<cluster token>.>" and
+// sources the stream named internal (the one kraftwatch publishes into). When no stream
+// captures the public subjects it creates Config.EventsStream so. A stream that captures
+// them and does not source internal is left alone with a warning: clients that find
+// streams by subject would read it, and it stores none of kraftwatch's events (the
+// copies internal republishes carry Nats-Expected-Stream, which it refuses). It returns
+// the name of the events stream, "" when there is none, and an error only when asking
+// the server failed (worth retrying).
+func (p *Publisher) ensureEvents(ctx context.Context, internal string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.PublishTimeout)
+	defer cancel()
+	var names []string
+	l := p.js.StreamNames(ctx, jetstream.WithStreamListSubject(p.Subjects()))
+	for name := range l.Name() {
+		names = append(names, name)
+	}
+	if err := l.Err(); err != nil {
+		return "", fmt.Errorf("listing the streams that capture %s: %w", p.Subjects(), err)
+	}
+	if len(names) == 0 {
+		_, err := p.js.CreateStream(ctx, p.eventsConfig(internal))
+		switch {
+		case err == nil:
+			p.log.Info("events stream created", "stream", p.cfg.EventsStream, "subject", p.Subjects(), "source", internal,
+				"replicas", p.cfg.Replicas)
+			return p.cfg.EventsStream, nil
+		case errors.Is(err, jetstream.ErrStreamNameAlreadyInUse):
+			p.log.Warn("a stream named like the events stream exists and does not capture the public subjects: "+
+				"clients that look streams up by subject will find none; give it the subject and the source, or delete it",
+				"stream", p.cfg.EventsStream, "subject", p.Subjects(), "source", internal)
+			return "", nil
+		default:
+			return "", fmt.Errorf("creating events stream %s: %w", p.cfg.EventsStream, err)
+		}
+	}
+	found := ""
+	for _, name := range names {
+		s, err := p.js.Stream(ctx, name)
+		if err != nil {
+			return "", fmt.Errorf("stream %s: %w", name, err)
+		}
+		cfg := s.CachedInfo().Config
+		switch {
+		case name == internal:
+			// A stream of the older shape not yet updated: ensureStream does it.
+		case sources(cfg, internal, p.Subjects()):
+			found = name
+			if name != p.cfg.EventsStream {
+				p.log.Info("using existing events stream", "stream", name, "subject", p.Subjects(), "source", internal)
+			}
+		default:
+			p.log.Warn("another stream captures kraftwatch's public subjects and does not source kraftwatch's stream: "+
+				"clients that look streams up by subject (nats sub --all, nats-py js.subscribe, CloudEvents sdk-go) read it, "+
+				"and it stores none of the events (the copies that reach it carry Nats-Expected-Stream and are refused). "+
+				"Add sources [{name: "+internal+"}] to it, or take "+p.Subjects()+
+				" out of its subjects so that kraftwatch creates "+p.cfg.EventsStream+", which does",
+				"stream", name, "stream_subjects", cfg.Subjects, "subject", p.Subjects(), "source", internal)
+		}
+	}
+	return found, nil
+}
+
+// sources reports whether cfg sources every message of stream name under subjects.
+func sources(cfg jetstream.StreamConfig, name, subjects string) bool {
+	for _, src := range cfg.Sources {
+		if src == nil || src.Name != name || src.OptStartSeq > 1 || src.OptStartTime != nil || len(src.SubjectTransforms) > 0 {
+			continue
+		}
+		if src.FilterSubject == "" || covers(src.FilterSubject, subjects) {
+			return true
+		}
+	}
+	return false
+}
+
+// covers reports whether every subject that filter f2 matches is matched by filter f.
+func covers(f, f2 string) bool {
+	a, b := strings.Split(f, "."), strings.Split(f2, ".")
+	for i, tok := range a {
+		switch {
+		case tok == ">":
+			return i < len(b)
+		case i >= len(b):
+			return false
+		case tok == "*":
+			if b[i] == ">" {
+				return false
+			}
+		case tok != b[i]:
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+// eventsConfig is the events stream kraftwatch creates: the public subjects (nothing but
+// the copies internal republishes is published there, and those it refuses), every
+// message of internal by sourcing, and internal's limits.
+func (p *Publisher) eventsConfig(internal string) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name: p.cfg.EventsStream,
+		Description: "kraftwatch rebalance-needed events of Kafka cluster " + p.cfg.ClusterID +
+			", for subscribers: a copy of stream " + internal + " found by the subjects " + p.Subjects(),
+		Subjects:          []string{p.Subjects()},
+		Sources:           []*jetstream.StreamSource{{Name: internal}},
+		Retention:         jetstream.LimitsPolicy,
+		Storage:           p.cfg.Storage,
+		Replicas:          p.cfg.Replicas,
+		MaxAge:            p.cfg.MaxAge,
+		MaxMsgsPerSubject: p.cfg.MaxMsgsPerSubject,
+		MaxBytes:          p.cfg.MaxBytes,
+		MaxMsgs:           -1,
+		Discard:           jetstream.DiscardOld,
+		Duplicates:        p.cfg.DuplicateWindow,
+		AllowDirect:       true,
+	}
 }

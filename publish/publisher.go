@@ -40,6 +40,9 @@ type Publisher struct {
 	streamMu   sync.Mutex
 	stream     jetstream.Stream // guarded by streamMu; nil until ensured
 	streamName atomic.Pointer[string]
+	// eventsStream is the stream subscribers read (ensureEvents), once known.
+	eventsStream  atomic.Pointer[string]
+	eventsChecked atomic.Bool // ensureEvents succeeded since the stream was last ensured
 
 	// mu guards last and loaded: what this publisher knows of each subject's last
 	// message. last holds entries for subjects read or published; when loaded is true
@@ -169,6 +172,26 @@ func (p *Publisher) Subjects() string { return p.root + ".>" }
 // StreamSubjects returns the subject filter the stream captures (ModeJetStream):
 // "_kraftwatch.<prefix>.<cluster token>.>", the subjects the publisher publishes to.
 func (p *Publisher) StreamSubjects() string { return InternalPrefix + "." + p.root + ".>" }
+
+// StreamName returns the name of the stream kraftwatch publishes into (ModeJetStream),
+// once the publisher has found or created it, else "".
+func (p *Publisher) StreamName() string {
+	if n := p.streamName.Load(); n != nil {
+		return *n
+	}
+	return ""
+}
+
+// EventsStream returns the name of the stream subscribers read, which captures the
+// public subjects and sources StreamName's (ModeJetStream), once Run has found or
+// created it; "" before, in ModeCore, or when another stream that does not source
+// kraftwatch's captures the public subjects (Run logs a warning saying what to change).
+func (p *Publisher) EventsStream() string {
+	if n := p.eventsStream.Load(); n != nil {
+		return *n
+	}
+	return ""
+}
 
 // internal returns the internal subject of a public one.
 func internal(subject string) string { return InternalPrefix + "." + subject }
@@ -300,6 +323,14 @@ func (p *Publisher) Run(ctx context.Context) error {
 					level = slog.LevelError // an operator must act
 				}
 				p.log.Log(ctx, level, "stream not ready; retrying", "stream", p.cfg.Stream, "attempt", failures, "retry_in", d, "error", err)
+				sleep(ctx, d)
+			}
+		}
+		for failures := 0; ctx.Err() == nil && !p.eventsChecked.Load(); {
+			if err := p.checkEvents(ctx, p.StreamName()); err != nil {
+				failures++
+				d := jitter(backoff(p.cfg.RetryMin, p.cfg.RetryMax, failures))
+				p.log.Warn("events stream not checked; retrying", "stream", p.cfg.EventsStream, "attempt", failures, "retry_in", d, "error", err)
 				sleep(ctx, d)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -139,6 +140,7 @@ func TestTwoPublishers(t *testing.T) {
 		checkTransitions(t, msgs, "kraftwatch", fmt.Sprintf("group-%03d", g), steps)
 	}
 	core.exactlyStored(t, msgs)
+	sameEvents(t, connect(t, srv.ClientURL()), "kraftwatch", msgs)
 	a, b := ps[0].Stats(), ps[1].Stats()
 	t.Logf("replica A %+v", a)
 	t.Logf("replica B %+v", b)
@@ -501,45 +503,51 @@ func TestExistingStream(t *testing.T) {
 	})
 
 	// A stream that captures the public subjects but is not of the older kraftwatch's
-	// shape (here: every prefix's subjects) is left alone: the publisher is not ready and
-	// says what to change; once the operator changes it, events flow.
+	// shape (here: every prefix's subjects, a user's own stream) is left alone, with a
+	// warning naming it and the fix: kraftwatch creates its own stream and publishes,
+	// core subscribers receive the events, and no events stream is created (its subjects
+	// would overlap). Once the user's stream sources kraftwatch's, it is the events stream.
 	t.Run("captures the public subjects", func(t *testing.T) {
 		srv := natstest.Start(t)
 		nc := connect(t, srv.ClientURL())
 		js, _ := jetstream.New(nc)
+		core := subscribeCore(t, connect(t, srv.ClientURL()), "kraftwatch.>")
 		opsCfg := jetstream.StreamConfig{Name: "OPS", Subjects: []string{"kraftwatch.>"}, Storage: jetstream.MemoryStorage}
 		if _, err := js.CreateStream(ctx, opsCfg); err != nil {
 			t.Fatal(err)
 		}
-		p := newPublisher(t, baseConfig(t, nc))
-		_, _, err := p.LastPublished(ctx, publish.ConsumerGroup, "g")
-		if !errors.Is(err, publish.ErrStreamConfig) || !strings.Contains(err.Error(), "OPS") || !strings.Contains(err.Error(), internal) {
-			t.Fatalf("LastPublished = %v, want ErrStreamConfig naming OPS and %s", err, internal)
-		}
-		t.Log(err)
+		logs := &syncLog{}
+		cfg := baseConfig(t, nc)
+		cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		p := newPublisher(t, cfg)
 		start(t, p)
 		enqueue(t, p, transition("g", 0))
-		waitFor(t, 10*time.Second, "failed attempts", func() bool { return p.Stats().Failed > 0 })
-		if p.Ready() || p.Stats().Published != 0 {
-			t.Fatalf("ready %v, stats %+v with a stream it cannot use", p.Ready(), p.Stats())
+		waitFor(t, 10*time.Second, "published", finished(p, 1))
+		if !p.Ready() || p.Stats().Published != 1 || p.EventsStream() != "" {
+			t.Fatalf("ready %v, stats %+v, events stream %q", p.Ready(), p.Stats(), p.EventsStream())
 		}
-		if _, err := js.Stream(ctx, "KRAFTWATCH_"+clusterID); !errors.Is(err, jetstream.ErrStreamNotFound) {
-			t.Fatalf("a second stream was created: %v", err)
+		if w := logs.String(); !strings.Contains(w, "another stream captures kraftwatch's public subjects") ||
+			!strings.Contains(w, "stream=OPS") || !strings.Contains(w, "sources [{name: KRAFTWATCH_"+clusterID+"}]") {
+			t.Fatalf("no warning naming OPS and the fix:\n%s", w)
 		}
+		msgs := readStream(t, nc, "kraftwatch")
+		checkTransitions(t, msgs, "kraftwatch", "g", 1)
+		core.exactlyStored(t, msgs)
 		s, _ := js.Stream(ctx, "OPS")
-		if sc := s.CachedInfo().Config; len(sc.Subjects) != 1 || sc.Subjects[0] != "kraftwatch.>" || sc.SubjectTransform != nil || sc.RePublish != nil {
-			t.Fatalf("OPS was changed: %+v", sc)
+		if sc, st := s.CachedInfo().Config, s.CachedInfo().State; len(sc.Subjects) != 1 || sc.Subjects[0] != "kraftwatch.>" ||
+			sc.SubjectTransform != nil || sc.RePublish != nil || st.Msgs != 0 {
+			t.Fatalf("OPS was changed or stored a republished copy: %+v, %+v", sc, st)
 		}
 
-		opsCfg.Subjects = []string{"_kraftwatch.kraftwatch.>"}
-		opsCfg.SubjectTransform = &jetstream.SubjectTransformConfig{Source: "_kraftwatch.kraftwatch.>", Destination: "kraftwatch.>"}
-		opsCfg.RePublish = &jetstream.RePublish{Source: "kraftwatch.>", Destination: "kraftwatch.>"}
+		// The fix the warning gives: OPS sources kraftwatch's stream.
+		opsCfg.Sources = []*jetstream.StreamSource{{Name: "KRAFTWATCH_" + clusterID}}
 		if _, err := js.UpdateStream(ctx, opsCfg); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 20*time.Second, "published after the operator's fix", finished(p, 1))
-		waitFor(t, 10*time.Second, "ready", p.Ready)
-		checkTransitions(t, readStream(t, nc, "kraftwatch"), "kraftwatch", "g", 1)
+		p2 := newPublisher(t, baseConfig(t, connect(t, srv.ClientURL())))
+		start(t, p2)
+		waitFor(t, 10*time.Second, "OPS used as the events stream", func() bool { return p2.EventsStream() == "OPS" })
+		sameEvents(t, nc, "kraftwatch", msgs)
 	})
 
 	// Streams that capture the internal subjects but would store or republish wrongly.
@@ -602,7 +610,8 @@ func TestRepublishStoredOnly(t *testing.T) {
 	public := p.Subject(publish.ConsumerGroup, "g")
 	internal := publish.InternalPrefix + "." + public
 	pub := func(k int, expect uint64) (*jetstream.PubAck, error) {
-		return js.PublishMsg(ctx, rawMsg(t, internal, transition("g", k)), jetstream.WithExpectLastSequencePerSubject(expect))
+		return js.PublishMsg(ctx, rawMsg(t, internal, transition("g", k)), jetstream.WithExpectLastSequencePerSubject(expect),
+			jetstream.WithExpectStream("KRAFTWATCH_"+clusterID))
 	}
 	wrongLastSeq := func(what string, err error) {
 		t.Helper()
@@ -630,12 +639,15 @@ func TestRepublishStoredOnly(t *testing.T) {
 		t.Fatalf("publish after reading again: %+v, %v", ack, err)
 	}
 
-	if _, err := js.StreamNameBySubject(ctx, public); !errors.Is(err, jetstream.ErrStreamNotFound) {
-		t.Fatalf("a stream captures the public subject %s, where the stream republishes: %v", public, err)
+	// The stream that captures the public subject is the events stream, which sources
+	// kraftwatch's: it refuses the republished copies and holds each stored event once.
+	if name, err := js.StreamNameBySubject(ctx, public); err != nil || name != "KRAFTWATCH_"+clusterID+"_EVENTS" {
+		t.Fatalf("the stream capturing the public subject %s is %q, %v; want the events stream", public, name, err)
 	}
 	msgs := readStream(t, nc, "kraftwatch")
 	checkTransitions(t, msgs, "kraftwatch", "g", 2)
 	core.exactlyStored(t, msgs)
+	sameEvents(t, nc, "kraftwatch", msgs)
 	// Reads by the public subject see what was published to the internal one (a new
 	// publisher: p was primed by LoadLastPublished before these raw publishes).
 	p2 := newPublisher(t, baseConfig(t, nc))
