@@ -32,7 +32,9 @@ const usage = `usage: kraftwatch dump [--records] [--json] PATH
 PATH is a KRaft metadata log directory (.../__cluster_metadata-0), a snapshot
 (.checkpoint) or a log segment (.log). Prints the brokers with their racks and the
 topics with their ids, partitions and replicas; with --records, every record with
-its offset first. Files are only read. With --bootstrap-controller the metadata log
+its offset first. Files are only read. A segment that ends inside a batch (a write in
+progress, or torn at a crash) is shown up to its last whole batch, with a warning; a
+corrupt batch is an error (exit 1). With --bootstrap-controller the metadata log
 is fetched from the controller quorum's leader instead (its snapshot and the log up
 to the high watermark), as kraftwatch run does in network mode.
 `
