@@ -58,6 +58,7 @@ type config struct {
 	HashScheme              string           `env:"HASH_SCHEME" envDefault:"murmur3" desc:"murmur3 or kafka (bit-exact Kafka MetadataHash)"`
 	GroupInclude            string           `env:"GROUP_INCLUDE" envDefault:".*" desc:"announce only groups whose id fully matches this regex (RE2)"`
 	GroupExclude            string           `env:"GROUP_EXCLUDE" desc:"never announce groups whose id fully matches this regex (RE2)"`
+	StallAfter              string           `env:"STALL_AFTER" envDefault:"30s" desc:"how long the metadata source or a __consumer_offsets partition may stay unreadable before /readyz fails (Go duration)"`
 	HTTPAddr                string           `env:"HTTP_ADDR" envDefault:":8080" desc:"listen address of /livez, /readyz and /metrics"`
 	LogLevel                string           `env:"LOG_LEVEL" envDefault:"info" desc:"debug, info, warn or error"`
 	LogFormat               string           `env:"LOG_FORMAT" envDefault:"json" desc:"json or text"`
@@ -180,6 +181,9 @@ func (c config) validate() error {
 	}
 	if d, err := time.ParseDuration(c.StreamMaxAge); err != nil || d < 0 {
 		bad("STREAM_MAX_AGE", "%q is not a non-negative Go duration such as 168h", c.StreamMaxAge)
+	}
+	if d, err := time.ParseDuration(c.StallAfter); err != nil || d <= 0 {
+		bad("STALL_AFTER", "%q is not a positive Go duration such as 30s", c.StallAfter)
 	}
 	if c.StreamMaxMsgsPerSubject == 0 || c.StreamMaxMsgsPerSubject < -1 {
 		bad("STREAM_MAX_MSGS_PER_SUBJECT", "%d: want -1 (no limit) or at least 1", c.StreamMaxMsgsPerSubject)

@@ -56,8 +56,10 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	stallAfter, _ := time.ParseDuration(cfg.StallAfter)
 	reader, err := groups.NewReader(groups.ReaderConfig{
 		Brokers: kafkaconn.SplitHosts(cfg.BootstrapServers), Dialer: dialer, Logger: log.With("stage", "groups"),
+		StallAfter: stallAfter,
 	})
 	if err != nil {
 		return err
@@ -102,7 +104,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 			add("kraftwatch", errors.New("shutting down"))
 		default:
 		}
-		add("metadata", obs.Health(groups.DefaultStallAfter))
+		add("metadata", obs.Health(stallAfter))
 		select {
 		case <-reader.CaughtUp():
 			add("groups", reader.Health())
@@ -350,7 +352,7 @@ func newRegistry(obs *observer.Observer, reader *groups.Reader, pub *publish.Pub
 		func() float64 { return float64(reader.Retries()) })
 	gauge("group_records_lag", "__consumer_offsets records not yet read (end offsets are read again every 10 s while a partition cannot be fetched).",
 		func() float64 { return float64(reader.Lag()) })
-	gauge("group_partitions_stalled", "__consumer_offsets partitions whose reads have failed for over 30 s (/readyz fails).",
+	gauge("group_partitions_stalled", "__consumer_offsets partitions whose reads have failed for over KRAFTWATCH_STALL_AFTER (/readyz fails).",
 		func() float64 { return float64(reader.Stalled()) })
 	counter("group_decode_errors_skipped_total", "__consumer_offsets records skipped: unknown type or version, or corrupt.",
 		func() float64 { return float64(eng.Stats().DecodeErrors) })
