@@ -377,7 +377,8 @@ func (q *quorum) leaderError(code int16, id, epoch int32, endpoints map[int32]st
 	}
 	leaderAddr := endpoints[id]
 	if id < 0 {
-		q.epoch = epoch
+		q.leader, q.epoch = -1, epoch
+		q.cfg.Metrics.LeaderID.Store(-1)
 		q.forget()
 		return cerr(fmt.Errorf("%w: epoch %d has no leader yet: %w", err, epoch, ErrNoLeader))
 	}

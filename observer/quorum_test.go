@@ -1,0 +1,779 @@
+package observer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
+	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
+	"github.com/kraftwatch/kraftwatch/observer/observertest"
+)
+
+// Tests of the network source against observertest.Controller, a fake controller on
+// loopback, for what a real Kafka cannot be made to do.
+
+// syncBuffer is a log sink safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// running is an Observer of fake controllers, run until the test ends.
+type running struct {
+	*Observer
+	logs    *syncBuffer
+	mu      sync.Mutex
+	updates []Update
+}
+
+func (r *running) Updates() []Update {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Update(nil), r.updates...)
+}
+
+// runQuorum runs an observer of addrs with short timeouts; edit adjusts the config.
+func runQuorum(t *testing.T, addrs []string, edit func(*Config)) *running {
+	t.Helper()
+	r := &running{logs: &syncBuffer{}}
+	cfg := Config{Controllers: addrs, FetchMaxWait: 100 * time.Millisecond, RequestTimeout: 500 * time.Millisecond,
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Handler: func(u Update) {
+			r.mu.Lock()
+			r.updates = append(r.updates, u)
+			r.mu.Unlock()
+		}}
+	if edit != nil {
+		edit(&cfg)
+	}
+	o, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Observer = o
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("observer logs:\n%s", r.logs.String())
+		}
+	})
+	return r
+}
+
+// eventually waits up to 10 s for ok.
+func eventually(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func hasTopic(o *Observer, name string) bool {
+	im := o.Image()
+	if im == nil {
+		return false
+	}
+	_, ok := im.TopicByName(name)
+	return ok
+}
+
+// idA, idB and idC are in follower_test.go.
+
+func TestQuorumFollowsAndGatesOnHighWatermark(t *testing.T) {
+	c := observertest.NewController(t, 1)
+	c.Append(observertest.Broker(1, "r1"), observertest.Topic("a", idA), observertest.Partition(idA, 0, 1))
+	c.Commit()
+	r := runQuorum(t, []string{c.Addr}, nil)
+	eventually(t, "ready", func() bool { return hasTopic(r.Observer, "a") })
+	<-r.Ready()
+	if u := r.Updates(); len(u) != 1 || !u[0].Reset || u[0].Reason != "initial load" || u[0].Provenance.Offset != 2 {
+		t.Fatalf("updates %+v, want one initial load at offset 2", u)
+	}
+
+	// Past the high watermark: fetched and kept, not applied.
+	base := c.Append(observertest.Topic("b", idB), observertest.Partition(idB, 0, 1))
+	eventually(t, "the uncommitted batch to be fetched", func() bool { return r.Metrics().Uncommitted.Load() > 0 })
+	before := c.Requests(1)
+	time.Sleep(300 * time.Millisecond) // three long polls
+	if hasTopic(r.Observer, "b") {
+		t.Fatal("a topic past the high watermark was applied")
+	}
+	if n := c.Requests(1) - before; n > 6 {
+		t.Errorf("%d fetches in 300 ms while waiting for the high watermark: not a long poll", n)
+	}
+	c.SetHighWatermark(base + 1) // the first record of two: the batch is not committed whole
+	time.Sleep(150 * time.Millisecond)
+	if hasTopic(r.Observer, "b") {
+		t.Fatal("a batch only partly below the high watermark was applied")
+	}
+	c.Commit()
+	eventually(t, "topic b", func() bool { return hasTopic(r.Observer, "b") })
+	u := r.Updates()
+	last := u[len(u)-1]
+	if last.Reset || last.Unit == nil || last.Provenance.Offset != base+1 || last.Provenance.Epoch != 1 || len(last.Unit.Entries) != 2 {
+		t.Errorf("last update %+v, want the batch at %d..%d", last, base, base+1)
+	}
+	if got := r.Metrics().Uncommitted.Load(); got != 0 {
+		t.Errorf("uncommitted bytes %d after the commit", got)
+	}
+	if r.Metrics().HighWatermark.Load() != base+2 || r.Metrics().LeaderID.Load() != 1 {
+		t.Errorf("high watermark %d, leader %d", r.Metrics().HighWatermark.Load(), r.Metrics().LeaderID.Load())
+	}
+}
+
+// TestQuorumSameUpdatesAsDisk serves the same batches from a fake controller and a
+// log directory: both sources hand on the same units, with the same offsets and
+// epochs (transactions across batches, an aborted one, a control batch).
+func TestQuorumSameUpdatesAsDisk(t *testing.T) {
+	l := observertest.New(t, t.TempDir()+"/__cluster_metadata-0")
+	c := observertest.NewController(t, 1)
+	both := func(b []byte, n int64) {
+		l.AppendRaw(b, n)
+		c.AppendRaw(b, n)
+	}
+	data := func(recs ...metadata.Record) { both(l.Encode(recs...), int64(len(recs))) }
+	control := func() {
+		both(recordbatch.AppendControlBatch(nil, recordbatch.NewBatchHeader(l.Next, l.Epoch, l.Timestamp, true),
+			&recordbatch.LeaderChangeMessage{LeaderID: 1, Voters: []int32{1}, GrantingVoters: []int32{1}}), 1)
+	}
+	control()
+	data(observertest.Broker(1, "r1"), observertest.Topic("a", idA), observertest.Partition(idA, 0, 1))
+	c.Commit()
+	r := runQuorum(t, []string{c.Addr}, nil)
+	<-r.Ready()
+	data(observertest.Begin(), observertest.Topic("b", idB))
+	data(observertest.Partition(idB, 0, 1), observertest.End(), observertest.NoOp())
+	data(observertest.Begin(), observertest.Topic("c", idC))
+	data(observertest.Abort())
+	control()
+	data(observertest.RemoveTopic(idA))
+	c.Commit()
+	eventually(t, "the end of the log", func() bool { return r.Metrics().Offset.Load() == l.Next-1 })
+
+	disk, _ := loadOnce(t, l.Dir)
+	// The disk source read everything at once (one reset); the network source got the
+	// first batches in its reset and the rest as units. Compare those units with the
+	// units the disk source cuts from the same log.
+	net := r.Updates()
+	if !net[0].Reset || net[0].Provenance.Offset != 3 {
+		t.Fatalf("first network update %s", describe(net[0]))
+	}
+	f := newFollower(l.Dir, slog.New(slog.DiscardHandler), newMetrics())
+	var units []string
+	f.next, f.epoch = 0, -1
+	ls, _ := listDir(l.Dir)
+	if err := f.readAvailable(&ls, func(u Unit) error {
+		if u.Provenance.Offset > 3 {
+			units = append(units, describe(Update{Unit: &u, Provenance: u.Provenance}))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range net[1:] {
+		got = append(got, describe(u))
+	}
+	if strings.Join(got, "\n") != strings.Join(units, "\n") {
+		t.Errorf("network units:\n%s\ndisk units:\n%s", strings.Join(got, "\n"), strings.Join(units, "\n"))
+	}
+	if d := image.Diff(disk.Image(), r.Image()); !d.Empty() || disk.Image().Provenance() != r.Image().Provenance() {
+		t.Errorf("images differ: %s (%+v vs %+v)", d, disk.Image().Provenance(), r.Image().Provenance())
+	}
+}
+
+func describe(u Update) string {
+	if u.Unit == nil {
+		return fmt.Sprintf("reset %q at %d/%d", u.Reason, u.Provenance.Offset, u.Provenance.Epoch)
+	}
+	var types []string
+	for _, e := range u.Unit.Entries {
+		types = append(types, fmt.Sprintf("%d:%s", e.Offset, e.Record.Type()))
+	}
+	return fmt.Sprintf("unit at %d/%d ts %d txn=%v aborted=%v control=%v [%s]", u.Provenance.Offset, u.Provenance.Epoch,
+		u.Provenance.Timestamp, u.Unit.Transaction, u.Unit.Aborted, u.Unit.Control, strings.Join(types, " "))
+}
+
+func snapshotOf(recs ...metadata.Record) []byte {
+	return observertest.SnapshotBytes(1, 1_699_999_999_999, recs, 2, false)
+}
+
+// TestQuorumSnapshotBootstrap starts from a snapshot fetched in chunks smaller than
+// its batches, then the log after it.
+func TestQuorumSnapshotBootstrap(t *testing.T) {
+	c := observertest.NewController(t, 1)
+	recs := []metadata.Record{observertest.Broker(1, "r1"), observertest.Broker(2, "r2")}
+	for i := range 20 {
+		id := observertest.ID(byte(10 + i))
+		recs = append(recs, observertest.Topic(fmt.Sprintf("t%02d", i), id), observertest.Partition(id, 0, 1, 2))
+	}
+	c.SetSnapshot(100, 1, snapshotOf(recs...))
+	c.SetSnapshotChunk(37)
+	c.Append(observertest.Topic("after", idA), observertest.Partition(idA, 0, 1))
+	c.Commit()
+	r := runQuorum(t, []string{c.Addr}, nil)
+	<-r.Ready()
+	im := r.Image()
+	if im.NumTopics() != 21 || !hasTopic(r.Observer, "after") || im.Provenance().Offset != 101 {
+		t.Fatalf("image of %d topics at %+v", im.NumTopics(), im.Provenance())
+	}
+	u := r.Updates()
+	if len(u) != 1 || !u[0].Reset || !strings.Contains(r.logs.String(), "snapshot 100-1") {
+		t.Errorf("updates %v", u)
+	}
+	if m := r.Metrics(); m.SnapshotsLoaded.Load() != 1 || m.SnapshotRecords.Load() != int64(len(recs)) || m.Errors.Load() != 0 {
+		t.Errorf("snapshots %d, snapshot records %d, errors %d", m.SnapshotsLoaded.Load(), m.SnapshotRecords.Load(), m.Errors.Load())
+	}
+	if n := c.Requests(59); n < len(snapshotOf(recs...))/37 {
+		t.Errorf("%d FetchSnapshot requests for chunks of 37 bytes", n)
+	}
+
+	// Falling behind the log start (the observer was slow, the leader took a new
+	// snapshot and deleted the log): it rebuilds from the new snapshot, one Reset
+	// with the difference.
+	c.SetSnapshot(200, 1, snapshotOf(observertest.Broker(1, "r1"), observertest.Topic("new", idB), observertest.Partition(idB, 0, 1)))
+	c.Append(observertest.NoOp())
+	c.Commit()
+	eventually(t, "the rebuild", func() bool { return hasTopic(r.Observer, "new") })
+	u = r.Updates()
+	last := u[len(u)-1]
+	if !last.Reset || !strings.Contains(last.Reason, "snapshot 200-1") || len(last.Changes.Deleted) != 21 {
+		t.Errorf("last update %s, %d deleted", describe(last), len(last.Changes.Deleted))
+	}
+	if r.Metrics().Resets.Load() != 1 {
+		t.Errorf("%d resets", r.Metrics().Resets.Load())
+	}
+}
+
+// TestQuorumBadSnapshots: a snapshot with a bad CRC, one without a footer, one that
+// ends inside a batch, and a snapshot id that does not exist give clear errors,
+// publish nothing, and are retried with backoff.
+func TestQuorumBadSnapshots(t *testing.T) {
+	good := snapshotOf(observertest.Broker(1, "r1"), observertest.Topic("a", idA), observertest.Partition(idA, 0, 1))
+	badCRC := bytes.Clone(good)
+	badCRC[len(badCRC)/2] ^= 0xff
+	noFooter := observertest.SnapshotBytes(1, 0, []metadata.Record{observertest.Topic("a", idA)}, 0, true)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		hook func(kmsg.Request) *observertest.Reply
+		want string
+	}{
+		{"bad crc", badCRC, nil, "crc"},
+		{"no footer", noFooter, nil, "no SnapshotFooter"},
+		{"ends inside a batch", good[:len(good)-5], nil, "ends inside a batch"},
+		{"snapshot id that does not exist", good, func(req kmsg.Request) *observertest.Reply {
+			r, ok := req.(*kmsg.FetchRequest)
+			if !ok {
+				return nil
+			}
+			resp := r.ResponseKind().(*kmsg.FetchResponse)
+			tp := kmsg.NewFetchResponseTopic()
+			tp.TopicID = r.Topics[0].TopicID
+			p := kmsg.NewFetchResponseTopicPartition()
+			p.HighWatermark = 50
+			p.SnapshotID.EndOffset, p.SnapshotID.Epoch = 99, 3
+			tp.Partitions = append(tp.Partitions, p)
+			resp.Topics = append(resp.Topics, tp)
+			return &observertest.Reply{Resp: resp}
+		}, "snapshot 99-3: SNAPSHOT_NOT_FOUND"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := observertest.NewController(t, 1)
+			c.SetSnapshot(50, 1, tc.data)
+			c.SetSnapshotChunk(30)
+			c.Hook(tc.hook)
+			r := runQuorum(t, []string{c.Addr}, nil)
+			eventually(t, "an error", func() bool { return r.Metrics().Errors.Load() >= 3 })
+			err := r.LastError()
+			var ce *ControllerError
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.As(err, &ce) || ce.Request != "FetchSnapshot" || ce.Addr != c.Addr {
+				t.Fatalf("last error %v, want a FetchSnapshot error from %s naming %q", err, c.Addr, tc.want)
+			}
+			t.Logf("error: %v", err)
+			if r.Image() != nil {
+				t.Fatal("an image was published")
+			}
+			if tc.hook == nil && !errors.Is(err, ErrBadSnapshot) {
+				t.Errorf("%v does not wrap ErrBadSnapshot", err)
+			}
+			// Fixed on the leader: loaded without a restart.
+			c.Hook(nil)
+			c.SetSnapshot(50, 1, good)
+			eventually(t, "the good snapshot", func() bool { return hasTopic(r.Observer, "a") })
+		})
+	}
+}
+
+// fetchResponse is a Fetch answer with the given partition fields.
+func fetchResponse(req *kmsg.FetchRequest, edit func(p *kmsg.FetchResponseTopicPartition)) *kmsg.FetchResponse {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	tp := kmsg.NewFetchResponseTopic()
+	tp.TopicID = req.Topics[0].TopicID
+	p := kmsg.NewFetchResponseTopicPartition()
+	p.HighWatermark = 0
+	if edit != nil {
+		edit(&p)
+	}
+	tp.Partitions = append(tp.Partitions, p)
+	resp.Topics = append(resp.Topics, tp)
+	return resp
+}
+
+// TestQuorumBadAnswers: garbage, a cut response, a closed connection, a corrupt batch,
+// a gap in offsets, an answer for another partition: each a clear error naming the
+// controller, the last good image kept, retried with backoff.
+func TestQuorumBadAnswers(t *testing.T) {
+	corrupt := func() []byte {
+		l := observertest.New(t, t.TempDir())
+		l.Next = 1
+		b := l.Encode(observertest.Topic("bad", idC))
+		b[len(b)-3] ^= 0xff
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		hook func(req *kmsg.FetchRequest) *observertest.Reply
+		want string
+	}{
+		{"garbage", func(*kmsg.FetchRequest) *observertest.Reply {
+			return &observertest.Reply{Raw: []byte("HTTP/1.1 400 Bad Request\r\n\r\nthis is not kafka")}
+		}, "controller"},
+		{"cut response", func(req *kmsg.FetchRequest) *observertest.Reply {
+			return &observertest.Reply{Resp: fetchResponse(req, nil), Cut: 9}
+		}, "controller"},
+		{"closed connection", func(*kmsg.FetchRequest) *observertest.Reply { return &observertest.Reply{Close: true} }, "controller"},
+		{"corrupt batch", func(req *kmsg.FetchRequest) *observertest.Reply {
+			return &observertest.Reply{Resp: fetchResponse(req, func(p *kmsg.FetchResponseTopicPartition) {
+				p.HighWatermark = 2
+				p.RecordBatches = corrupt()
+			})}
+		}, "crc"},
+		{"gap", func(req *kmsg.FetchRequest) *observertest.Reply {
+			return &observertest.Reply{Resp: fetchResponse(req, func(p *kmsg.FetchResponseTopicPartition) {
+				l := observertest.New(t, t.TempDir())
+				l.Next = 7
+				p.HighWatermark = 8
+				p.RecordBatches = l.Encode(observertest.Topic("bad", idC))
+			})}
+		}, "batch has offset 7, expected 1"},
+		{"only part of a batch", func(req *kmsg.FetchRequest) *observertest.Reply {
+			return &observertest.Reply{Resp: fetchResponse(req, func(p *kmsg.FetchResponseTopicPartition) {
+				p.HighWatermark = 2
+				p.RecordBatches = corrupt()[:30]
+			})}
+		}, "only part of a batch"},
+		{"another partition", func(req *kmsg.FetchRequest) *observertest.Reply {
+			resp := fetchResponse(req, nil)
+			resp.Topics[0].Partitions[0].Partition = 3
+			return &observertest.Reply{Resp: resp}
+		}, "want __cluster_metadata-0"},
+		{"unknown topic id (a broker listener)", func(req *kmsg.FetchRequest) *observertest.Reply {
+			return &observertest.Reply{Resp: fetchResponse(req, func(p *kmsg.FetchResponseTopicPartition) {
+				p.ErrorCode = kerr.UnknownTopicID.Code
+			})}
+		}, "UNKNOWN_TOPIC_ID"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := observertest.NewController(t, 1)
+			c.Append(observertest.Topic("a", idA))
+			c.Commit()
+			r := runQuorum(t, []string{c.Addr}, nil)
+			eventually(t, "topic a", func() bool { return hasTopic(r.Observer, "a") })
+			c.Hook(func(req kmsg.Request) *observertest.Reply {
+				if f, ok := req.(*kmsg.FetchRequest); ok {
+					return tc.hook(f)
+				}
+				return nil
+			})
+			errs := r.Metrics().Errors.Load()
+			eventually(t, "errors", func() bool { return r.Metrics().Errors.Load() >= errs+3 })
+			err := r.LastError()
+			var ce *ControllerError
+			if err == nil || !errors.As(err, &ce) || ce.Addr != c.Addr || ce.Request != "Fetch" || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("last error %v, want a Fetch error from %s containing %q", err, c.Addr, tc.want)
+			}
+			t.Logf("error: %v", err)
+			if hasTopic(r.Observer, "bad") || !hasTopic(r.Observer, "a") || r.Image().Provenance().Offset != 0 {
+				t.Fatalf("image changed: %+v", r.Image().Provenance())
+			}
+			c.Hook(nil)
+			c.Append(observertest.Topic("b", idB))
+			c.Commit()
+			eventually(t, "recovery", func() bool { return hasTopic(r.Observer, "b") && r.LastError() == nil })
+		})
+	}
+}
+
+// TestQuorumNoBusyLoop counts requests per second against a controller that answers
+// every Fetch at once with an error, and one that answers at once with nothing.
+func TestQuorumNoBusyLoop(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hook func(req *kmsg.FetchRequest) *observertest.Reply
+		max  int
+	}{
+		// Backoff 20, 40, 80, 160, 200, 200 ms...: about 7 in one second.
+		{"error", func(req *kmsg.FetchRequest) *observertest.Reply {
+			return &observertest.Reply{Resp: fetchResponse(req, func(p *kmsg.FetchResponseTopicPartition) {
+				p.ErrorCode = kerr.KafkaStorageError.Code
+			})}
+		}, 12},
+		// No long poll: one request per MinBackoff (20 ms) at most.
+		{"empty at once", func(req *kmsg.FetchRequest) *observertest.Reply {
+			return &observertest.Reply{Resp: fetchResponse(req, func(p *kmsg.FetchResponseTopicPartition) {
+				p.HighWatermark = 0
+			})}
+		}, 55},
+		{"garbage", func(*kmsg.FetchRequest) *observertest.Reply {
+			return &observertest.Reply{Raw: []byte{0, 0, 0, 0, 1, 2, 3}}
+		}, 12},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := observertest.NewController(t, 1)
+			c.Hook(func(req kmsg.Request) *observertest.Reply {
+				if f, ok := req.(*kmsg.FetchRequest); ok {
+					return tc.hook(f)
+				}
+				return nil
+			})
+			runQuorum(t, []string{c.Addr}, nil)
+			time.Sleep(time.Second)
+			if n := c.Requests(1); n > tc.max || n == 0 {
+				t.Errorf("%d fetches in one second, want 1..%d", n, tc.max)
+			}
+		})
+	}
+}
+
+// TestQuorumBackoff checks the backoff sequence with an injected sleep: doubling from
+// MinBackoff to MaxBackoff, back to nothing after a success.
+func TestQuorumBackoff(t *testing.T) {
+	c := observertest.NewController(t, 1)
+	var fail sync.Mutex
+	failing := true
+	c.Hook(func(req kmsg.Request) *observertest.Reply {
+		fail.Lock()
+		defer fail.Unlock()
+		if f, ok := req.(*kmsg.FetchRequest); ok && failing {
+			return &observertest.Reply{Resp: fetchResponse(f, func(p *kmsg.FetchResponseTopicPartition) { p.ErrorCode = kerr.KafkaStorageError.Code })}
+		}
+		return nil
+	})
+	o, err := New(Config{Controllers: []string{c.Addr}, MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second,
+		FetchMaxWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slept []time.Duration
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.q.sleep = func(_ context.Context, d time.Duration) bool {
+		slept = append(slept, d)
+		if len(slept) == 7 {
+			fail.Lock()
+			failing = false
+			fail.Unlock()
+		}
+		if len(slept) == 7 {
+			c.Commit()
+		}
+		if o.Image() != nil {
+			cancel()
+			return false
+		}
+		return true
+	}
+	if err := o.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{100, 200, 400, 800, 1000, 1000, 1000}
+	for i := range want {
+		want[i] *= time.Millisecond
+	}
+	if len(slept) < len(want) || fmt.Sprint(slept[:len(want)]) != fmt.Sprint(want) {
+		t.Errorf("slept %v, want %v first", slept, want)
+	}
+	if o.Image() == nil {
+		t.Error("no image after the errors stopped")
+	}
+}
+
+// TestQuorumLeaderNeverAnswers: the first bootstrap server accepts connections and
+// never answers; the observer times out and loads from the second.
+func TestQuorumLeaderNeverAnswers(t *testing.T) {
+	silent := observertest.NewController(t, 1)
+	silent.Hook(func(kmsg.Request) *observertest.Reply { return &observertest.Reply{Hang: true} })
+	c := observertest.NewController(t, 2)
+	c.Append(observertest.Topic("a", idA))
+	c.Commit()
+	start := time.Now()
+	r := runQuorum(t, []string{silent.Addr, c.Addr}, nil)
+	eventually(t, "ready", func() bool { return hasTopic(r.Observer, "a") })
+	if r.Metrics().Errors.Load() < 1 || !strings.Contains(r.logs.String(), "timeout") {
+		t.Errorf("errors %d; logs lack the timeout", r.Metrics().Errors.Load())
+	}
+	t.Logf("ready after %v", time.Since(start))
+
+	// Alone, the silent node: errors with backoff, no image.
+	r2 := runQuorum(t, []string{silent.Addr}, nil)
+	eventually(t, "two timeouts", func() bool { return r2.Metrics().Errors.Load() >= 2 })
+	if r2.Image() != nil || !strings.Contains(r2.LastError().Error(), silent.Addr) {
+		t.Errorf("image %v, error %v", r2.Image(), r2.LastError())
+	}
+}
+
+// TestQuorumLeaderChange: the observer starts on a follower, which names the leader;
+// then the leader steps down (new epoch, new leader elsewhere) and the observer
+// follows it, fenced by epoch.
+func TestQuorumLeaderChange(t *testing.T) {
+	a := observertest.NewController(t, 1)
+	b := observertest.NewController(t, 2)
+	for _, c := range []*observertest.Controller{a, b} {
+		c.Append(observertest.Topic("a", idA))
+		c.Commit()
+	}
+	// b follows a in epoch 1.
+	b.SetLeader(1, 1, a.Addr)
+	r := runQuorum(t, []string{b.Addr}, nil)
+	eventually(t, "topic a", func() bool { return hasTopic(r.Observer, "a") })
+	if r.Metrics().LeaderID.Load() != 1 || a.Requests(1) == 0 {
+		t.Fatalf("leader %d, fetches to a %d", r.Metrics().LeaderID.Load(), a.Requests(1))
+	}
+	// b wins epoch 2: a answers FENCED_LEADER_EPOCH... once it knows; first it is told.
+	b.SetLeader(2, 2, b.Addr)
+	a.SetLeader(2, 2, b.Addr)
+	b.Append(observertest.Topic("b", idB))
+	b.Commit()
+	eventually(t, "topic b from the new leader", func() bool { return hasTopic(r.Observer, "b") })
+	if r.Metrics().LeaderID.Load() != 2 || r.Metrics().LeaderChanges.Load() < 2 {
+		t.Errorf("leader %d after %d changes", r.Metrics().LeaderID.Load(), r.Metrics().LeaderChanges.Load())
+	}
+	u := r.Updates()
+	if last := u[len(u)-1]; last.Provenance.Epoch != 2 || last.Provenance.Offset != 1 {
+		t.Errorf("last update %s", describe(last))
+	}
+	// The same leader in a newer epoch: a fetch with epoch 2 is fenced, the observer moves
+	// to epoch 3 on the same node.
+	b.SetLeader(2, 3, "")
+	b.Append(observertest.Topic("c", idC))
+	b.Commit()
+	eventually(t, "topic c in epoch 3", func() bool { return hasTopic(r.Observer, "c") })
+	if r.Metrics().Errors.Load() != 0 {
+		t.Errorf("%d errors; logs:\n%s", r.Metrics().Errors.Load(), r.logs.String())
+	}
+
+	// An election in progress: no leader yet in epoch 4; retried with backoff.
+	b.SetLeader(-1, 4, "")
+	eventually(t, "no leader", func() bool { return errors.Is(r.LastError(), ErrNoLeader) })
+	b.SetLeader(2, 4, "")
+	b.Append(observertest.NoOp())
+	b.Commit()
+	eventually(t, "back", func() bool { return r.LastError() == nil && r.Metrics().Offset.Load() == 3 })
+}
+
+// TestQuorumDivergingEpoch: a new leader's log drops the old leader's uncommitted
+// tail, which the observer had fetched but not applied: it is dropped, never applied.
+// A divergence below what was applied (a broken quorum) rebuilds through a Reset.
+func TestQuorumDivergingEpoch(t *testing.T) {
+	c := observertest.NewController(t, 1)
+	c.Append(observertest.Topic("a", idA))
+	c.Commit()
+	r := runQuorum(t, []string{c.Addr}, nil)
+	eventually(t, "topic a", func() bool { return hasTopic(r.Observer, "a") })
+	c.Append(observertest.Topic("lost", idB)) // offset 1, epoch 1, never committed
+	eventually(t, "the uncommitted batch", func() bool { return r.Metrics().Uncommitted.Load() > 0 })
+	// Epoch 2 on the same node (a re-election without the tail): offset 1 is replaced.
+	c.Truncate(1)
+	c.SetLeader(1, 2, "")
+	c.Append(observertest.Topic("kept", idC))
+	c.Commit()
+	eventually(t, "topic kept", func() bool { return hasTopic(r.Observer, "kept") })
+	if hasTopic(r.Observer, "lost") {
+		t.Fatal("an uncommitted, truncated record was applied")
+	}
+	for _, u := range r.Updates() {
+		if u.Unit != nil {
+			for _, e := range u.Unit.Entries {
+				if tr, ok := e.Record.(*metadata.TopicRecord); ok && tr.Name == "lost" {
+					t.Fatal("an update carried the truncated record")
+				}
+			}
+		}
+	}
+	if r.Metrics().Truncations.Load() != 1 || r.Metrics().Resets.Load() != 0 {
+		t.Errorf("truncations %d, resets %d", r.Metrics().Truncations.Load(), r.Metrics().Resets.Load())
+	}
+
+	// Below the high watermark: committed records replaced (not Raft, but it must not
+	// give a wrong image): rebuild from offset 0.
+	c.Truncate(1)
+	c.SetLeader(1, 3, "")
+	c.Append(observertest.Topic("other", idB))
+	c.Commit()
+	eventually(t, "the rebuild", func() bool { return hasTopic(r.Observer, "other") })
+	u := r.Updates()
+	last := u[len(u)-1]
+	if !last.Reset || !strings.Contains(last.Reason, "diverges") || hasTopic(r.Observer, "kept") {
+		t.Errorf("last update %s", describe(last))
+	}
+	if r.Metrics().Resets.Load() != 1 {
+		t.Errorf("resets %d", r.Metrics().Resets.Load())
+	}
+}
+
+// TestQuorumAuthorization: CLUSTER_AUTHORIZATION_FAILED gives an error log naming the
+// ACL to add, no image and no readiness, and retries; a later grant is picked up.
+func TestQuorumAuthorization(t *testing.T) {
+	c := observertest.NewController(t, 1)
+	c.Append(observertest.Topic("a", idA))
+	c.Commit()
+	var mu sync.Mutex
+	denied := true
+	c.Hook(func(req kmsg.Request) *observertest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		f, ok := req.(*kmsg.FetchRequest)
+		if !ok || !denied {
+			return nil
+		}
+		resp := f.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return &observertest.Reply{Resp: resp}
+	})
+	r := runQuorum(t, []string{c.Addr}, func(cfg *Config) { cfg.Principal = "User:kraftwatch" })
+	eventually(t, "refusals", func() bool { return r.Metrics().AuthorizationFailures.Load() >= 3 })
+	want := "kafka-acls --bootstrap-controller " + c.Addr + " --add --allow-principal User:kraftwatch --operation ClusterAction --cluster"
+	if !strings.Contains(r.logs.String(), want) || !strings.Contains(r.logs.String(), "level=ERROR") {
+		t.Errorf("logs lack %q:\n%s", want, r.logs.String())
+	}
+	if !errors.Is(r.LastError(), ErrNotAuthorized) || r.Image() != nil {
+		t.Errorf("error %v, image %v", r.LastError(), r.Image())
+	}
+	select {
+	case <-r.Ready():
+		t.Fatal("ready while refused")
+	default:
+	}
+	mu.Lock()
+	denied = false
+	mu.Unlock()
+	eventually(t, "ready after the grant", func() bool { return hasTopic(r.Observer, "a") })
+}
+
+func TestDescribeClusterFake(t *testing.T) {
+	silent := observertest.NewController(t, 1)
+	silent.Hook(func(kmsg.Request) *observertest.Reply { return &observertest.Reply{Close: true} })
+	c := observertest.NewController(t, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id, err := DescribeCluster(ctx, Config{Controllers: []string{silent.Addr, c.Addr}, RequestTimeout: time.Second})
+	if err != nil || id != "fake-cluster-id" {
+		t.Fatalf("DescribeCluster = %q, %v", id, err)
+	}
+	_, err = DescribeCluster(ctx, Config{Controllers: []string{silent.Addr}, RequestTimeout: time.Second})
+	if err == nil || !strings.Contains(err.Error(), silent.Addr) || !strings.Contains(err.Error(), "DescribeCluster") {
+		t.Fatalf("error %v should name %s and DescribeCluster", err, silent.Addr)
+	}
+}
+
+func TestLoadQuorumFake(t *testing.T) {
+	c := observertest.NewController(t, 1)
+	c.SetSnapshot(10, 1, snapshotOf(observertest.Broker(1, "r1"), observertest.Topic("a", idA), observertest.Partition(idA, 0, 1)))
+	c.Append(observertest.Topic("b", idB))
+	c.Commit()
+	c.Append(observertest.Topic("uncommitted", idC))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l, err := LoadQuorum(ctx, Config{Controllers: []string{c.Addr}, FetchMaxWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Image.NumTopics() != 2 || l.SnapshotEnd != 10 || !strings.Contains(l.Snapshot, "snapshot 10-1") {
+		t.Fatalf("%d topics, snapshot %q end %d", l.Image.NumTopics(), l.Snapshot, l.SnapshotEnd)
+	}
+	if _, ok := l.Image.TopicByName("uncommitted"); ok {
+		t.Fatal("LoadQuorum applied a record past the high watermark")
+	}
+	// Refused: an error at once, naming the ACL's operation.
+	c.Hook(func(req kmsg.Request) *observertest.Reply {
+		resp := req.ResponseKind()
+		if f, ok := resp.(*kmsg.FetchResponse); ok {
+			f.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			return &observertest.Reply{Resp: f}
+		}
+		return nil
+	})
+	_, err = LoadQuorum(ctx, Config{Controllers: []string{c.Addr}})
+	if !errors.Is(err, ErrNotAuthorized) || !strings.Contains(err.Error(), "ClusterAction") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// FuzzSnapStream checks the chunked snapshot reader: it never panics, and the result
+// (error or not, records replayed) does not depend on where the chunks are cut.
+func FuzzSnapStream(f *testing.F) {
+	good := snapshotOf(observertest.Broker(1, "r1"), observertest.Topic("a", idA), observertest.Partition(idA, 0, 1))
+	f.Add(good, uint16(1), uint16(7))
+	f.Add(good[:len(good)-3], uint16(20), uint16(3))
+	f.Add(observertest.SnapshotBytes(1, 0, nil, 0, true), uint16(5), uint16(5))
+	f.Add([]byte("not a snapshot at all"), uint16(2), uint16(3))
+	f.Fuzz(func(t *testing.T, data []byte, cut1, cut2 uint16) {
+		run := func(chunks ...[]byte) (int64, error) {
+			m := newMetrics()
+			var n int64
+			s := &snapStream{src: "fuzz", dec: &decoder{log: slog.New(slog.DiscardHandler), m: m}, m: m,
+				replay: func(Entry) { n++ }}
+			for _, c := range chunks {
+				if err := s.write(bytes.Clone(c)); err != nil {
+					return n, err
+				}
+			}
+			return n, s.finish()
+		}
+		n1, err1 := run(data)
+		a := min(int(cut1), len(data))
+		b := min(a+int(cut2), len(data))
+		n2, err2 := run(data[:a], data[a:b], data[b:])
+		if (err1 == nil) != (err2 == nil) || (err1 == nil && n1 != n2) {
+			t.Fatalf("one chunk: %d records, %v; cut at %d and %d: %d records, %v", n1, err1, a, b, n2, err2)
+		}
+		if err1 != nil && !errors.Is(err1, ErrBadSnapshot) {
+			t.Fatalf("error %v does not wrap ErrBadSnapshot", err1)
+		}
+	})
+}
