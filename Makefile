@@ -34,7 +34,7 @@ e2e: kafka
 	$(GO) test -tags e2e -race -count=1 -p 1 -timeout 40m -v ./e2e/...
 	@for v in $(E2E_EXTRA_VERSIONS); do \
 	  internal/kafkatest/fetch-kafka.sh $$v && \
-	  KAFKA_VERSION=$$v $(GO) test -tags e2e -race -count=1 -timeout 20m -v -run 'TestDecisions|TestSmoke' ./e2e/ || exit 1; \
+	  KAFKA_VERSION=$$v $(GO) test -tags e2e -race -count=1 -timeout 20m -v -run 'TestDecisions|TestSmoke|TestQuorumSmoke' ./e2e/ || exit 1; \
 	done
 
 # Fetch Kafka's jars once into .cache/kafka/$(KAFKA_VERSION).

@@ -1,0 +1,805 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
+	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
+	"github.com/kraftwatch/kraftwatch/observer"
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+// The quorum tests run kraftwatch's network source (KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS:
+// a KRaft observer fetching __cluster_metadata from the quorum leader) against one
+// shared cluster of three dedicated controllers and two brokers, beside the disk
+// source (KRAFTWATCH_METADATA_LOG_DIR on broker 1's metadata log dir), each kraftwatch
+// with its own nats-server, so that each stream holds everything its kraftwatch
+// published. They compare the two after every change:
+//
+//   - events: the same groups get the same number of events; the first event of a
+//     group (announced when a process syncs, so its Cause is that moment) by group and
+//     hash, every later one (decided at a metadata record) by Nats-Msg-Id, which
+//     covers the hash and the Cause's metadata offset;
+//   - images: the image loaded from the controllers (observer.LoadQuorum) and from
+//     broker 1's log dir (observer.Load) are equal (brokers, topics, partitions with
+//     replicas, ISR, leaders and epochs), and both running processes have applied past
+//     that offset (kraftwatch_metadata_offset).
+//
+// Groups are classic groups joined with kafka-go that never heartbeat (see
+// joinClassic): they write __consumer_offsets once, so both processes are at the same
+// __consumer_offsets position whenever a metadata change is decided. The controllers
+// also have a mutual TLS and a SASL_SSL controller listener and run StandardAuthorizer
+// (the PLAINTEXT controller listener, the nodes' own, is User:ANONYMOUS, a super
+// user).
+
+// quorumUsers are the SASL users of the quorum cluster: kraftwatch is granted
+// ClusterAction by the TLS tests, kw-acl by TestQuorumAuthorizer once it was refused.
+var quorumUsers = map[string]string{"kraftwatch": "kraftwatch-secret", "kw-acl": "kw-acl-secret"}
+
+var quorumOptions = kafkatest.Options{
+	Controllers:        3,
+	Rack:               "rack-a",
+	Brokers:            []string{"rack-b"},
+	Props:              kafkatest.ShortMetadataLog,
+	ControllerSecurity: []kafkatest.Protocol{kafkatest.SSL, kafkatest.SASLSSL},
+	Authorizer:         true,
+	Users:              quorumUsers,
+}
+
+var quorumOffsets sync.Once
+
+// quorumCluster returns the shared cluster of the quorum tests. Its
+// __consumer_offsets is created on first use with every partition on broker 1, which
+// no test stops, so that restarting broker 2 never moves a group's coordinator.
+func quorumCluster(t *testing.T) *kafkatest.Cluster {
+	t.Helper()
+	c := e2etest.Shared(t, "quorum", quorumOptions)
+	var err error
+	quorumOffsets.Do(func() {
+		offsets := assignedTopic("__consumer_offsets", []int{1}, []int{1}, []int{1})
+		offsets.ConfigEntries = []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"}}
+		err = e2etest.NewAdmin(c).CreateTopics(context.Background(), offsets)
+		if errors.Is(err, kafka.TopicAlreadyExists) {
+			err = nil
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// assignedTopic is a topic with one partition per replica list, placed by hand.
+func assignedTopic(name string, replicas ...[]int) kafka.TopicConfig {
+	tc := kafka.TopicConfig{Topic: name, NumPartitions: -1, ReplicationFactor: -1}
+	for i, r := range replicas {
+		tc.ReplicaAssignments = append(tc.ReplicaAssignments, kafka.ReplicaAssignment{Partition: i, Replicas: r})
+	}
+	return tc
+}
+
+// side is one kraftwatch with its own nats-server and core subscriber.
+type side struct {
+	name string
+	kw   *e2etest.Kraftwatch
+	nats *e2etest.NATS
+	w    *e2etest.Watcher
+	c    *kafkatest.Cluster
+}
+
+// netEnv configures a kraftwatch of the network source: the controllers' PLAINTEXT
+// listeners (extra may name others), the cluster id from the controllers.
+func netEnv(c *kafkatest.Cluster, natsURL, include string, extra ...string) []string {
+	return append([]string{
+		"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS=" + c.ControllerBootstrap(),
+		"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.Bootstrap(),
+		"KRAFTWATCH_NATS_URL=" + natsURL,
+		"KRAFTWATCH_STREAM_NAME=" + e2etest.StreamName,
+		"KRAFTWATCH_STREAM_MAX_MSGS_PER_SUBJECT=-1",
+		"KRAFTWATCH_GROUP_INCLUDE=" + include,
+		"KRAFTWATCH_LOG_LEVEL=debug",
+	}, extra...)
+}
+
+// startSide starts a nats-server, a subscriber and kraftwatch; env is the kraftwatch
+// environment for the server's URL.
+func startSide(t *testing.T, c *kafkatest.Cluster, name string, env func(natsURL string) []string) *side {
+	t.Helper()
+	n := e2etest.StartNATS(t)
+	s := &side{name: name, nats: n, c: c, w: e2etest.Watch(t, n.URL(), c.ClusterID)}
+	s.kw = e2etest.StartKraftwatch(t, name, env(n.URL()))
+	return s
+}
+
+// startPair starts a network-source and a disk-source kraftwatch announcing the groups
+// matching include, and waits until both are ready.
+func startPair(ctx context.Context, t *testing.T, c *kafkatest.Cluster, include string) (netw, disk *side) {
+	t.Helper()
+	netw = startSide(t, c, "network", func(url string) []string { return netEnv(c, url, include) })
+	disk = startSide(t, c, "disk", func(url string) []string { return e2etest.Env(c, url, include) })
+	dn := netw.kw.WaitReady(ctx, 90*time.Second)
+	dd := disk.kw.WaitReady(ctx, 90*time.Second)
+	t.Logf("network kraftwatch ready after %v, disk kraftwatch after %v", dn.Round(time.Millisecond), dd.Round(time.Millisecond))
+	return netw, disk
+}
+
+func (s *side) stream(t *testing.T) e2etest.Events {
+	t.Helper()
+	return e2etest.Stream(t, s.nats.URL(), s.c.ClusterID)
+}
+
+// expectBoth waits until each side's subscriber has want events per group (a
+// cumulative count; groups not named must have none), then for e2etest.Quiet, and
+// fails unless every side has exactly want. step names the change in messages.
+func expectBoth(ctx context.Context, t *testing.T, step string, want map[string]int, sides ...*side) {
+	t.Helper()
+	for _, s := range sides {
+		err := e2etest.Wait(ctx, 60*time.Second, func() error {
+			got := s.w.All(t).Counts()
+			for g, n := range want {
+				if got[g] < n {
+					return fmt.Errorf("events per group %v, want %v", got, want)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %s kraftwatch: %v; events:\n%s", step, s.name, err, s.w.All(t))
+		}
+	}
+	time.Sleep(e2etest.Quiet)
+	for _, s := range sides {
+		got := s.w.All(t).Counts()
+		for g, n := range want {
+			if n == 0 && got[g] == 0 {
+				delete(got, g)
+			}
+		}
+		exact := true
+		for g, n := range got {
+			exact = exact && want[g] == n
+		}
+		if !exact || len(got) != countNonZero(want) {
+			t.Fatalf("%s: %s kraftwatch: events per group %v, want exactly %v; events:\n%s", step, s.name, got, want, s.w.All(t))
+		}
+	}
+}
+
+func countNonZero(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		if v > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// sameEvents compares the streams of the network and the disk kraftwatch group by
+// group: the first event by hash, every later one by Nats-Msg-Id (and hash and
+// metadata offset, to say what differs), and checks that each stream is a chain whose
+// every event the core subscriber saw once. It returns the number of events compared.
+func sameEvents(t *testing.T, step string, netw, disk *side, groups ...string) int {
+	t.Helper()
+	ns, ds := netw.stream(t), disk.stream(t)
+	e2etest.CheckStreamAndCore(t, ns, netw.w, groups...)
+	e2etest.CheckStreamAndCore(t, ds, disk.w, groups...)
+	n := 0
+	for _, g := range groups {
+		a, b := ns.Group(g), ds.Group(g)
+		if len(a) != len(b) {
+			t.Fatalf("%s: group %s: network kraftwatch stored %d events, disk kraftwatch %d:\nnetwork:\n%sdisk:\n%s", step, g, len(a), len(b), a, b)
+		}
+		for i := range a {
+			x, y := a[i].Env.Data, b[i].Env.Data
+			same := x.NewHash == y.NewHash
+			if i > 0 {
+				same = same && a[i].MsgID == b[i].MsgID && x.MetadataOffset == y.MetadataOffset
+			}
+			if !same {
+				t.Fatalf("%s: group %s: event %d differs:\nnetwork: %v\ndisk:    %v\nnetwork stream:\n%sdisk stream:\n%s", step, g, i, a[i], b[i], a, b)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// loadNetwork loads the image from the controllers, as kraftwatch's network source
+// does at start.
+func loadNetwork(ctx context.Context, c *kafkatest.Cluster) (*observer.Loaded, error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	return observer.LoadQuorum(ctx, observer.Config{
+		Controllers: strings.Split(c.ControllerBootstrap(), ","),
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+}
+
+// sameImage waits (20 s at most) until the image loaded from the controllers and the
+// one loaded from broker 1's metadata log dir are equal, then until both running
+// kraftwatch processes have applied past that offset. It returns the offset.
+func sameImage(ctx context.Context, t *testing.T, step string, c *kafkatest.Cluster, procs ...*side) int64 {
+	t.Helper()
+	var at int64
+	var last string
+	err := e2etest.Wait(ctx, 20*time.Second, func() error {
+		n, err := loadNetwork(ctx, c)
+		if err != nil {
+			return fmt.Errorf("loading from the controllers: %w", err)
+		}
+		d, err := observer.Load(c.Nodes[0].MetadataLogDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			return fmt.Errorf("loading broker 1's log dir: %w", err)
+		}
+		a, b := imageText(n.Image), imageText(d.Image)
+		if a != b {
+			last = diffLines(a, b)
+			return fmt.Errorf("images differ (network at offset %d, disk at %d):\n%s", n.Image.Provenance().Offset, d.Image.Provenance().Offset, last)
+		}
+		at = min(n.Image.Provenance().Offset, d.Image.Provenance().Offset)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+	for _, s := range procs {
+		err := e2etest.Wait(ctx, 20*time.Second, func() error {
+			if off := int64(s.kw.Metric("kraftwatch_metadata_offset")); off < at {
+				return fmt.Errorf("kraftwatch_metadata_offset %d, want %d or more", off, at)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %s kraftwatch: %v", step, s.name, err)
+		}
+	}
+	return at
+}
+
+// imageText is what sameImage compares: brokers, features, topics and partitions.
+func imageText(im *image.Image) string {
+	var b strings.Builder
+	for _, br := range im.Brokers() {
+		fmt.Fprintf(&b, "broker %d epoch %d rack %q fenced %v shutdown %v\n", br.ID, br.Epoch, br.Rack, br.Fenced, br.InControlledShutdown)
+	}
+	for _, name := range slices.Sorted(mapsKeys(im.Features())) {
+		fmt.Fprintf(&b, "feature %s %d\n", name, im.Features()[name])
+	}
+	for _, tp := range im.SortedTopics() {
+		fmt.Fprintf(&b, "topic %s %s\n", tp.Name(), tp.ID())
+		for p := range tp.Partitions() {
+			fmt.Fprintf(&b, "  %d replicas %v isr %v elr %v leader %d leader_epoch %d partition_epoch %d\n",
+				p.ID(), p.Replicas(), p.ISR(), p.ELR(), p.Leader(), p.LeaderEpoch(), p.PartitionEpoch())
+		}
+	}
+	return b.String()
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// diffLines lists the lines only in a (-) or only in b (+).
+func diffLines(a, b string) string {
+	in := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for l := range strings.Lines(s) {
+			m[l] = true
+		}
+		return m
+	}
+	ina, inb := in(a), in(b)
+	var out strings.Builder
+	for l := range strings.Lines(a) {
+		if !inb[l] {
+			out.WriteString("- network: " + l)
+		}
+	}
+	for l := range strings.Lines(b) {
+		if !ina[l] {
+			out.WriteString("+ disk:    " + l)
+		}
+	}
+	return out.String()
+}
+
+// joinClassic makes group a classic consumer group of one member subscribed to topics
+// (JoinGroup, SyncGroup with kafka-go; no heartbeats, a 30-minute session), so that
+// the coordinator writes its records once.
+func joinClassic(ctx context.Context, t *testing.T, c *kafkatest.Cluster, group string, topics ...string) {
+	t.Helper()
+	cl := &kafka.Client{Addr: kafka.TCP(c.Nodes[0].BrokerAddr), Timeout: 30 * time.Second}
+	err := e2etest.Wait(ctx, 60*time.Second, func() error {
+		join := &kafka.JoinGroupRequest{
+			GroupID: group, SessionTimeout: 30 * time.Minute, RebalanceTimeout: time.Minute, ProtocolType: "consumer",
+			Protocols: []kafka.GroupProtocol{{Name: "range", Metadata: kafka.GroupProtocolSubscription{Topics: topics}}},
+		}
+		res, err := cl.JoinGroup(ctx, join)
+		if err == nil && errors.Is(res.Error, kafka.MemberIDRequired) {
+			join.MemberID = res.MemberID
+			res, err = cl.JoinGroup(ctx, join)
+		}
+		if err == nil {
+			err = res.Error
+		}
+		if err != nil {
+			return fmt.Errorf("join: %w", err)
+		}
+		sync, err := cl.SyncGroup(ctx, &kafka.SyncGroupRequest{
+			GroupID: group, GenerationID: res.GenerationID, MemberID: res.MemberID, ProtocolType: "consumer", ProtocolName: "range",
+			Assignments: []kafka.SyncGroupRequestAssignment{{MemberID: res.MemberID}},
+		})
+		if err == nil {
+			err = sync.Error
+		}
+		if err != nil {
+			return fmt.Errorf("sync: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("classic group %s: %v", group, err)
+	}
+}
+
+// addPartitionsOn grows topic to count partitions, the new ones on brokers (one
+// replica each).
+func addPartitionsOn(ctx context.Context, c *kafkatest.Cluster, topic string, count int, brokers ...int32) error {
+	cl := &kafka.Client{Addr: kafka.TCP(strings.Split(c.Bootstrap(), ",")...), Timeout: 30 * time.Second}
+	cfg := kafka.TopicPartitionsConfig{Name: topic, Count: int32(count)}
+	for _, b := range brokers {
+		cfg.TopicPartitionAssignments = append(cfg.TopicPartitionAssignments, kafka.TopicPartitionAssignment{BrokerIDs: []int32{b}})
+	}
+	res, err := cl.CreatePartitions(ctx, &kafka.CreatePartitionsRequest{Topics: []kafka.TopicPartitionsConfig{cfg}})
+	if err == nil {
+		err = res.Errors[topic]
+	}
+	if err != nil {
+		return fmt.Errorf("partitions of %s -> %d: %w", topic, count, err)
+	}
+	return nil
+}
+
+// invisible fails t unless the quorum's observers are the brokers alone: the network
+// source fetches with replica id -1 and must never show up in the quorum state.
+func invisible(ctx context.Context, t *testing.T, c *kafkatest.Cluster) kafkatest.QuorumStatus {
+	t.Helper()
+	q, err := c.Quorum(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range q.Observers {
+		if n := c.Node(id); n == nil || !n.Broker {
+			t.Fatalf("quorum observers %v include %d, which is not a broker (kraftwatch must fetch as replica -1)", q.Observers, id)
+		}
+	}
+	return q
+}
+
+// TestQuorumSmoke is the quorum tests' case for every Kafka release (make e2e runs it
+// on E2E_EXTRA_VERSIONS too): a network and a disk kraftwatch side by side announce
+// the same events for a group created, and for partitions added to its topic, and end
+// at the same image; the network source does not show in the quorum's state.
+func TestQuorumSmoke(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	c := quorumCluster(t)
+	admin := e2etest.NewAdmin(c)
+	netw, disk := startPair(ctx, t, c, "qs-.*")
+	if err := admin.CreateTopics(ctx, assignedTopic("qs-t", []int{1})); err != nil {
+		t.Fatal(err)
+	}
+	joinClassic(ctx, t, c, "qs-g", "qs-t")
+	expectBoth(ctx, t, "group joined", map[string]int{"qs-g": 1}, netw, disk)
+	if err := addPartitionsOn(ctx, c, "qs-t", 3, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	expectBoth(ctx, t, "partitions added", map[string]int{"qs-g": 2}, netw, disk)
+	n := sameEvents(t, "partitions added", netw, disk, "qs-g")
+	off := sameImage(ctx, t, "partitions added", c, netw, disk)
+	last := netw.stream(t).Group("qs-g")[1]
+	if r := last.Reason(t); r.Kind != publish.PartitionsAdded || r.OldPartitions != 1 || r.NewPartitions != 3 {
+		t.Fatalf("event %v: reason %+v, want partitions_added 1 -> 3", last, r)
+	}
+	q := invisible(ctx, t, c)
+	t.Logf("Kafka %s: %d events equal, images equal at offset %d; quorum leader %d epoch %d, observers %v (%v)",
+		c.Version, n, off, q.LeaderID, q.LeaderEpoch, q.Observers, time.Since(start).Round(time.Second))
+}
+
+// TestQuorumKIP1101 runs the KIP-1101 script against the shared cluster with a
+// network and a disk kraftwatch side by side, comparing their events and images after
+// every step: groups created (one on a topic created afterwards), partitions added,
+// broker 2 restarted with another rack, a subscribed topic deleted, one deleted and
+// recreated, broker 2 stopped and unregistered, and registered again.
+func TestQuorumKIP1101(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	start := time.Now()
+	c := quorumCluster(t)
+	admin := e2etest.NewAdmin(c)
+	// Broker 2 holds q-rack alone, so its restarts change that topic's racks only.
+	if err := admin.CreateTopics(ctx,
+		assignedTopic("q-add", []int{1}, []int{1}),
+		assignedTopic("q-rack", []int{2}),
+		assignedTopic("q-del", []int{1}),
+		assignedTopic("q-rec", []int{1}),
+		assignedTopic("q-keep", []int{1})); err != nil {
+		t.Fatal(err)
+	}
+	netw, disk := startPair(ctx, t, c, "qk-.*")
+	groups := []string{"qk-add", "qk-rack", "qk-del", "qk-rec", "qk-new"}
+	want := map[string]int{}
+	compared := 0
+	step := func(name string, act func() error, events map[string]int) {
+		t.Helper()
+		s := time.Now()
+		if err := act(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for g, n := range events {
+			want[g] += n
+		}
+		expectBoth(ctx, t, name, want, netw, disk)
+		compared = sameEvents(t, name, netw, disk, groups...)
+		off := sameImage(ctx, t, name, c, netw, disk)
+		t.Logf("step %q: %d events in each stream, equal; images equal at offset %d (%v)", name, compared, off, time.Since(s).Round(time.Millisecond))
+	}
+	step("groups created", func() error {
+		joinClassic(ctx, t, c, "qk-add", "q-add")
+		joinClassic(ctx, t, c, "qk-rack", "q-rack")
+		joinClassic(ctx, t, c, "qk-del", "q-del", "q-keep")
+		joinClassic(ctx, t, c, "qk-rec", "q-rec", "q-keep")
+		joinClassic(ctx, t, c, "qk-new", "q-new") // no such topic yet: hash 0, not announced
+		return nil
+	}, map[string]int{"qk-add": 1, "qk-rack": 1, "qk-del": 1, "qk-rec": 1})
+	step("subscribed topic created (q-new)", func() error {
+		return admin.CreateTopics(ctx, assignedTopic("q-new", []int{1}))
+	}, map[string]int{"qk-new": 1})
+	step("partitions added (q-add 2 -> 3)", func() error {
+		return addPartitionsOn(ctx, c, "q-add", 3, 1)
+	}, map[string]int{"qk-add": 1})
+	rackC := "rack-c"
+	step("broker 2 restarted in rack-c (q-rack)", func() error {
+		return c.Nodes[1].Restart(ctx, &rackC)
+	}, map[string]int{"qk-rack": 1})
+	step("subscribed topic deleted (q-del)", func() error {
+		admin.DeleteTopic(ctx, t, "q-del")
+		return nil
+	}, map[string]int{"qk-del": 1})
+	step("subscribed topic deleted before it is recreated (q-rec)", func() error {
+		admin.DeleteTopic(ctx, t, "q-rec")
+		return nil
+	}, map[string]int{"qk-rec": 1})
+	step("subscribed topic recreated (q-rec)", func() error {
+		return admin.CreateTopics(ctx, assignedTopic("q-rec", []int{1}))
+	}, map[string]int{"qk-rec": 1})
+	step("broker 2 stopped and unregistered (q-rack loses its rack)", func() error {
+		c.Nodes[1].Stop()
+		_, err := c.Tool(ctx, "org.apache.kafka.tools.ClusterTool", "unregister", "--bootstrap-server", c.Nodes[0].BrokerAddr, "--id", "2")
+		return err
+	}, map[string]int{"qk-rack": 1})
+	step("broker 2 registered again (q-rack: rack-c)", func() error {
+		return c.Nodes[1].Restart(ctx, nil)
+	}, map[string]int{"qk-rack": 1})
+	q := invisible(ctx, t, c)
+	t.Logf("KIP-1101 script on Kafka %s: %d events compared, equal; quorum leader %d epoch %d, observers %v (%v)",
+		c.Version, compared, q.LeaderID, q.LeaderEpoch, q.Observers, time.Since(start).Round(time.Second))
+}
+
+// TestQuorumLeaderKill kills the quorum leader with SIGKILL in the middle of a burst
+// of eight partition increases, and starts it again after the burst: the network
+// kraftwatch follows the new leader (kraftwatch_metadata_leader_id, a leader change
+// counted) and both kraftwatches store 1 + 8 events per group, the same, in a chain
+// (nothing lost or duplicated); one more increase after the old leader is back is
+// announced by both too.
+func TestQuorumLeaderKill(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	start := time.Now()
+	c := quorumCluster(t)
+	admin := e2etest.NewAdmin(c)
+	if err := admin.CreateTopics(ctx, assignedTopic("ql-burst", []int{1})); err != nil {
+		t.Fatal(err)
+	}
+	netw, disk := startPair(ctx, t, c, "ql-.*")
+	groups := []string{"ql-a", "ql-b"}
+	for _, g := range groups {
+		joinClassic(ctx, t, c, g, "ql-burst")
+	}
+	expectBoth(ctx, t, "groups joined", map[string]int{"ql-a": 1, "ql-b": 1}, netw, disk)
+	leader, q0, err := c.QuorumLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes0 := netw.kw.Metric("kraftwatch_metadata_leader_changes_total")
+	if id := int(netw.kw.Metric("kraftwatch_metadata_leader_id")); id != leader.ID {
+		t.Fatalf("network kraftwatch follows leader %d, the quorum's is %d", id, leader.ID)
+	}
+
+	// The burst: partitions 1 -> 9, one at a time, each retried through the election
+	// (an increase that went through but whose answer was lost reads back as done).
+	const burst = 8
+	var made atomic.Int32
+	burstErr := make(chan error, 1)
+	go func() {
+		defer close(burstErr)
+		for n := 2; n <= 1+burst; n++ {
+			err := e2etest.Wait(ctx, 90*time.Second, func() error {
+				err := addPartitionsOn(ctx, c, "ql-burst", n, 1)
+				if err != nil && errors.Is(err, kafka.InvalidPartitionNumber) {
+					return nil // already n: the earlier attempt went through
+				}
+				return err
+			})
+			if err != nil {
+				burstErr <- err
+				return
+			}
+			made.Add(1)
+			time.Sleep(300 * time.Millisecond)
+		}
+	}()
+	if err := e2etest.Wait(ctx, 60*time.Second, func() error {
+		if made.Load() < 3 {
+			return fmt.Errorf("%d of %d increases made", made.Load(), burst)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	leader.Kill()
+	t.Logf("SIGKILL to quorum leader %d (epoch %d) after %d increases", leader.ID, q0.LeaderEpoch, made.Load())
+	if err := <-burstErr; err != nil {
+		t.Fatalf("burst: %v", err)
+	}
+	t.Logf("burst done %v after the kill", time.Since(killed).Round(time.Millisecond))
+	newLeader, q1, err := c.QuorumLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newLeader == leader {
+		t.Fatalf("leader %d still leads after SIGKILL", leader.ID)
+	}
+	want := map[string]int{"ql-a": 1 + burst, "ql-b": 1 + burst}
+	expectBoth(ctx, t, "burst with the leader killed", want, netw, disk)
+	if err := e2etest.Wait(ctx, 30*time.Second, func() error {
+		if id := int(netw.kw.Metric("kraftwatch_metadata_leader_id")); id != newLeader.ID {
+			return fmt.Errorf("network kraftwatch follows leader %d, the quorum's is %d", id, newLeader.ID)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if d := netw.kw.Metric("kraftwatch_metadata_leader_changes_total") - changes0; d < 1 {
+		t.Fatalf("kraftwatch_metadata_leader_changes_total did not move after the leader was killed")
+	}
+	n := sameEvents(t, "burst with the leader killed", netw, disk, groups...)
+	sameImage(ctx, t, "burst with the leader killed", c, netw, disk)
+	for _, g := range groups {
+		evs := netw.stream(t).Group(g)
+		for i, e := range evs[1:] {
+			if r := e.Reason(t); r.Kind != publish.PartitionsAdded || r.NewPartitions != int32(i+2) {
+				t.Fatalf("group %s event %d: %+v, want partitions_added to %d:\n%s", g, i+1, r, i+2, evs)
+			}
+		}
+	}
+
+	// The old leader comes back as a follower; the network source goes on.
+	if err := leader.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := addPartitionsOn(ctx, c, "ql-burst", 2+burst, 1); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]int{"ql-a": 2 + burst, "ql-b": 2 + burst}
+	expectBoth(ctx, t, "after the old leader restarted", want, netw, disk)
+	n = sameEvents(t, "after the old leader restarted", netw, disk, groups...)
+	sameImage(ctx, t, "after the old leader restarted", c, netw, disk)
+	t.Logf("leader %d killed (epoch %d -> leader %d epoch %d): %d events compared, equal; network kraftwatch leader changes %v, fetch errors %v (%v)",
+		leader.ID, q0.LeaderEpoch, newLeader.ID, q1.LeaderEpoch, n, netw.kw.Metric("kraftwatch_metadata_leader_changes_total"),
+		netw.kw.Metric("kraftwatch_metadata_errors_total"), time.Since(start).Round(time.Second))
+}
+
+// TestQuorumSnapshot starts a network kraftwatch once every controller has deleted the
+// segments at the start of its metadata log: it must bootstrap from the leader's
+// snapshot (FetchSnapshot: its log line, kraftwatch_metadata_snapshots_loaded_total,
+// snapshot bytes fetched), then announce the same events as a disk kraftwatch.
+func TestQuorumSnapshot(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	c := quorumCluster(t)
+	starts, err := c.TrimMetadataLogs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("metadata logs of the controllers start at %v (%v)", starts, time.Since(start).Round(time.Millisecond))
+	admin := e2etest.NewAdmin(c)
+	if err := admin.CreateTopics(ctx, assignedTopic("qn-t", []int{1})); err != nil {
+		t.Fatal(err)
+	}
+	netw, disk := startPair(ctx, t, c, "qn-.*")
+	loaded := netw.kw.LogLines(1, "loaded the leader's snapshot")
+	if len(loaded) == 0 {
+		t.Fatalf("network kraftwatch started on logs that start at %v without loading a snapshot (no \"loaded the leader's snapshot\" log line)", starts)
+	}
+	if n := netw.kw.Metric("kraftwatch_metadata_snapshots_loaded_total"); n < 1 {
+		t.Fatalf("kraftwatch_metadata_snapshots_loaded_total %v", n)
+	}
+	bytes := netw.kw.Metric("kraftwatch_metadata_snapshot_bytes_fetched_total")
+	if bytes <= 0 {
+		t.Fatalf("kraftwatch_metadata_snapshot_bytes_fetched_total %v", bytes)
+	}
+	joinClassic(ctx, t, c, "qn-g", "qn-t")
+	expectBoth(ctx, t, "group joined", map[string]int{"qn-g": 1}, netw, disk)
+	if err := addPartitionsOn(ctx, c, "qn-t", 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	expectBoth(ctx, t, "partitions added", map[string]int{"qn-g": 2}, netw, disk)
+	n := sameEvents(t, "partitions added", netw, disk, "qn-g")
+	off := sameImage(ctx, t, "partitions added", c, netw, disk)
+	t.Logf("bootstrapped from snapshot %s (%v bytes, %v records); %d events equal, images equal at offset %d (%v)",
+		loaded[0].Str("snapshot"), bytes, loaded[0].Int("records"), n, off, time.Since(start).Round(time.Second))
+}
+
+// followChange checks that kraftwatch s follows the metadata: group (reading topic,
+// which has one partition) gets its first event, and one more when partitions are
+// added.
+func followChange(ctx context.Context, t *testing.T, s *side, group, topic string) {
+	t.Helper()
+	c := s.c
+	if err := e2etest.NewAdmin(c).CreateTopics(ctx, assignedTopic(topic, []int{1})); err != nil {
+		t.Fatal(err)
+	}
+	joinClassic(ctx, t, c, group, topic)
+	expectBoth(ctx, t, s.name+": group joined", map[string]int{group: 1}, s)
+	if err := addPartitionsOn(ctx, c, topic, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	expectBoth(ctx, t, s.name+": partitions added", map[string]int{group: 2}, s)
+	evs := s.stream(t).Group(group)
+	e2etest.CheckStreamAndCore(t, evs, s.w, group)
+	if r := evs[1].Reason(t); r.Kind != publish.PartitionsAdded || r.NewPartitions != 2 {
+		t.Fatalf("%s: event %v, want partitions_added 1 -> 2", s.name, evs[1])
+	}
+}
+
+// TestQuorumAuthorizer: a network kraftwatch authenticated as User:kw-acl (SASL PLAIN
+// over TLS), which holds no ACL, is refused by the controllers' StandardAuthorizer: it
+// logs an error naming the ACL to add, counts the refusals, and /readyz stays 503;
+// once ClusterAction is granted it catches up without a restart and follows changes.
+func TestQuorumAuthorizer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	c := quorumCluster(t)
+	s := startSide(t, c, "refused", func(url string) []string {
+		return netEnv(c, url, "qa-.*",
+			"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS="+c.ControllerBootstrapFor(kafkatest.SASLSSL),
+			"KRAFTWATCH_CONTROLLER_TLS_CA_FILE="+c.CAFile,
+			"KRAFTWATCH_CONTROLLER_SASL_MECHANISM=PLAIN",
+			"KRAFTWATCH_CONTROLLER_SASL_USERNAME=kw-acl",
+			"KRAFTWATCH_CONTROLLER_SASL_PASSWORD="+quorumUsers["kw-acl"])
+	})
+	// The refusal names the ACL to add, with the controller it asked last (any of the
+	// SASL_SSL listeners).
+	var refusal e2etest.LogLine
+	if err := e2etest.Wait(ctx, 60*time.Second, func() error {
+		for _, addr := range strings.Split(c.ControllerBootstrapFor(kafkatest.SASLSSL), ",") {
+			msg := "the controllers refuse to serve the metadata log: add the ACL `kafka-acls --bootstrap-controller " + addr +
+				" --add --allow-principal User:kw-acl --operation ClusterAction --cluster`; retrying"
+			if ls := s.kw.LogLines(1, msg); len(ls) > 0 {
+				refusal = ls[0]
+				return nil
+			}
+		}
+		return errors.New("no log line naming the ACL kw-acl needs (kafka-acls … --allow-principal User:kw-acl --operation ClusterAction --cluster)")
+	}); err != nil {
+		t.Fatalf("refused kraftwatch: %v", err)
+	}
+	if refusal.Str("level") != "ERROR" {
+		t.Fatalf("refusal logged at level %q, want ERROR: %v", refusal.Str("level"), refusal)
+	}
+	time.Sleep(2 * time.Second) // refused for a while: still not ready, still running
+	if code := s.kw.Readyz(); code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz answers %d while the controllers refuse kraftwatch, want 503", code)
+	}
+	if n := s.kw.Metric("kraftwatch_metadata_authorization_failures_total"); n < 1 {
+		t.Fatalf("kraftwatch_metadata_authorization_failures_total %v after a refusal", n)
+	}
+	refusedFor := time.Since(start)
+	if err := c.AddClusterACL(ctx, "User:kw-acl", "ClusterAction"); err != nil {
+		t.Fatal(err)
+	}
+	granted := time.Now()
+	s.kw.WaitReady(ctx, 60*time.Second)
+	caughtUp := time.Since(granted)
+	followChange(ctx, t, s, "qa-g", "qa-t")
+	t.Logf("refused for %v (%v authorization failures counted), ready %v after the grant, without a restart; refusal: %s (%v)",
+		refusedFor.Round(time.Millisecond), s.kw.Metric("kraftwatch_metadata_authorization_failures_total"),
+		caughtUp.Round(time.Millisecond), refusal.Str("msg"), time.Since(start).Round(time.Second))
+}
+
+// TestQuorumTLS follows the metadata log over the controllers' mutual TLS listener
+// (principal User:kraftwatch from the client certificate's CN) and over their
+// SASL_SSL listener with SCRAM-SHA-512; a kraftwatch without a client certificate is
+// refused by the TLS listener and never ready.
+func TestQuorumTLS(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := quorumCluster(t)
+	if err := c.AddClusterACL(ctx, "User:"+kafkatest.ClientCN, "ClusterAction"); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		group string
+		env   []string
+	}{
+		{"mutual TLS", "qt-tls", []string{
+			"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS=" + c.ControllerBootstrapFor(kafkatest.SSL),
+			"KRAFTWATCH_CONTROLLER_TLS_CA_FILE=" + c.CAFile,
+			"KRAFTWATCH_CONTROLLER_TLS_CERT_FILE=" + c.ClientCertFile,
+			"KRAFTWATCH_CONTROLLER_TLS_KEY_FILE=" + c.ClientKeyFile,
+		}},
+		{"SASL_SSL SCRAM-SHA-512", "qt-scram", []string{
+			"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS=" + c.ControllerBootstrapFor(kafkatest.SASLSSL),
+			"KRAFTWATCH_CONTROLLER_TLS_CA_FILE=" + c.CAFile,
+			"KRAFTWATCH_CONTROLLER_SASL_MECHANISM=SCRAM-SHA-512",
+			"KRAFTWATCH_CONTROLLER_SASL_USERNAME=kraftwatch",
+			"KRAFTWATCH_CONTROLLER_SASL_PASSWORD=" + quorumUsers["kraftwatch"],
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			s := startSide(t, c, tc.group, func(url string) []string { return netEnv(c, url, tc.group, tc.env...) })
+			d := s.kw.WaitReady(ctx, 90*time.Second)
+			followChange(ctx, t, s, tc.group, tc.group+"-t")
+			t.Logf("%s: ready after %v, follows changes (%v)", tc.name, d.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+		})
+	}
+	t.Run("mutual TLS without a client certificate", func(t *testing.T) {
+		s := startSide(t, c, "no-cert", func(url string) []string {
+			return netEnv(c, url, "qt-none",
+				"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS="+c.ControllerBootstrapFor(kafkatest.SSL),
+				"KRAFTWATCH_CONTROLLER_TLS_CA_FILE="+c.CAFile)
+		})
+		if err := e2etest.Wait(ctx, 30*time.Second, func() error {
+			if s.kw.Metric("kraftwatch_metadata_errors_total") < 2 {
+				return errors.New("fewer than 2 failed requests counted")
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if code := s.kw.Readyz(); code == http.StatusOK {
+			t.Fatalf("/readyz answers 200 though the TLS listener requires a client certificate")
+		}
+	})
+}
