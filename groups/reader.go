@@ -405,13 +405,15 @@ func (r *Reader) refresh(ctx context.Context, transport *kafka.Transport, parts 
 			return
 		case <-t.C:
 		}
-		if ends, err := r.tryEndOffsets(ctx, transport); err == nil && len(ends) == len(parts) {
-			for i, end := range ends {
+		ends, err := r.tryEndOffsets(ctx, transport)
+		if len(ends) == len(parts) {
+			for i, end := range ends { // -1 (not known now) never raises end
 				if end > parts[i].end.Load() {
 					parts[i].end.Store(end)
 				}
 			}
-		} else if err != nil {
+		}
+		if err != nil {
 			r.log.Debug("refreshing group record end offsets", "topic", r.cfg.Topic, "error", err)
 		}
 		for _, s := range r.stalls(r.now()) {
@@ -435,6 +437,7 @@ func (r *Reader) endOffsets(ctx context.Context, transport *kafka.Transport) ([]
 			r.listErr.Store(nil)
 			return ends, nil
 		}
+		// Caught-up needs every partition's end offset: retry until all answer.
 		r.listErr.Store(&err)
 		if errors.Is(err, kafka.UnknownTopicOrPartition) {
 			// No group was ever created: nothing to catch up with; wait for the topic.
@@ -492,23 +495,28 @@ func (r *Reader) tryEndOffsets(ctx context.Context, transport *kafka.Transport) 
 	// whichever bootstrap broker the connection reached and fail with
 	// NOT_LEADER_OR_FOLLOWER for every partition led by another broker. So each
 	// leader is asked, at its own address, for the partitions it leads.
+	// A partition that cannot answer (no leader, its leader unreachable) has end -1
+	// and an error in the joined error; the others are still returned.
 	n := len(md.Topics[0].Partitions)
+	ends := make([]int64, n)
+	for i := range ends {
+		ends[i] = -1
+	}
+	var errs []error
 	byLeader := map[string][]kafka.OffsetRequest{}
 	for _, p := range md.Topics[0].Partitions {
-		if p.Error != nil {
-			return nil, fmt.Errorf("partition %d: %w", p.ID, p.Error)
-		}
-		if p.ID < 0 || p.ID >= n {
+		switch {
+		case p.ID < 0 || p.ID >= n:
 			return nil, fmt.Errorf("metadata of %s: partition %d of %d", r.cfg.Topic, p.ID, n)
+		case p.Error != nil:
+			errs = append(errs, fmt.Errorf("partition %d: %w", p.ID, p.Error))
+		case p.Leader.Host == "":
+			errs = append(errs, fmt.Errorf("partition %d: %w", p.ID, kafka.LeaderNotAvailable))
+		default:
+			addr := net.JoinHostPort(p.Leader.Host, strconv.Itoa(p.Leader.Port))
+			byLeader[addr] = append(byLeader[addr], kafka.LastOffsetOf(p.ID))
 		}
-		if p.Leader.Host == "" {
-			return nil, fmt.Errorf("partition %d: %w", p.ID, kafka.LeaderNotAvailable)
-		}
-		addr := net.JoinHostPort(p.Leader.Host, strconv.Itoa(p.Leader.Port))
-		byLeader[addr] = append(byLeader[addr], kafka.LastOffsetOf(p.ID))
 	}
-	ends := make([]int64, n)
-	answered := 0
 	for addr, req := range byLeader {
 		res, err := client.ListOffsets(ctx, &kafka.ListOffsetsRequest{
 			Addr:           kafka.TCP(addr),
@@ -516,21 +524,22 @@ func (r *Reader) tryEndOffsets(ctx context.Context, transport *kafka.Transport) 
 			IsolationLevel: kafka.ReadCommitted,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("end offsets from %s: %w", addr, err)
+			errs = append(errs, fmt.Errorf("end offsets from %s: %w", addr, err))
+			continue
 		}
 		for _, po := range res.Topics[r.cfg.Topic] {
-			if po.Error != nil {
-				return nil, fmt.Errorf("partition %d: %w", po.Partition, po.Error)
-			}
-			if po.Partition < 0 || po.Partition >= n {
+			switch {
+			case po.Partition < 0 || po.Partition >= n:
 				return nil, fmt.Errorf("end offsets from %s: partition %d of %d", addr, po.Partition, n)
+			case po.Error != nil:
+				errs = append(errs, fmt.Errorf("partition %d: %w", po.Partition, po.Error))
+			default:
+				ends[po.Partition] = po.LastOffset
 			}
-			ends[po.Partition] = po.LastOffset
-			answered++
 		}
 	}
-	if answered != n {
-		return nil, fmt.Errorf("end offsets of %s: %d of %d partitions answered", r.cfg.Topic, answered, n)
+	if slices.Contains(ends, -1) && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("end offsets of %s: not every partition answered", r.cfg.Topic))
 	}
-	return ends, nil
+	return ends, errors.Join(errs...)
 }

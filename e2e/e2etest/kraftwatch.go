@@ -112,6 +112,9 @@ func (k *Kraftwatch) Start() {
 	k.logs = append(k.logs, path)
 }
 
+// URL is the address of path (such as "/readyz") on the current run's HTTP server.
+func (k *Kraftwatch) URL(path string) string { return "http://" + k.addr + path }
+
 // Readyz returns /readyz's status code, or 0 when it does not answer.
 func (k *Kraftwatch) Readyz() int {
 	c := &http.Client{Timeout: time.Second}
