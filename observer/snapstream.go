@@ -1,6 +1,7 @@
 package observer
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -33,27 +34,69 @@ type snapStream struct {
 
 // write takes the next chunk of the snapshot. The chunk is not kept after it returns.
 func (s *snapStream) write(chunk []byte) error {
-	buf := chunk
-	if len(s.carry) > 0 {
-		buf = append(s.carry, chunk...)
+	// Complete the batch begun in an earlier chunk, copying only its own bytes.
+	for len(s.carry) > 0 && len(chunk) > 0 {
+		if len(s.carry) < recordbatch.LogOverhead {
+			take := min(recordbatch.LogOverhead-len(s.carry), len(chunk))
+			s.carry = append(s.carry, chunk[:take]...)
+			chunk = chunk[take:]
+			continue
+		}
+		size := int64(int32(binary.BigEndian.Uint32(s.carry[8:]))) + recordbatch.LogOverhead
+		if size > maxSnapshotBatch {
+			return s.bad("batch of %d bytes, more than any KRaft batch", size)
+		}
+		need := max(int(size)-len(s.carry), 0)
+		take := min(need, len(chunk))
+		s.carry = append(s.carry, chunk[:take]...)
+		chunk = chunk[take:]
+		if take < need {
+			return nil
+		}
+		// One whole batch, or bytes that Decode reports as corrupt.
+		if _, err := s.decode(s.carry); err != nil {
+			return err
+		}
+		s.carry = s.carry[:0]
 	}
+	if len(s.carry) > 0 {
+		return nil // the chunk went into the carried batch, which is not complete yet
+	}
+	rest, err := s.decode(chunk)
+	if err != nil {
+		return err
+	}
+	s.carry = append(s.carry[:0], rest...)
+	return nil
+}
+
+// maxSnapshotBatch bounds the size of one batch of a snapshot (KRaft writes batches
+// of at most 8 MiB), so that a corrupt length cannot make the stream buffer more.
+const maxSnapshotBatch = 64 << 20
+
+// decode reads the complete batches at the start of buf and returns the bytes after
+// them: the start of an incomplete batch.
+func (s *snapStream) decode(buf []byte) ([]byte, error) {
 	for len(buf) > 0 {
 		b, err := recordbatch.Decode(buf)
 		if errors.Is(err, recordbatch.ErrTruncated) {
-			break
+			if len(buf) >= recordbatch.LogOverhead {
+				if size := int64(int32(binary.BigEndian.Uint32(buf[8:]))) + recordbatch.LogOverhead; size > maxSnapshotBatch {
+					return nil, s.bad("batch of %d bytes, more than any KRaft batch", size)
+				}
+			}
+			return buf, nil
 		}
 		if err != nil {
-			return s.bad("%v", err)
+			return nil, s.bad("%v", err)
 		}
 		if err := s.batch(&b); err != nil {
-			return err
+			return nil, err
 		}
 		buf = buf[b.Size():]
 		s.pos += int64(b.Size())
 	}
-	// copy handles the overlap when buf is the tail of carry's own array.
-	s.carry = append(s.carry[:0], buf...)
-	return nil
+	return buf, nil
 }
 
 // finish checks that the snapshot ended where it should: after a whole batch, with a
