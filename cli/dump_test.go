@@ -243,3 +243,45 @@ func TestHashesVerifyUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestDumpFromController loads the image from a fake controller quorum leader
+// (--bootstrap-controller): its snapshot and the log up to the high watermark.
+func TestDumpFromController(t *testing.T) {
+	c := observertest.NewController(t, 1)
+	c.SetSnapshot(10, 1, observertest.SnapshotBytes(1, 0, []metadata.Record{observertest.Broker(1, "rack-a"),
+		observertest.Topic("from-snapshot", observertest.ID(1)), observertest.Partition(observertest.ID(1), 0, 1)}, 0, false))
+	c.Append(observertest.Topic("from-log", observertest.ID(2)), observertest.Partition(observertest.ID(2), 0, 1))
+	c.Commit()
+	c.Append(observertest.Topic("uncommitted", observertest.ID(3)))
+	out, errs, code := run(t, "--json", "--bootstrap-controller", c.Addr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var s Summary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tp := range s.Topics {
+		names = append(names, tp.Name)
+	}
+	if strings.Join(names, ",") != "from-log,from-snapshot" || s.Offset != 11 || !strings.Contains(s.Source, "snapshot 10-1") {
+		t.Errorf("topics %v at offset %d from %q", names, s.Offset, s.Source)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--records", "--bootstrap-controller", c.Addr}, 2, "--records prints files"},
+		{[]string{"--bootstrap-controller", c.Addr, t.TempDir()}, 2, "not both"},
+	} {
+		if _, errs, code := run(t, tc.args...); code != tc.code || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, errs, tc.code, tc.want)
+		}
+	}
+	var hout, herr bytes.Buffer
+	if code := Hashes([]string{"--bootstrap-controller", c.Addr}, &hout, &herr); code != 0 || !strings.Contains(hout.String(), "from-snapshot") {
+		t.Errorf("hashes: exit %d, %s%s", code, hout.String(), herr.String())
+	}
+}
