@@ -1,3 +1,5 @@
+//go:build e2e
+
 package observer
 
 import (
@@ -14,7 +16,8 @@ import (
 
 // TestQuorumAgainstKafka follows a real single-node cluster's metadata log over its
 // controller listener and checks, after each change, that the network source and the
-// disk source end at the same image at the same offset. The multi-controller
+// disk source end at the same image at the same offset. It starts Kafka, so it is
+// built with the e2e tag: go test -tags e2e -run TestQuorumAgainstKafka ./observer/ The multi-controller
 // scenarios (leader kill, snapshot bootstrap, ACLs, TLS and SASL) are in
 // e2e/quorum_test.go.
 func TestQuorumAgainstKafka(t *testing.T) {
