@@ -16,6 +16,17 @@
 // Load reads a directory once and ReadFile the records of one file, for tools
 // (kraftwatch dump) and tests.
 //
+// A second source, chosen by Config.Controllers instead of Config.Dir, fetches the
+// same log from the KRaft controller quorum over the network, as a Raft observer
+// (replica id -1): the leader's snapshot (FetchSnapshot, streamed through the same
+// batch checks), then a long-polled Fetch, following leader changes and epoch bumps,
+// and applying only records at or below the high watermark. Its updates are the same
+// units with the same offsets and epochs; a rebuild (falling behind the leader's log
+// start, a divergence below what was applied) is a Reset as on disk. quorum.go
+// describes it; LoadQuorum and DescribeCluster are its one-shot forms. The
+// connections are franz-go's (kgo: TLS, SASL, version negotiation), the codecs kmsg's;
+// record batches are still decoded by internal/recordbatch.
+//
 // What it reads, and how (docs/metadata-log.md#snapshot-loading and
 // #following-the-log-and-truncation):
 //   - Snapshots are the *.checkpoint files named OFFSET-EPOCH; the newest in Kafka's
@@ -48,8 +59,9 @@
 // the parent directory) is never touched. Changes are noticed through file
 // notifications (fsnotify) with a polling timer as fallback.
 //
-// Concurrency: Run owns all mutable state on the caller's goroutine; the handler is
-// called on it. Image, Ready, LastError and Metrics may be used from any goroutine.
+// Concurrency: Run owns all mutable state on the caller's goroutine (the network
+// source's too: one request at a time, franz-go's connection goroutines aside); the
+// handler is called on it. Image, Ready, LastError and Metrics may be used from any goroutine.
 // Loading a snapshot (the initial load, a rebuild, Load) reads and decodes it on one
 // more goroutine while the caller's goroutine replays it; that goroutine ends before
 // the load returns.
