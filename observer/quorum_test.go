@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/fixture"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
 	"github.com/kraftwatch/kraftwatch/observer/observertest"
@@ -752,6 +754,13 @@ func FuzzSnapStream(f *testing.F) {
 	f.Add(good[:len(good)-3], uint16(20), uint16(3))
 	f.Add(observertest.SnapshotBytes(1, 0, nil, 0, true), uint16(5), uint16(5))
 	f.Add([]byte("not a snapshot at all"), uint16(2), uint16(3))
+	for _, path := range fixture.MetadataFiles(f, "*.checkpoint") { // real Kafka snapshots
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, uint16(len(data)/3), uint16(61))
+	}
 	f.Fuzz(func(t *testing.T, data []byte, cut1, cut2 uint16) {
 		run := func(chunks ...[]byte) (int64, error) {
 			m := newMetrics()
@@ -776,4 +785,40 @@ func FuzzSnapStream(f *testing.F) {
 			t.Fatalf("error %v does not wrap ErrBadSnapshot", err1)
 		}
 	})
+}
+
+// TestSnapStreamRealSnapshots streams every real Kafka snapshot of the fixtures in
+// small chunks: no error, and the records that ReadFile finds in the file.
+func TestSnapStreamRealSnapshots(t *testing.T) {
+	for _, path := range fixture.MetadataFiles(t, "*.checkpoint") {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if err := ReadFile(path, func(r FileRecord) error {
+			if r.Control == nil {
+				want++
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		m := newMetrics()
+		got := 0
+		s := &snapStream{src: path, dec: &decoder{log: slog.New(slog.DiscardHandler), m: m}, m: m, replay: func(Entry) { got++ }}
+		for len(data) > 0 {
+			n := min(333, len(data))
+			if err := s.write(data[:n]); err != nil {
+				t.Fatal(err)
+			}
+			data = data[n:]
+		}
+		if err := s.finish(); err != nil {
+			t.Fatal(err)
+		}
+		if int64(want) != s.records || got != want {
+			t.Errorf("%s: %d records streamed (%d replayed), ReadFile finds %d", path, s.records, got, want)
+		}
+	}
 }
