@@ -498,9 +498,13 @@ func (q *quorum) loadSnapshot(ctx context.Context, addr string, id SnapshotID) e
 
 // diverge truncates what was fetched to the leader's end offset for epoch.
 func (q *quorum) diverge(epoch int32, end int64, addr string) error {
-	if end < q.applied {
+	// Committed records cannot diverge in Raft; if the leader says they do (its log
+	// ends below what was applied, or has another epoch at the last record applied),
+	// the image rests on records the quorum no longer has: rebuild.
+	if end < q.applied || (end == q.applied && epoch != q.appliedEpoch) {
 		q.cfg.Metrics.Resets.Add(1)
-		why := fmt.Sprintf("the leader's log diverges at offset %d (epoch %d), below offset %d already applied", end, epoch, q.applied)
+		why := fmt.Sprintf("the leader's log diverges at offset %d (epoch %d), at or below offset %d (epoch %d) already applied",
+			end, epoch, q.applied, q.appliedEpoch)
 		q.cfg.Logger.Warn("metadata log truncated under what was applied; rebuilding from the leader's snapshot",
 			"reason", why, "leader_addr", addr, "offset", q.applied-1)
 		target := q.hwm
@@ -513,6 +517,12 @@ func (q *quorum) diverge(epoch int32, end int64, addr string) error {
 		kept++
 	}
 	dropped := len(q.pending) - kept
+	if dropped == 0 {
+		// Nothing to drop: the next Fetch would be the same one.
+		return &ControllerError{Addr: addr, Node: q.leader, Request: "Fetch", Offset: q.next,
+			Err: fmt.Errorf("DivergingEpoch %d at offset %d, but the log fetched (to offset %d, epoch %d) already ends there: %w",
+				epoch, end, q.next, q.lastEpoch, ErrProtocol)}
+	}
 	q.pending = q.pending[:kept]
 	q.next, q.lastEpoch = q.applied, q.appliedEpoch
 	if kept > 0 {

@@ -656,6 +656,31 @@ func TestQuorumDivergingEpoch(t *testing.T) {
 	if r.Metrics().Resets.Load() != 1 {
 		t.Errorf("resets %d", r.Metrics().Resets.Load())
 	}
+
+	// A leader that keeps answering DivergingEpoch where the fetched log already
+	// ends: an error, retried with backoff, not a loop.
+	c.Hook(func(req kmsg.Request) *observertest.Reply {
+		f, ok := req.(*kmsg.FetchRequest)
+		if !ok {
+			return nil
+		}
+		p := f.Topics[0].Partitions[0]
+		return &observertest.Reply{Resp: fetchResponse(f, func(rp *kmsg.FetchResponseTopicPartition) {
+			rp.HighWatermark = p.FetchOffset
+			rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = p.LastFetchedEpoch, p.FetchOffset
+		})}
+	})
+	before := c.Requests(1)
+	time.Sleep(time.Second)
+	if n := c.Requests(1) - before; n > 12 {
+		t.Errorf("%d fetches in a second of useless DivergingEpoch answers", n)
+	}
+	if err := r.LastError(); !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "DivergingEpoch") {
+		t.Errorf("last error %v", err)
+	}
+	if !hasTopic(r.Observer, "other") {
+		t.Error("the image changed")
+	}
 }
 
 // TestQuorumAuthorization: CLUSTER_AUTHORIZATION_FAILED gives an error log naming the
