@@ -42,7 +42,8 @@ Usage:
                                    MetadataHash the coordinator stored; exit 1 on a mismatch
                                    dump, hashes and verify take --bootstrap-controller
                                    HOST:PORT[,...] instead of DIR: the metadata log of the
-                                   controller quorum (leader's snapshot + committed log)
+                                   controller quorum (leader's snapshot + committed log),
+                                   TLS and SASL from KRAFTWATCH_CONTROLLER_*
   kraftwatch watch [--nats URL] [--prefix P] [--cluster ID]
                                    print rebalance-needed events as they arrive
   kraftwatch probe URL             exit 0 if URL answers 200 OK
@@ -64,11 +65,11 @@ func mainCode(args, environ []string, stdout, stderr io.Writer) int {
 	case "run":
 		return runMain(environ, stderr)
 	case "dump":
-		return cli.Dump(args, stdout, stderr)
+		return cli.DumpEnv(args, environ, stdout, stderr)
 	case "hashes":
-		return cli.Hashes(args, stdout, stderr)
+		return cli.HashesEnv(args, environ, stdout, stderr)
 	case "verify":
-		return cli.Verify(args, stdout, stderr)
+		return cli.VerifyEnv(args, environ, stdout, stderr)
 	case "watch":
 		return cli.Watch(args, environ, stdout, stderr)
 	case "probe":

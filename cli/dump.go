@@ -42,7 +42,11 @@ to the high watermark), as kraftwatch run does in network mode.
 // Dump runs `kraftwatch dump` with args (without "dump") and returns the exit code:
 // 0 on success, 1 when PATH cannot be read cleanly (the message says where), 2 for
 // bad usage.
-func Dump(args []string, stdout, stderr io.Writer) int {
+func Dump(args []string, stdout, stderr io.Writer) int { return DumpEnv(args, nil, stdout, stderr) }
+
+// DumpEnv is Dump with --bootstrap-controller's TLS and SASL settings read from
+// environ (KRAFTWATCH_CONTROLLER_*, as kraftwatch run reads them).
+func DumpEnv(args, environ []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dump", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
@@ -66,7 +70,7 @@ func Dump(args []string, stdout, stderr io.Writer) int {
 	}
 	d := &dumper{out: stdout, errw: stderr, records: *records, json: *asJSON}
 	if *controllers != "" {
-		l, source, err := loadFromControllers(*controllers, stderr)
+		l, source, err := loadFromControllers(*controllers, environ, stderr)
 		if err == nil {
 			err = d.summary(*controllers, source, l.Image)
 		}

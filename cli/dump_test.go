@@ -280,6 +280,11 @@ func TestDumpFromController(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, errs, tc.code, tc.want)
 		}
 	}
+	var eout, eerr bytes.Buffer
+	if code := DumpEnv([]string{"--bootstrap-controller", c.Addr}, []string{"KRAFTWATCH_CONTROLLER_SASL_MECHANISM=PLAIN"}, &eout, &eerr); code != 1 ||
+		!strings.Contains(eerr.String(), "KRAFTWATCH_CONTROLLER_SASL_USERNAME") || strings.Contains(eerr.String(), "KAFKA_") {
+		t.Errorf("bad controller settings: exit %d, stderr %q", code, eerr.String())
+	}
 	var hout, herr bytes.Buffer
 	if code := Hashes([]string{"--bootstrap-controller", c.Addr}, &hout, &herr); code != 0 || !strings.Contains(hout.String(), "from-snapshot") {
 		t.Errorf("hashes: exit %d, %s%s", code, hout.String(), herr.String())

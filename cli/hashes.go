@@ -22,7 +22,11 @@ import (
 // Hashes runs `kraftwatch hashes`: it prints the topic hashes of a metadata log dir (or of the controllers'
 // metadata log, with --bootstrap-controller) and, with --bootstrap, the group hashes of every group in
 // __consumer_offsets.
-func Hashes(args []string, stdout, stderr io.Writer) int {
+func Hashes(args []string, stdout, stderr io.Writer) int { return HashesEnv(args, nil, stdout, stderr) }
+
+// HashesEnv is Hashes with --bootstrap-controller's TLS and SASL settings read from
+// environ (KRAFTWATCH_CONTROLLER_*).
+func HashesEnv(args, environ []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("hashes", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	scheme := fs.String("scheme", hashcache.DefaultScheme, "murmur3 or kafka")
@@ -32,7 +36,7 @@ func Hashes(args []string, stdout, stderr io.Writer) int {
 		func() bool { return oneSource(fs.NArg(), *controllers) == nil }); !ok {
 		return code
 	}
-	im, state, cache, err := inspectInputs(fs.Arg(0), *controllers, *bootstrap, *scheme, stderr)
+	im, state, cache, err := inspectInputs(fs.Arg(0), *controllers, environ, *bootstrap, *scheme, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kraftwatch hashes: %v\n", err)
 		return 1
@@ -70,7 +74,11 @@ func Hashes(args []string, stdout, stderr io.Writer) int {
 // MetadataHash (consumer groups, Kafka 4.1+) with that hash, and exits 1 listing the
 // groups that differ. The coordinator refreshes its hash lazily (on a heartbeat after a
 // metadata change), so run it on a quiet cluster or run it twice.
-func Verify(args []string, stdout, stderr io.Writer) int {
+func Verify(args []string, stdout, stderr io.Writer) int { return VerifyEnv(args, nil, stdout, stderr) }
+
+// VerifyEnv is Verify with --bootstrap-controller's TLS and SASL settings read from
+// environ (KRAFTWATCH_CONTROLLER_*).
+func VerifyEnv(args, environ []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	bootstrap := fs.String("bootstrap", "", "Kafka bootstrap servers (required)")
@@ -79,7 +87,7 @@ func Verify(args []string, stdout, stderr io.Writer) int {
 		func() bool { return oneSource(fs.NArg(), *controllers) == nil && *bootstrap != "" }); !ok {
 		return code
 	}
-	im, state, cache, err := inspectInputs(fs.Arg(0), *controllers, *bootstrap, hashcache.SchemeKafka, stderr)
+	im, state, cache, err := inspectInputs(fs.Arg(0), *controllers, environ, *bootstrap, hashcache.SchemeKafka, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kraftwatch verify: %v\n", err)
 		return 1
@@ -131,14 +139,14 @@ const readerStall = 10 * time.Second
 // inspectInputs loads the metadata log dir (or, with controllers, the metadata log of
 // the controller quorum) and, when bootstrap is set, every group of __consumer_offsets
 // up to its current end.
-func inspectInputs(dir, controllers, bootstrap, scheme string, stderr io.Writer) (*image.Image, *groups.State, *hashcache.Cache, error) {
+func inspectInputs(dir, controllers string, environ []string, bootstrap, scheme string, stderr io.Writer) (*image.Image, *groups.State, *hashcache.Cache, error) {
 	cache, err := hashcache.New(hashcache.Config{Scheme: scheme})
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	var loaded *observer.Loaded
 	if controllers != "" {
-		loaded, _, err = loadFromControllers(controllers, stderr)
+		loaded, _, err = loadFromControllers(controllers, environ, stderr)
 	} else {
 		loaded, err = observer.Load(observer.PartitionDir(dir), nil)
 	}
