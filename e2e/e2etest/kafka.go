@@ -170,14 +170,10 @@ func StartConsumers(ctx context.Context, t testing.TB, c *kafkatest.Cluster, top
 	StartMembers(ctx, t, c, joins...)
 }
 
-// ClassicGroups creates n classic consumer groups named prefix-00000..., each with one
-// member subscribed to topic, which it joins (JoinGroup, again with the member id the
-// coordinator asks for) and syncs (SyncGroup, assigning itself partition 0) with
-// kafka-go; the coordinator then stores each group's subscription in
-// __consumer_offsets. Members never heartbeat; a 30-minute session keeps them.
+// ClassicGroups creates n classic consumer groups named prefix-00000..., 64 at a time,
+// each with one member subscribed to topic and assigned its partition 0 (JoinClassic).
 func ClassicGroups(ctx context.Context, t testing.TB, c *kafkatest.Cluster, prefix, topic string, n int) {
 	t.Helper()
-	cl := &kafka.Client{Addr: kafka.TCP(c.Nodes[0].BrokerAddr), Timeout: time.Minute}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -191,7 +187,7 @@ func ClassicGroups(ctx context.Context, t testing.TB, c *kafkatest.Cluster, pref
 				// Until __consumer_offsets exists and its partitions are loaded the
 				// coordinator answers with retriable errors.
 				for attempt := 1; ; attempt++ {
-					err := classicGroup(ctx, cl, fmt.Sprintf("%s-%05d", prefix, i), topic)
+					err := JoinClassic(ctx, c, fmt.Sprintf("%s-%05d", prefix, i), []string{topic}, map[string][]int{topic: {0}})
 					if err == nil {
 						break
 					}
@@ -212,10 +208,18 @@ func ClassicGroups(ctx context.Context, t testing.TB, c *kafkatest.Cluster, pref
 	}
 }
 
-func classicGroup(ctx context.Context, cl *kafka.Client, group, topic string) error {
+// JoinClassic makes one member join classic consumer group group, subscribed to
+// topics, with kafka-go's group APIs through node 1: JoinGroup (again with the member
+// id the coordinator asks for), then SyncGroup assigning itself assigned (topic to
+// partitions; nil for none). The coordinator then stores the group's subscription in
+// __consumer_offsets. The member never heartbeats; a 30-minute session keeps it. The
+// coordinator's errors are returned as they are (kafka.NotCoordinatorForGroup ... while
+// __consumer_offsets loads), so the caller can retry; it is safe for concurrent use.
+func JoinClassic(ctx context.Context, c *kafkatest.Cluster, group string, topics []string, assigned map[string][]int) error {
+	cl := &kafka.Client{Addr: kafka.TCP(c.Nodes[0].BrokerAddr), Timeout: time.Minute}
 	join := &kafka.JoinGroupRequest{
 		GroupID: group, SessionTimeout: 30 * time.Minute, RebalanceTimeout: time.Minute, ProtocolType: "consumer",
-		Protocols: []kafka.GroupProtocol{{Name: "range", Metadata: kafka.GroupProtocolSubscription{Topics: []string{topic}}}},
+		Protocols: []kafka.GroupProtocol{{Name: "range", Metadata: kafka.GroupProtocolSubscription{Topics: topics}}},
 	}
 	res, err := cl.JoinGroup(ctx, join)
 	if err == nil && errors.Is(res.Error, kafka.MemberIDRequired) {
@@ -231,7 +235,7 @@ func classicGroup(ctx context.Context, cl *kafka.Client, group, topic string) er
 	sync, err := cl.SyncGroup(ctx, &kafka.SyncGroupRequest{
 		GroupID: group, GenerationID: res.GenerationID, MemberID: res.MemberID, ProtocolType: "consumer", ProtocolName: "range",
 		Assignments: []kafka.SyncGroupRequestAssignment{{MemberID: res.MemberID,
-			Assignment: kafka.GroupProtocolAssignment{AssignedPartitions: map[string][]int{topic: {0}}}}},
+			Assignment: kafka.GroupProtocolAssignment{AssignedPartitions: assigned}}},
 	})
 	if err == nil {
 		err = sync.Error
