@@ -151,6 +151,10 @@ func (q *quorum) run(ctx context.Context, once bool) error {
 			return err
 		}
 		backoff = min(max(2*backoff, q.cfg.MinBackoff), q.cfg.MaxBackoff)
+		if errors.Is(err, ErrNoLeader) {
+			// An election takes a few seconds at most: look again soon.
+			backoff = min(backoff, max(noLeaderBackoff, q.cfg.MinBackoff))
+		}
 		switch {
 		case errors.Is(err, ErrNotAuthorized):
 			log.Error("the controllers refuse to serve the metadata log: add the ACL "+
@@ -318,6 +322,8 @@ func (q *quorum) fetchRequest() *kmsg.FetchRequest {
 }
 
 const (
+	// noLeaderBackoff caps the backoff while the quorum has no leader known.
+	noLeaderBackoff = time.Second
 	// fetchMaxBytes bounds a Fetch answer (Kafka always returns a first batch whole).
 	fetchMaxBytes = 8 << 20
 	// snapshotChunk is the most snapshot bytes asked for at once.
