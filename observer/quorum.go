@@ -402,34 +402,33 @@ func (q *quorum) leaderError(code int16, id, epoch int32, endpoints map[int32]st
 }
 
 // loadSnapshot fetches snapshot id from the leader at addr, chunk by chunk, replaying
-// it into a new delta; on success the build continues from the snapshot's end.
+// it into a new delta; on success the build continues from the snapshot's end. The
+// next chunk is fetched (fetchChunks) while one is replayed: at most three chunks
+// are in memory.
 func (q *quorum) loadSnapshot(ctx context.Context, addr string, id SnapshotID) error {
 	node := q.leader
 	src := fmt.Sprintf("snapshot %s of controller %s", id, addr)
 	delta := image.NewDelta(image.Empty)
 	s := &snapStream{src: src, dec: &q.cut.dec, m: q.cfg.Metrics, replay: func(e Entry) { q.o.replay(delta, e, src) }}
+	lctx, cancel := context.WithCancel(ctx)
+	chunks := make(chan snapChunk, 1)
+	go q.fetchChunks(lctx, addr, id, q.epoch, chunks) // the only user of q.conns until it closes chunks
+	defer func() {
+		cancel()
+		for range chunks {
+		}
+	}()
 	var pos int64
 	for {
-		req := kmsg.NewPtrFetchSnapshotRequest()
-		if q.cfg.ClusterID != "" {
-			req.ClusterID = &q.cfg.ClusterID
+		c, ok := <-chunks
+		if !ok {
+			return &ControllerError{Addr: addr, Node: node, Request: "FetchSnapshot", Offset: pos,
+				Err: fmt.Errorf("snapshot %s: stopped: %w", id, context.Cause(lctx))}
 		}
-		req.ReplicaID = -1
-		req.MaxBytes = snapshotChunk
-		t := kmsg.NewFetchSnapshotRequestTopic()
-		t.Topic = metadataTopic
-		p := kmsg.NewFetchSnapshotRequestTopicPartition()
-		p.Partition = 0
-		p.CurrentLeaderEpoch = q.epoch
-		p.SnapshotID.EndOffset, p.SnapshotID.Epoch = id.EndOffset, id.Epoch
-		p.Position = pos
-		t.Partitions = append(t.Partitions, p)
-		req.Topics = append(req.Topics, t)
+		kresp, err := c.resp, c.err
 		cerr := func(err error) error {
 			return &ControllerError{Addr: addr, Node: node, Request: "FetchSnapshot", Offset: pos, Err: fmt.Errorf("snapshot %s: %w", id, err)}
 		}
-		q.cfg.Metrics.FetchRequests.Add(1)
-		kresp, err := q.conns.request(ctx, addr, req, 0)
 		if err != nil {
 			q.forget()
 			return cerr(err)
@@ -658,4 +657,58 @@ func LoadQuorum(ctx context.Context, cfg Config) (*Loaded, error) {
 		return nil, errors.New("observer: loading the metadata log from the controllers stopped")
 	}
 	return &Loaded{Image: o.Image(), Snapshot: q.loadedSnapshot, SnapshotEnd: q.loadedSnapshotEnd, Metrics: o.Metrics()}, nil
+}
+
+// snapChunk is one FetchSnapshot answer, or the error of asking.
+type snapChunk struct {
+	resp kmsg.Response
+	err  error
+}
+
+// fetchChunks asks the leader at addr for snapshot id from byte 0 on, one request at
+// a time, and sends each answer in order. It stops after an error, after an answer
+// it cannot step past (an error code, not the chunk asked for: the reader judges
+// it), after the last chunk, or when ctx ends; then it closes out.
+func (q *quorum) fetchChunks(ctx context.Context, addr string, id SnapshotID, epoch int32, out chan<- snapChunk) {
+	defer close(out)
+	var pos int64
+	for {
+		req := kmsg.NewPtrFetchSnapshotRequest()
+		if q.cfg.ClusterID != "" {
+			req.ClusterID = &q.cfg.ClusterID
+		}
+		req.ReplicaID = -1
+		req.MaxBytes = snapshotChunk
+		t := kmsg.NewFetchSnapshotRequestTopic()
+		t.Topic = metadataTopic
+		p := kmsg.NewFetchSnapshotRequestTopicPartition()
+		p.Partition = 0
+		p.CurrentLeaderEpoch = epoch
+		p.SnapshotID.EndOffset, p.SnapshotID.Epoch = id.EndOffset, id.Epoch
+		p.Position = pos
+		t.Partitions = append(t.Partitions, p)
+		req.Topics = append(req.Topics, t)
+		q.cfg.Metrics.FetchRequests.Add(1)
+		resp, err := q.conns.request(ctx, addr, req, 0)
+		select {
+		case out <- snapChunk{resp: resp, err: err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+		r := resp.(*kmsg.FetchSnapshotResponse)
+		if r.ErrorCode != 0 || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+			return
+		}
+		rp := &r.Topics[0].Partitions[0]
+		if rp.ErrorCode != 0 || rp.Position != pos || len(rp.Bytes) == 0 {
+			return
+		}
+		pos += int64(len(rp.Bytes))
+		if pos >= rp.Size {
+			return
+		}
+	}
 }

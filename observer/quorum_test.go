@@ -847,3 +847,49 @@ func TestSnapStreamRealSnapshots(t *testing.T) {
 		}
 	}
 }
+
+// TestQuorumLeaderChangeDuringSnapshot: the leader moves to a new epoch between two
+// chunks of the snapshot; the half-read snapshot is dropped and read again in the new
+// epoch, and nothing of the first attempt reaches the image.
+func TestQuorumLeaderChangeDuringSnapshot(t *testing.T) {
+	c := observertest.NewController(t, 1)
+	var recs []metadata.Record
+	for i := range 30 {
+		id := observertest.ID(byte(10 + i))
+		recs = append(recs, observertest.Topic(fmt.Sprintf("t%02d", i), id), observertest.Partition(id, 0, 1))
+	}
+	c.SetSnapshot(100, 1, snapshotOf(recs...))
+	c.SetSnapshotChunk(200)
+	var once sync.Once
+	c.Hook(func(req kmsg.Request) *observertest.Reply {
+		r, ok := req.(*kmsg.FetchSnapshotRequest)
+		if !ok || r.Topics[0].Partitions[0].Position == 0 {
+			return nil
+		}
+		var rep *observertest.Reply
+		once.Do(func() {
+			c.SetLeader(1, 2, "")
+			resp := r.ResponseKind().(*kmsg.FetchSnapshotResponse)
+			tp := kmsg.NewFetchSnapshotResponseTopic()
+			tp.Topic = r.Topics[0].Topic
+			p := kmsg.NewFetchSnapshotResponseTopicPartition()
+			p.ErrorCode = kerr.FencedLeaderEpoch.Code
+			p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 1, 2
+			tp.Partitions = append(tp.Partitions, p)
+			resp.Topics = append(resp.Topics, tp)
+			rep = &observertest.Reply{Resp: resp}
+		})
+		return rep
+	})
+	r := runQuorum(t, []string{c.Addr}, nil)
+	<-r.Ready()
+	if n := r.Image().NumTopics(); n != 30 {
+		t.Fatalf("%d topics", n)
+	}
+	if m := r.Metrics(); m.LeaderChanges.Load() != 2 || m.Errors.Load() != 0 || m.SnapshotsLoaded.Load() != 1 {
+		t.Errorf("leader changes %d, errors %d, snapshots %d", m.LeaderChanges.Load(), m.Errors.Load(), m.SnapshotsLoaded.Load())
+	}
+	if u := r.Updates(); len(u) != 1 || u[0].Provenance.Epoch != 1 || u[0].Provenance.Offset != 99 {
+		t.Errorf("updates %v", u)
+	}
+}
