@@ -1,4 +1,4 @@
-package publish_test
+package events_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/kraftwatch/kraftwatch/publish"
+	"github.com/kraftwatch/kraftwatch/events"
 )
 
 func TestEscapeToken(t *testing.T) {
@@ -35,14 +35,14 @@ func TestEscapeToken(t *testing.T) {
 		{"long", long, strings.Repeat("a%2E", 23) + "a~"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tok := publish.EscapeToken(tc.id)
+			tok := events.EscapeToken(tc.id)
 			checkToken(t, tok)
 			if tc.name == "long" {
 				if !strings.HasPrefix(tok, tc.token) || len(tok) != len(tc.token)+32 {
 					t.Fatalf("EscapeToken(long) = %q, want %q + 32 hex digits", tok, tc.token)
 				}
-				got, err := publish.UnescapeToken(tok)
-				if !errors.Is(err, publish.ErrHashedToken) || !strings.HasPrefix(tc.id, got) || got == "" {
+				got, err := events.UnescapeToken(tok)
+				if !errors.Is(err, events.ErrHashedToken) || !strings.HasPrefix(tc.id, got) || got == "" {
 					t.Fatalf("UnescapeToken(%q) = %q, %v; want a prefix of the id and ErrHashedToken", tok, got, err)
 				}
 				return
@@ -50,7 +50,7 @@ func TestEscapeToken(t *testing.T) {
 			if tok != tc.token {
 				t.Fatalf("EscapeToken(%q) = %q, want %q", tc.id, tok, tc.token)
 			}
-			got, err := publish.UnescapeToken(tok)
+			got, err := events.UnescapeToken(tok)
 			if err != nil || got != tc.id {
 				t.Fatalf("UnescapeToken(%q) = %q, %v; want %q", tok, got, err, tc.id)
 			}
@@ -63,7 +63,7 @@ func TestEscapeTokenLongIDsDiffer(t *testing.T) {
 	base := strings.Repeat("g", 200)
 	seen := map[string]string{}
 	for _, id := range []string{base, base + "1", base + "2", base + ".", strings.Repeat("g", 32767)} {
-		tok := publish.EscapeToken(id)
+		tok := events.EscapeToken(id)
 		checkToken(t, tok)
 		if other, ok := seen[tok]; ok {
 			t.Fatalf("ids of %d and %d bytes share token %q", len(id), len(other), tok)
@@ -75,30 +75,30 @@ func TestEscapeTokenLongIDsDiffer(t *testing.T) {
 func TestUnescapeTokenRejects(t *testing.T) {
 	for _, tok := range []string{
 		"", "a.b", "a*", ">", "a b", "%2", "%2e", "%41", "%ZZ", "é", "a~b",
-		"a~" + strings.Repeat("0", 31), "a~" + strings.Repeat("A", 32), strings.Repeat("a", publish.MaxTokenLen+1),
+		"a~" + strings.Repeat("0", 31), "a~" + strings.Repeat("A", 32), strings.Repeat("a", events.MaxTokenLen+1),
 		strings.Repeat("a", 96) + "~" + strings.Repeat("0", 32), "%%",
 	} {
-		if got, err := publish.UnescapeToken(tok); !errors.Is(err, publish.ErrBadToken) {
+		if got, err := events.UnescapeToken(tok); !errors.Is(err, events.ErrBadToken) {
 			t.Errorf("UnescapeToken(%q) = %q, %v; want ErrBadToken", tok, got, err)
 		}
 	}
 }
 
 func TestSubject(t *testing.T) {
-	s := publish.Subject("acme.kw", "MkU3OEVBNTcwNTJENDM2Qk", publish.ShareGroup, "my.group")
+	s := events.Subject("acme.kw", "MkU3OEVBNTcwNTJENDM2Qk", events.ShareGroup, "my.group")
 	if want := "acme.kw.MkU3OEVBNTcwNTJENDM2Qk.group.share.my%2Egroup"; s != want {
 		t.Fatalf("Subject = %q, want %q", s, want)
 	}
-	parts, err := publish.ParseSubject(s)
+	parts, err := events.ParseSubject(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := publish.SubjectParts{Prefix: "acme.kw", ClusterToken: "MkU3OEVBNTcwNTJENDM2Qk", GroupType: publish.ShareGroup, GroupToken: "my%2Egroup"}
+	want := events.SubjectParts{Prefix: "acme.kw", ClusterToken: "MkU3OEVBNTcwNTJENDM2Qk", GroupType: events.ShareGroup, GroupToken: "my%2Egroup"}
 	if parts != want {
 		t.Fatalf("ParseSubject = %+v, want %+v", parts, want)
 	}
 	for _, bad := range []string{"kw.c.group.consumer", "kw.c.groups.consumer.g", "kw.c.group.weird.g", "kw..group.consumer.g"} {
-		if _, err := publish.ParseSubject(bad); !errors.Is(err, publish.ErrBadSubject) {
+		if _, err := events.ParseSubject(bad); !errors.Is(err, events.ErrBadSubject) {
 			t.Errorf("ParseSubject(%q) = %v, want ErrBadSubject", bad, err)
 		}
 	}
@@ -107,8 +107,8 @@ func TestSubject(t *testing.T) {
 // checkToken fails unless tok is a valid NATS subject token of the promised alphabet.
 func checkToken(t *testing.T, tok string) {
 	t.Helper()
-	if tok == "" || len(tok) > publish.MaxTokenLen {
-		t.Fatalf("token %q: length %d, want 1..%d", tok, len(tok), publish.MaxTokenLen)
+	if tok == "" || len(tok) > events.MaxTokenLen {
+		t.Fatalf("token %q: length %d, want 1..%d", tok, len(tok), events.MaxTokenLen)
 	}
 	for i := 0; i < len(tok); i++ {
 		c := tok[i]
@@ -124,15 +124,15 @@ func FuzzEscapeToken(f *testing.F) {
 		f.Add(s, s+"x")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
-		ta, tb := publish.EscapeToken(a), publish.EscapeToken(b)
+		ta, tb := events.EscapeToken(a), events.EscapeToken(b)
 		checkToken(t, ta)
 		if a != b && ta == tb {
 			t.Fatalf("ids %q and %q share token %q", a, b, ta)
 		}
-		got, err := publish.UnescapeToken(ta)
+		got, err := events.UnescapeToken(ta)
 		switch {
 		case strings.Contains(ta, "~"):
-			if !errors.Is(err, publish.ErrHashedToken) || !strings.HasPrefix(a, got) {
+			if !errors.Is(err, events.ErrHashedToken) || !strings.HasPrefix(a, got) {
 				t.Fatalf("UnescapeToken(%q) = %q, %v; want a prefix of %q and ErrHashedToken", ta, got, err, a)
 			}
 		case err != nil || got != a:
@@ -149,12 +149,12 @@ func FuzzUnescapeToken(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, tok string) {
-		id, err := publish.UnescapeToken(tok)
+		id, err := events.UnescapeToken(tok)
 		if err != nil {
 			return
 		}
 		// Only canonical tokens are accepted: the escape is a bijection.
-		if back := publish.EscapeToken(id); back != tok {
+		if back := events.EscapeToken(id); back != tok {
 			t.Fatalf("UnescapeToken(%q) = %q, which escapes to %q", tok, id, back)
 		}
 	})

@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kraftwatch/kraftwatch/events"
 )
 
 // Mode chooses how events are delivered.
@@ -51,7 +53,7 @@ func ParseMode(s string) (Mode, error) {
 
 // Defaults for zero Config fields.
 const (
-	DefaultPrefix            = "kraftwatch"
+	DefaultPrefix            = events.DefaultPrefix
 	DefaultReplicas          = 1
 	DefaultMaxMsgsPerSubject = 16
 	DefaultDuplicateWindow   = 2 * time.Minute
@@ -278,7 +280,7 @@ func (c Config) Validate() error {
 // subscribers of "<prefix>.>" see each stored event once and never a refused or
 // de-duplicated attempt. NATS permissions must let kraftwatch publish to
 // "_kraftwatch.<prefix>.>"; subscribers need only "<prefix>.>".
-const InternalPrefix = "_kraftwatch"
+const InternalPrefix = events.InternalPrefix
 
 // subjectRoot returns "<prefix>.<cluster token>".
 func (c *Config) subjectRoot() string { return c.Prefix + "." + EscapeToken(c.ClusterID) }

@@ -1,435 +1,74 @@
 package publish
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"strconv"
-	"time"
-	"unicode/utf8"
+	"github.com/kraftwatch/kraftwatch/events"
+)
+
+// The event types are the events package's, so that publishers and subscribers share one
+// definition; these names keep kraftwatch's own code short.
+type (
+	// Event is the data of a rebalance-needed event: one group's hash changed. The
+	// caller fills it; Enqueue fills ClusterID and HashScheme from the Config when empty.
+	Event = events.RebalanceNeeded
+	// Envelope is the rebalance-needed CloudEvent as published;
+	// schema/rebalance_needed.v1.json is its JSON Schema.
+	Envelope        = events.Envelope[events.RebalanceNeeded]
+	GroupType       = events.GroupType
+	GroupKey        = events.GroupKey
+	ReasonKind      = events.ReasonKind
+	Reason          = events.Reason
+	Hash            = events.Hash
+	NullHash        = events.NullHash
+	Cause           = events.Cause
+	OffsetsPosition = events.OffsetsPosition
 )
 
 // CloudEvents attributes of every event.
 const (
-	SpecVersion     = "1.0"
-	EventType       = "kraftwatch.group.rebalance_needed.v1"
-	DataContentType = "application/json"
+	SpecVersion     = events.SpecVersion
+	EventType       = events.TypeRebalanceNeeded
+	DataContentType = events.DataContentType
 	// ContentType is the NATS Content-Type header of a structured-mode CloudEvent.
-	ContentType = "application/cloudevents+json"
+	ContentType = events.ContentType
 )
 
 // Hash scheme names, as hashcache and KRAFTWATCH_HASH_SCHEME spell them.
 const (
-	SchemeMurmur3 = "murmur3"
-	SchemeKafka   = "kafka"
+	SchemeMurmur3 = events.SchemeMurmur3
+	SchemeKafka   = events.SchemeKafka
 )
 
-// GroupType is the kind of Kafka group. The values follow groups.GroupType.
-type GroupType uint8
-
-// Group types. String gives Kafka's lower-case names, which the subject and the JSON use.
+// Group types; see events.GroupType.
 const (
-	UnknownGroup GroupType = iota
-	ClassicGroup
-	ConsumerGroup
-	ShareGroup
-	StreamsGroup
+	UnknownGroup  = events.UnknownGroup
+	ClassicGroup  = events.ClassicGroup
+	ConsumerGroup = events.ConsumerGroup
+	ShareGroup    = events.ShareGroup
+	StreamsGroup  = events.StreamsGroup
 )
 
-var groupTypeNames = [...]string{"unknown", "classic", "consumer", "share", "streams"}
-
-// String returns "classic", "consumer", "share", "streams" or "unknown".
-func (t GroupType) String() string {
-	if int(t) < len(groupTypeNames) {
-		return groupTypeNames[t]
-	}
-	return "unknown"
-}
-
-// ParseGroupType is the inverse of String for the four known types.
-func ParseGroupType(s string) (GroupType, error) {
-	for i, n := range groupTypeNames {
-		if i > 0 && n == s {
-			return GroupType(i), nil
-		}
-	}
-	return UnknownGroup, fmt.Errorf("unknown group type %q (want classic, consumer, share or streams)", s)
-}
-
-// MarshalText refuses UnknownGroup.
-func (t GroupType) MarshalText() ([]byte, error) {
-	if t == UnknownGroup || int(t) >= len(groupTypeNames) {
-		return nil, fmt.Errorf("cannot encode group type %d", t)
-	}
-	return []byte(t.String()), nil
-}
-
-// UnmarshalText accepts the names ParseGroupType accepts.
-func (t *GroupType) UnmarshalText(b []byte) error {
-	v, err := ParseGroupType(string(b))
-	*t = v
-	return err
-}
-
-// ReasonKind says why a topic changed a group's hash.
-type ReasonKind uint8
-
-// Reason kinds; String gives the JSON names.
+// Reason kinds; see events.ReasonKind.
 const (
-	UnknownReason ReasonKind = iota
-	// TopicCreated: a subscribed topic name now exists.
-	TopicCreated
-	// TopicDeleted: a subscribed topic was deleted.
-	TopicDeleted
-	// TopicRecreated: a subscribed name now has a new topic id (OldTopicID is the old one).
-	TopicRecreated
-	// PartitionsAdded: a subscribed topic grew (OldPartitions -> NewPartitions).
-	PartitionsAdded
-	// RacksChanged: the racks of a subscribed topic's replicas changed.
-	RacksChanged
-	// SubscriptionChanged: the group subscribed to or unsubscribed from the topic.
-	SubscriptionChanged
-	// RegexMatched: a topic matching one of the group's regexes appeared (Regex is it).
-	RegexMatched
+	UnknownReason       = events.UnknownReason
+	TopicCreated        = events.TopicCreated
+	TopicDeleted        = events.TopicDeleted
+	TopicRecreated      = events.TopicRecreated
+	PartitionsAdded     = events.PartitionsAdded
+	RacksChanged        = events.RacksChanged
+	SubscriptionChanged = events.SubscriptionChanged
+	RegexMatched        = events.RegexMatched
 )
 
-var reasonNames = [...]string{"unknown", "created", "deleted", "recreated", "partitions_added",
-	"racks_changed", "subscription_changed", "regex_matched"}
+// ParseGroupType is events.ParseGroupType.
+func ParseGroupType(s string) (GroupType, error) { return events.ParseGroupType(s) }
 
-// String returns the reason's JSON name, or "unknown".
-func (k ReasonKind) String() string {
-	if int(k) < len(reasonNames) {
-		return reasonNames[k]
-	}
-	return "unknown"
-}
-
-// ParseReasonKind is the inverse of String for the known kinds.
-func ParseReasonKind(s string) (ReasonKind, error) {
-	for i, n := range reasonNames {
-		if i > 0 && n == s {
-			return ReasonKind(i), nil
-		}
-	}
-	return UnknownReason, fmt.Errorf("unknown reason kind %q", s)
-}
-
-// MarshalText refuses UnknownReason.
-func (k ReasonKind) MarshalText() ([]byte, error) {
-	if k == UnknownReason || int(k) >= len(reasonNames) {
-		return nil, fmt.Errorf("cannot encode reason kind %d", k)
-	}
-	return []byte(k.String()), nil
-}
-
-// UnmarshalText accepts the names ParseReasonKind accepts.
-func (k *ReasonKind) UnmarshalText(b []byte) error {
-	v, err := ParseReasonKind(string(b))
-	*k = v
-	return err
-}
-
-// Hash is a group hash. Its JSON form is a decimal string ("-4611686018427387904"), not a
-// number: JSON numbers pass through float64 in JavaScript, jq and many other consumers,
-// which keeps only 53 bits, and a 64-bit hash that lost bits is a different hash.
-type Hash int64
-
-// MarshalText gives the signed decimal form.
-func (h Hash) MarshalText() ([]byte, error) { return strconv.AppendInt(nil, int64(h), 10), nil }
-
-// UnmarshalText reads the signed decimal form.
-func (h *Hash) UnmarshalText(b []byte) error {
-	v, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil {
-		return fmt.Errorf("hash %q: %w", b, err)
-	}
-	*h = Hash(v)
-	return nil
-}
-
-// NullHash is a Hash that may be absent, like sql.NullInt64. Its JSON form is null or the
-// decimal string.
-type NullHash struct {
-	Hash  Hash
-	Valid bool
-}
+// ParseReasonKind is events.ParseReasonKind.
+func ParseReasonKind(s string) (ReasonKind, error) { return events.ParseReasonKind(s) }
 
 // SomeHash returns a valid NullHash holding h.
-func SomeHash(h int64) NullHash { return NullHash{Hash: Hash(h), Valid: true} }
+func SomeHash(h int64) NullHash { return events.SomeHash(h) }
 
-// MarshalJSON gives null or the decimal string.
-func (n NullHash) MarshalJSON() ([]byte, error) {
-	if !n.Valid {
-		return []byte("null"), nil
-	}
-	b := append([]byte{'"'}, strconv.AppendInt(nil, int64(n.Hash), 10)...)
-	return append(b, '"'), nil
-}
-
-// UnmarshalJSON reads null or the decimal string.
-func (n *NullHash) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*n = NullHash{}
-		return nil
-	}
-	var h Hash
-	if err := json.Unmarshal(b, &h); err != nil {
-		return err
-	}
-	*n = NullHash{Hash: h, Valid: true}
-	return nil
-}
-
-// Reason is one topic's part in a hash change.
-type Reason struct {
-	Kind  ReasonKind `json:"kind"`
-	Topic string     `json:"topic"`
-	// TopicID is Kafka's topic id in its usual text form (22 characters of URL-safe
-	// base64), empty when the topic does not exist (a subscription to a missing name).
-	TopicID string `json:"topic_id,omitempty"`
-	// OldTopicID is the id the name had before, for TopicRecreated.
-	OldTopicID string `json:"old_topic_id,omitempty"`
-	// OldPartitions and NewPartitions are partition counts before and after (0: not
-	// given), for PartitionsAdded, TopicCreated (new), TopicDeleted (old), TopicRecreated.
-	OldPartitions int32 `json:"old_partitions,omitempty"`
-	NewPartitions int32 `json:"new_partitions,omitempty"`
-	// Regex is the group's regex that matched the topic, for RegexMatched.
-	Regex string `json:"regex,omitempty"`
-}
-
-// OffsetsPosition is a position in __consumer_offsets.
-type OffsetsPosition struct {
-	Partition int32 `json:"partition"`
-	Offset    int64 `json:"offset"`
-}
-
-// Cause is where in the logs a decision was made. Two kraftwatch replicas that read the
-// same logs decide the same transition at the same Cause, which is why it is part of the
-// event id; Causes are also ordered (Supersedes) so a replica that lags never publishes a
-// transition older than the one already stored.
-type Cause struct {
-	// MetadataOffset and MetadataEpoch are the offset and leader epoch of the
-	// __cluster_metadata batch (or transaction) the image was at.
-	MetadataOffset int64 `json:"metadata_offset"`
-	MetadataEpoch  int32 `json:"metadata_epoch"`
-	// ConsumerOffsets, when set, is the group's __consumer_offsets partition and the
-	// offset of the last record of it applied (the causing record for a subscription
-	// change).
-	ConsumerOffsets *OffsetsPosition `json:"consumer_offsets,omitempty"`
-}
-
-func (c Cause) offsets() (part int32, off int64) {
-	if c.ConsumerOffsets == nil {
-		return -1, -1
-	}
-	return c.ConsumerOffsets.Partition, c.ConsumerOffsets.Offset
-}
-
-// Supersedes reports whether c is strictly later than d: at or after it in both logs and
-// after it in at least one. A Cause without ConsumerOffsets is before every
-// __consumer_offsets position. Causes naming different __consumer_offsets partitions are
-// not ordered: Supersedes is false both ways.
-func (c Cause) Supersedes(d Cause) bool {
-	cp, co := c.offsets()
-	dp, do := d.offsets()
-	if cp >= 0 && dp >= 0 && cp != dp {
-		return false
-	}
-	return c.MetadataOffset >= d.MetadataOffset && co >= do &&
-		(c.MetadataOffset > d.MetadataOffset || co > do)
-}
-
-// Event is the data of a rebalance-needed CloudEvent: one group's hash changed. The
-// caller fills it; Enqueue fills ClusterID and HashScheme from the Config when empty.
-type Event struct {
-	ClusterID  string    `json:"cluster_id"`
-	GroupID    string    `json:"group_id"`
-	GroupType  GroupType `json:"group_type"`
-	HashScheme string    `json:"hash_scheme"`
-	// PreviousHash is the hash last announced for the group, null when there is none
-	// (the first event of a group, or the stored one used another scheme).
-	PreviousHash NullHash `json:"previous_hash"`
-	NewHash      Hash     `json:"new_hash"`
-	Reasons      []Reason `json:"reasons"`
-	Cause
-	// CoordinatorEpoch is the group epoch (classic: generation) last read from
-	// __consumer_offsets, -1 when none was seen.
-	CoordinatorEpoch int32 `json:"coordinator_epoch"`
-
-	// Time becomes the CloudEvent's time attribute: when the causing change happened
-	// (the metadata batch's append time, or the __consumer_offsets record's timestamp),
-	// so that replicas agree. Zero means the time of Enqueue.
-	Time time.Time `json:"-"`
-}
-
-// Key returns the event's group.
-func (e *Event) Key() GroupKey { return GroupKey{Type: e.GroupType, ID: e.GroupID} }
-
-// GroupKey names a group.
-type GroupKey struct {
-	Type GroupType
-	ID   string
-}
-
-// Envelope is a structured-mode CloudEvents 1.0 JSON event carrying an Event.
-// schema/rebalance_needed.v1.json is its JSON Schema.
-type Envelope struct {
-	SpecVersion string `json:"specversion"`
-	// ID is the event id, equal to the Nats-Msg-Id header (MsgID).
-	ID string `json:"id"`
-	// Source is "kraftwatch/<cluster id>".
-	Source string `json:"source"`
-	Type   string `json:"type"`
-	// Subject is "group/<group type>/<group id>" with the raw group id.
-	Subject         string    `json:"subject"`
-	Time            time.Time `json:"time"`
-	DataContentType string    `json:"datacontenttype"`
-	Data            Event     `json:"data"`
-}
-
-// validate checks what the schema cannot tell Go callers early: known enums, a cluster id,
-// a hash scheme.
-func (e *Event) validate() error {
-	if e.ClusterID == "" {
-		return fmt.Errorf("%w: empty cluster id", ErrInvalidEvent)
-	}
-	if !utf8.ValidString(e.GroupID) {
-		return fmt.Errorf("%w: group id %q is not valid UTF-8 (JSON cannot carry it)", ErrInvalidEvent, e.GroupID)
-	}
-	if e.GroupType == UnknownGroup || int(e.GroupType) >= len(groupTypeNames) {
-		return fmt.Errorf("%w: group %q: unknown group type %d", ErrInvalidEvent, e.GroupID, e.GroupType)
-	}
-	if e.HashScheme != SchemeMurmur3 && e.HashScheme != SchemeKafka {
-		return fmt.Errorf("%w: group %q: hash scheme %q (want murmur3 or kafka)", ErrInvalidEvent, e.GroupID, e.HashScheme)
-	}
-	for i, r := range e.Reasons {
-		if r.Kind == UnknownReason || int(r.Kind) >= len(reasonNames) {
-			return fmt.Errorf("%w: group %q: reason %d: unknown kind %d", ErrInvalidEvent, e.GroupID, i, r.Kind)
-		}
-		if r.OldPartitions < 0 || r.NewPartitions < 0 {
-			return fmt.Errorf("%w: group %q: reason %d: negative partition count", ErrInvalidEvent, e.GroupID, i)
-		}
-		if !utf8.ValidString(r.Topic) || !utf8.ValidString(r.Regex) {
-			return fmt.Errorf("%w: group %q: reason %d: topic or regex is not valid UTF-8", ErrInvalidEvent, e.GroupID, i)
-		}
-		for _, id := range []string{r.TopicID, r.OldTopicID} {
-			if id != "" && !validTopicID(id) {
-				return fmt.Errorf("%w: group %q: reason %d: topic id %q is not 22 characters of URL-safe base64", ErrInvalidEvent, e.GroupID, i, id)
-			}
-		}
-		if r.Kind == TopicRecreated && r.OldTopicID == "" {
-			return fmt.Errorf("%w: group %q: reason %d: recreated without old_topic_id", ErrInvalidEvent, e.GroupID, i)
-		}
-		if r.Kind == RegexMatched && r.Regex == "" {
-			return fmt.Errorf("%w: group %q: reason %d: regex_matched without regex", ErrInvalidEvent, e.GroupID, i)
-		}
-	}
-	if e.MetadataEpoch < -1 {
-		return fmt.Errorf("%w: group %q: metadata epoch %d (want -1 or more)", ErrInvalidEvent, e.GroupID, e.MetadataEpoch)
-	}
-	if e.MetadataOffset < 0 {
-		return fmt.Errorf("%w: group %q: negative metadata offset %d", ErrInvalidEvent, e.GroupID, e.MetadataOffset)
-	}
-	if c := e.ConsumerOffsets; c != nil && (c.Partition < 0 || c.Offset < 0) {
-		return fmt.Errorf("%w: group %q: negative __consumer_offsets position %d/%d", ErrInvalidEvent, e.GroupID, c.Partition, c.Offset)
-	}
-	if e.CoordinatorEpoch < -1 {
-		return fmt.Errorf("%w: group %q: coordinator epoch %d (want -1 or more)", ErrInvalidEvent, e.GroupID, e.CoordinatorEpoch)
-	}
-	return nil
-}
-
-func validTopicID(s string) bool {
-	if len(s) != 22 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !safe(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// MsgID returns the event's deterministic id, used as the CloudEvent id and the
-// Nats-Msg-Id header: "kw1-" and 32 hex digits of SHA-256 over the cluster id, group
-// type, group id, hash scheme, new hash and Cause (metadata offset and
-// __consumer_offsets position; not the epoch, which the offset determines, nor the
-// previous hash or reasons, on which two replicas may word the same transition
-// differently). Two replicas deciding the same transition give the same id.
-func (e *Event) MsgID() string {
-	h := sha256.New()
-	var b [8]byte
-	str := func(s string) {
-		binary.BigEndian.PutUint64(b[:], uint64(len(s)))
-		h.Write(b[:])
-		h.Write([]byte(s))
-	}
-	i64 := func(v int64) {
-		binary.BigEndian.PutUint64(b[:], uint64(v))
-		h.Write(b[:])
-	}
-	str("kraftwatch.rebalance_needed.v1")
-	str(e.ClusterID)
-	str(e.GroupType.String())
-	str(e.GroupID)
-	str(e.HashScheme)
-	i64(int64(e.NewHash))
-	i64(e.MetadataOffset)
-	p, o := e.offsets()
-	i64(int64(p))
-	i64(o)
-	sum := h.Sum(nil)
-	return "kw1-" + hex.EncodeToString(sum[:16])
-}
-
-// Wrap validates e and wraps it in the CloudEvent that is published; now is the time
-// attribute when e.Time is zero. ClusterID and HashScheme must be set.
-func (e Event) Wrap(now time.Time) (Envelope, error) {
-	if err := e.validate(); err != nil {
-		return Envelope{}, err
-	}
-	t := e.Time
-	if t.IsZero() {
-		t = now
-	}
-	e.Time = time.Time{}
-	if e.Reasons == nil {
-		e.Reasons = []Reason{}
-	}
-	return Envelope{
-		SpecVersion:     SpecVersion,
-		ID:              e.MsgID(),
-		Source:          "kraftwatch/" + e.ClusterID,
-		Type:            EventType,
-		Subject:         "group/" + e.GroupType.String() + "/" + e.GroupID,
-		Time:            t.UTC(),
-		DataContentType: DataContentType,
-		Data:            e,
-	}, nil
-}
-
-// Decode reads a structured-mode CloudEvent that Publisher published. It checks the
-// specversion, type and datacontenttype; CloudEvents extension attributes are ignored.
-// The returned Envelope's Data.Time is set from the envelope's time.
-func Decode(b []byte) (Envelope, error) {
-	var env Envelope
-	d := json.NewDecoder(bytes.NewReader(b))
-	if err := d.Decode(&env); err != nil {
-		return Envelope{}, fmt.Errorf("%w: %w", ErrNotEvent, err)
-	}
-	if env.SpecVersion != SpecVersion || env.Type != EventType {
-		return Envelope{}, fmt.Errorf("%w: specversion %q type %q", ErrNotEvent, env.SpecVersion, env.Type)
-	}
-	if env.DataContentType != DataContentType {
-		return Envelope{}, fmt.Errorf("%w: datacontenttype %q", ErrNotEvent, env.DataContentType)
-	}
-	if err := env.Data.validate(); err != nil {
-		return Envelope{}, fmt.Errorf("%w: %w", ErrNotEvent, err)
-	}
-	env.Data.Time = env.Time
-	return env, nil
-}
+// Decode reads a rebalance-needed event (events.DecodeRebalanceNeeded): it checks it as
+// the JSON Schema does and validates the data; errors wrap ErrNotEvent. The returned
+// Envelope's Data.Time is set from the envelope's time.
+func Decode(b []byte) (Envelope, error) { return events.DecodeRebalanceNeeded(b) }
