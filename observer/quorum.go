@@ -371,6 +371,12 @@ func (q *quorum) leaderError(code int16, id, epoch int32, endpoints map[int32]st
 		return cerr(err)
 	}
 	newer := epoch > q.epoch || (epoch == q.epoch && id >= 0 && id != q.leader)
+	if !newer && epoch == q.epoch && id >= 0 && q.leaderAddr == "" && endpoints[id] != "" && endpoints[id] != addr {
+		// The leader already known, whose address was dropped after an error: go back
+		// to it. (If it is unreachable, that error backs off.)
+		q.setLeader(id, epoch, endpoints[id])
+		return nil
+	}
 	if !newer {
 		// A node that knows no better than the observer (a stale node, or an election
 		// in progress): ask another.

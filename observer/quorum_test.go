@@ -893,3 +893,38 @@ func TestQuorumLeaderChangeDuringSnapshot(t *testing.T) {
 		t.Errorf("updates %v", u)
 	}
 }
+
+// TestQuorumBackToTheLeaderThroughAFollower: with only a follower as bootstrap server,
+// the observer reaches the leader again after an error on the leader's connection.
+func TestQuorumBackToTheLeaderThroughAFollower(t *testing.T) {
+	leader := observertest.NewController(t, 1)
+	follower := observertest.NewController(t, 2)
+	follower.SetLeader(1, 1, leader.Addr)
+	leader.Append(observertest.Topic("a", idA))
+	leader.Commit()
+	r := runQuorum(t, []string{follower.Addr}, nil)
+	eventually(t, "topic a", func() bool { return hasTopic(r.Observer, "a") })
+	var mu sync.Mutex
+	fail := 2
+	leader.Hook(func(req kmsg.Request) *observertest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, ok := req.(*kmsg.FetchRequest); ok && fail > 0 {
+			fail--
+			return &observertest.Reply{Close: true}
+		}
+		return nil
+	})
+	errs, asked := r.Metrics().Errors.Load(), follower.Requests(1)
+	eventually(t, "the closed connections", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return fail == 0
+	})
+	leader.Append(observertest.Topic("b", idB))
+	leader.Commit()
+	eventually(t, "topic b", func() bool { return hasTopic(r.Observer, "b") })
+	if n := r.Metrics().Errors.Load() - errs; n != 2 || follower.Requests(1)-asked != 2 {
+		t.Errorf("%d errors and %d fetches to the follower, want 2 each", n, follower.Requests(1)-asked)
+	}
+}
