@@ -1,6 +1,6 @@
 SHELL := /bin/bash
 # kraftwatch — one entry point for building, testing and running.
-#   make test      unit tests (-race) and e2e tests against real Kafka and NATS
+#   make test      unit tests (-race), deploy/ checks, e2e tests against real Kafka and NATS
 #   make demo      the sidecar end to end on a local Kafka
 #   make lint      gofmt, go vet, staticcheck
 #   make fuzz      each fuzz target briefly
@@ -14,17 +14,23 @@ FUZZTIME      ?= 10s
 LDFLAGS       ?= -s -w
 export KAFKA_VERSION
 
-.PHONY: all build test unit e2e kafka lint fuzz fixtures bench bench-metadata bench-sidecar demo clean
+.PHONY: all build test unit deploy e2e kafka lint fuzz fixtures bench bench-metadata bench-sidecar demo clean
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kraftwatch .
 
-test: unit e2e
+test: unit deploy e2e
 
 unit:
 	$(GO) test -race -count=1 ./...
+
+# deploy/: the Helm chart rendered and validated (kubeconform, and against the program),
+# the sidecar examples, promtool on the alerts, the dashboard's PromQL. Its own module
+# (deploy/test); Helm, kubeconform and promtool are built once into .cache/bin/.
+deploy:
+	cd deploy/test && $(GO) test -count=1 -timeout 30m ./...
 
 # e2e packages share one Kafka per package; -p 1 keeps one cluster at a time on 2 cores.
 # The KIP-1101 cases (TestDecisions) and the smoke test also run on the first release
