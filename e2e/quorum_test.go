@@ -450,6 +450,15 @@ func TestQuorumKIP1101(t *testing.T) {
 		assignedTopic("q-keep", []int{1})); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		// A step that failed with broker 2 stopped must not leave the shared cluster
+		// without it.
+		if !c.Nodes[1].Running() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			c.Nodes[1].Restart(ctx, nil)
+		}
+	})
 	netw, disk := startPair(ctx, t, c, "qk-.*")
 	groups := []string{"qk-add", "qk-rack", "qk-del", "qk-rec", "qk-new"}
 	want := map[string]int{}
@@ -573,6 +582,14 @@ func TestQuorumLeaderKill(t *testing.T) {
 	}
 	killed := time.Now()
 	leader.Kill()
+	t.Cleanup(func() {
+		// A failure before the restart below must not leave the shared quorum short.
+		if !leader.Running() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			leader.Start(ctx)
+		}
+	})
 	t.Logf("SIGKILL to quorum leader %d (epoch %d) after %d increases", leader.ID, q0.LeaderEpoch, made.Load())
 	if err := <-burstErr; err != nil {
 		t.Fatalf("burst: %v", err)
@@ -638,6 +655,9 @@ func TestQuorumSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(starts) != len(c.Controllers()) {
+		t.Fatalf("metadata logs of the running controllers start at %v; want all %d controllers running", starts, len(c.Controllers()))
+	}
 	t.Logf("metadata logs of the controllers start at %v (%v)", starts, time.Since(start).Round(time.Millisecond))
 	admin := e2etest.NewAdmin(c)
 	if err := admin.CreateTopics(ctx, assignedTopic("qn-t", []int{1})); err != nil {
@@ -693,56 +713,74 @@ func followChange(ctx context.Context, t *testing.T, s *side, group, topic strin
 // over TLS), which holds no ACL, is refused by the controllers' StandardAuthorizer: it
 // logs an error naming the ACL to add, counts the refusals, and /readyz stays 503;
 // once ClusterAction is granted it catches up without a restart and follows changes.
+// Without KRAFTWATCH_CLUSTER_ID it asks the controllers (DescribeCluster, which a
+// controller serves only with ALTER on the cluster): refused, it must stay up, not
+// ready, as it does for a refused Fetch.
 func TestQuorumAuthorizer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	start := time.Now()
 	c := quorumCluster(t)
-	s := startSide(t, c, "refused", func(url string) []string {
-		return netEnv(c, url, "qa-.*",
-			"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS="+c.ControllerBootstrapFor(kafkatest.SASLSSL),
-			"KRAFTWATCH_CONTROLLER_TLS_CA_FILE="+c.CAFile,
+	aclEnv := func(url, include string, extra ...string) []string {
+		return netEnv(c, url, include, append([]string{
+			"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS=" + c.ControllerBootstrapFor(kafkatest.SASLSSL),
+			"KRAFTWATCH_CONTROLLER_TLS_CA_FILE=" + c.CAFile,
 			"KRAFTWATCH_CONTROLLER_SASL_MECHANISM=PLAIN",
 			"KRAFTWATCH_CONTROLLER_SASL_USERNAME=kw-acl",
-			"KRAFTWATCH_CONTROLLER_SASL_PASSWORD="+quorumUsers["kw-acl"])
-	})
-	// The refusal names the ACL to add, with the controller it asked last (any of the
-	// SASL_SSL listeners).
-	var refusal e2etest.LogLine
-	if err := e2etest.Wait(ctx, 60*time.Second, func() error {
-		for _, addr := range strings.Split(c.ControllerBootstrapFor(kafkatest.SASLSSL), ",") {
-			msg := "the controllers refuse to serve the metadata log: add the ACL `kafka-acls --bootstrap-controller " + addr +
-				" --add --allow-principal User:kw-acl --operation ClusterAction --cluster`; retrying"
-			if ls := s.kw.LogLines(1, msg); len(ls) > 0 {
-				refusal = ls[0]
-				return nil
+			"KRAFTWATCH_CONTROLLER_SASL_PASSWORD=" + quorumUsers["kw-acl"],
+		}, extra...)...)
+	}
+	t.Run("Fetch refused, then granted", func(t *testing.T) {
+		start := time.Now()
+		s := startSide(t, c, "refused", func(url string) []string {
+			return aclEnv(url, "qa-.*", "KRAFTWATCH_CLUSTER_ID="+c.ClusterID)
+		})
+		// The refusal names the ACL to add, with the controller it asked last (any of
+		// the SASL_SSL listeners).
+		var refusal e2etest.LogLine
+		if err := e2etest.Wait(ctx, 60*time.Second, func() error {
+			for _, addr := range strings.Split(c.ControllerBootstrapFor(kafkatest.SASLSSL), ",") {
+				msg := "the controllers refuse to serve the metadata log: add the ACL `kafka-acls --bootstrap-controller " + addr +
+					" --add --allow-principal User:kw-acl --operation ClusterAction --cluster`; retrying"
+				if ls := s.kw.LogLines(1, msg); len(ls) > 0 {
+					refusal = ls[0]
+					return nil
+				}
 			}
+			return errors.New("no log line naming the ACL kw-acl needs (kafka-acls … --allow-principal User:kw-acl --operation ClusterAction --cluster)")
+		}); err != nil {
+			t.Fatalf("refused kraftwatch: %v", err)
 		}
-		return errors.New("no log line naming the ACL kw-acl needs (kafka-acls … --allow-principal User:kw-acl --operation ClusterAction --cluster)")
-	}); err != nil {
-		t.Fatalf("refused kraftwatch: %v", err)
-	}
-	if refusal.Str("level") != "ERROR" {
-		t.Fatalf("refusal logged at level %q, want ERROR: %v", refusal.Str("level"), refusal)
-	}
-	time.Sleep(2 * time.Second) // refused for a while: still not ready, still running
-	if code := s.kw.Readyz(); code != http.StatusServiceUnavailable {
-		t.Fatalf("/readyz answers %d while the controllers refuse kraftwatch, want 503", code)
-	}
-	if n := s.kw.Metric("kraftwatch_metadata_authorization_failures_total"); n < 1 {
-		t.Fatalf("kraftwatch_metadata_authorization_failures_total %v after a refusal", n)
-	}
-	refusedFor := time.Since(start)
-	if err := c.AddClusterACL(ctx, "User:kw-acl", "ClusterAction"); err != nil {
-		t.Fatal(err)
-	}
-	granted := time.Now()
-	s.kw.WaitReady(ctx, 60*time.Second)
-	caughtUp := time.Since(granted)
-	followChange(ctx, t, s, "qa-g", "qa-t")
-	t.Logf("refused for %v (%v authorization failures counted), ready %v after the grant, without a restart; refusal: %s (%v)",
-		refusedFor.Round(time.Millisecond), s.kw.Metric("kraftwatch_metadata_authorization_failures_total"),
-		caughtUp.Round(time.Millisecond), refusal.Str("msg"), time.Since(start).Round(time.Second))
+		if refusal.Str("level") != "ERROR" {
+			t.Fatalf("refusal logged at level %q, want ERROR: %v", refusal.Str("level"), refusal)
+		}
+		time.Sleep(2 * time.Second) // refused for a while: still not ready, still running
+		if code := s.kw.Readyz(); code != http.StatusServiceUnavailable {
+			t.Fatalf("/readyz answers %d while the controllers refuse kraftwatch, want 503", code)
+		}
+		if n := s.kw.Metric("kraftwatch_metadata_authorization_failures_total"); n < 1 {
+			t.Fatalf("kraftwatch_metadata_authorization_failures_total %v after a refusal", n)
+		}
+		refusedFor := time.Since(start)
+		if err := c.AddClusterACL(ctx, "User:kw-acl", "ClusterAction"); err != nil {
+			t.Fatal(err)
+		}
+		granted := time.Now()
+		s.kw.WaitReady(ctx, 60*time.Second)
+		caughtUp := time.Since(granted)
+		followChange(ctx, t, s, "qa-g", "qa-t")
+		t.Logf("refused for %v (%v authorization failures counted), ready %v after the grant, without a restart; refusal: %s (%v)",
+			refusedFor.Round(time.Millisecond), s.kw.Metric("kraftwatch_metadata_authorization_failures_total"),
+			caughtUp.Round(time.Millisecond), refusal.Str("msg"), time.Since(start).Round(time.Second))
+	})
+	t.Run("DescribeCluster refused", func(t *testing.T) {
+		s := startSide(t, c, "no-cluster-id", func(url string) []string { return aclEnv(url, "qa-none") })
+		time.Sleep(10 * time.Second)
+		if code := s.kw.Readyz(); code != http.StatusServiceUnavailable {
+			t.Fatalf("/readyz answers %d (0: kraftwatch is gone) 10 s after start, the controllers refusing DescribeCluster "+
+				"(ALTER on the cluster); want 503: kraftwatch up, not ready, retrying with a log line that says what to do "+
+				"(grant ALTER or set KRAFTWATCH_CLUSTER_ID), as for a refused Fetch", code)
+		}
+	})
 }
 
 // TestQuorumTLS follows the metadata log over the controllers' mutual TLS listener
@@ -778,7 +816,9 @@ func TestQuorumTLS(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			s := startSide(t, c, tc.group, func(url string) []string { return netEnv(c, url, tc.group, tc.env...) })
+			s := startSide(t, c, tc.group, func(url string) []string {
+				return netEnv(c, url, tc.group, append(tc.env, "KRAFTWATCH_CLUSTER_ID="+c.ClusterID)...)
+			})
 			d := s.kw.WaitReady(ctx, 90*time.Second)
 			followChange(ctx, t, s, tc.group, tc.group+"-t")
 			t.Logf("%s: ready after %v, follows changes (%v)", tc.name, d.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
@@ -788,9 +828,13 @@ func TestQuorumTLS(t *testing.T) {
 		s := startSide(t, c, "no-cert", func(url string) []string {
 			return netEnv(c, url, "qt-none",
 				"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS="+c.ControllerBootstrapFor(kafkatest.SSL),
-				"KRAFTWATCH_CONTROLLER_TLS_CA_FILE="+c.CAFile)
+				"KRAFTWATCH_CONTROLLER_TLS_CA_FILE="+c.CAFile,
+				"KRAFTWATCH_CLUSTER_ID="+c.ClusterID)
 		})
 		if err := e2etest.Wait(ctx, 30*time.Second, func() error {
+			if s.kw.Readyz() == 0 {
+				return errors.New("/readyz does not answer")
+			}
 			if s.kw.Metric("kraftwatch_metadata_errors_total") < 2 {
 				return errors.New("fewer than 2 failed requests counted")
 			}
@@ -798,8 +842,8 @@ func TestQuorumTLS(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if code := s.kw.Readyz(); code == http.StatusOK {
-			t.Fatalf("/readyz answers 200 though the TLS listener requires a client certificate")
+		if code := s.kw.Readyz(); code != http.StatusServiceUnavailable {
+			t.Fatalf("/readyz answers %d though the TLS listener requires a client certificate; want 503", code)
 		}
 	})
 }

@@ -15,14 +15,15 @@ import (
 
 // ShortMetadataLog are server properties (for Options.Props) that make Kafka roll a
 // metadata log segment every 8 KiB, write a snapshot every 4 KiB of records or every
-// 10 s, and delete every segment a snapshot covers: a few topic changes leave a log
-// that no longer starts at offset 0 (TrimMetadataLogs).
+// 10 s, and delete the snapshots older than 30 s with the log before them: the log of
+// a cluster that has run a minute or two no longer starts at offset 0
+// (TrimMetadataLogs), yet still holds at least the last 20 s or so, so that an
+// observer a few seconds behind (after a leader change) goes on fetching the log.
 var ShortMetadataLog = map[string]string{
 	"internal.metadata.log.segment.bytes":             "8192",
 	"metadata.log.max.record.bytes.between.snapshots": "4096",
 	"metadata.log.max.snapshot.interval.ms":           "10000",
-	"metadata.max.retention.bytes":                    "1",
-	"metadata.max.retention.ms":                       "1000",
+	"metadata.max.retention.ms":                       "30000",
 }
 
 // QuorumStatus is what `kafka-metadata-quorum describe --status` reports.
@@ -202,8 +203,8 @@ func (n *Node) LogStartOffset() (int64, error) {
 // snapshot. It first writes enough records for segments to roll and snapshots to be
 // written (it creates and deletes throw-away topics kafkatest-trim-<n> of 32
 // partitions), then waits for Kafka's cleaner, which every node runs once a minute (a
-// fixed interval of KafkaRaftClient): up to a minute. The cluster needs
-// ShortMetadataLog (or similar) in Options.Props. It returns every running
+// fixed interval of KafkaRaftClient): a minute or two on a new cluster. The cluster
+// needs ShortMetadataLog (or similar) in Options.Props. It returns every running
 // controller's log start offset.
 func (c *Cluster) TrimMetadataLogs(ctx context.Context, after int64) (map[int]int64, error) {
 	admin := &kafka.Client{Addr: kafka.TCP(strings.Split(c.Bootstrap(), ",")...), Timeout: 30 * time.Second}
