@@ -464,3 +464,39 @@ func checkStrimzi(t *testing.T, r rendered) {
 		}
 	}
 }
+
+// TestChartNotes renders NOTES.txt and checks it names the Deployment, the controllers
+// and NATS. Helm renders NOTES only when installing, which needs a cluster even with
+// --dry-run, so the test renders a copy of the chart whose NOTES are an ordinary template.
+func TestChartNotes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "kraftwatch")
+	if err := os.CopyFS(dir, os.DirFS(chart)); err != nil {
+		t.Fatal(err)
+	}
+	notes, err := os.ReadFile(filepath.Join(dir, "templates", "NOTES.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"_notes.tpl":             `{{ define "deploytest.notes" }}` + string(notes) + `{{ end }}`,
+		"notes-as-template.yaml": "notes: |\n{{ include \"deploytest.notes\" . | indent 2 }}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "templates", name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"template", "kw", dir, "--namespace", "kraftwatch", "--kube-version", kubeVersion,
+		"--show-only", "templates/notes-as-template.yaml"}
+	for _, s := range required {
+		args = append(args, "--set", escapeSet(s))
+	}
+	out, err := run(t, "helm", args...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, out)
+	}
+	for _, want := range []string{"deployment/kw-kraftwatch", "controller-0.kafka:9093", "nats://nats.nats:4222", "/kraftwatch watch"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("NOTES lack %q:\n%s", want, out)
+		}
+	}
+}

@@ -20,13 +20,19 @@ import (
 )
 
 // The tools, at the versions the tests pin. Each is built with `go install pkg@version`
-// against its own go.mod (not this module's). promtool is built without Prometheus's
-// service discovery plugins (Prometheus's own remove_all_sd tag: a fifth fewer packages
-// to compile, nothing the rule commands use).
-var tools = map[string]struct{ pkg, tags string }{
-	"helm":        {"helm.sh/helm/v3/cmd/helm@v3.22.0", ""},
-	"kubeconform": {"github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0", ""},
-	"promtool":    {"github.com/prometheus/prometheus/cmd/promtool@v0.316.0", "remove_all_sd"},
+// against its own go.mod (not this module's), into .cache/bin/<name>-<version>[-<variant>].
+//   - helm with the -X flags of Helm's own Makefile: its version, and the Kubernetes
+//     version of its client-go (1.37), which `helm install --dry-run` and `helm lint`
+//     assume (a plain go install would assume 1.20);
+//   - promtool without Prometheus's service discovery plugins (Prometheus's own
+//     remove_all_sd tag: a fifth fewer packages to compile, nothing the rule commands use).
+var tools = map[string]struct{ pkg, variant, tags, ldflags string }{
+	"helm": {"helm.sh/helm/v3/cmd/helm@v3.22.0", "k8s1.37", "",
+		"-X helm.sh/helm/v3/internal/version.version=v3.22.0" +
+			" -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=37" +
+			" -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=37"},
+	"kubeconform": {"github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0", "", "", ""},
+	"promtool":    {"github.com/prometheus/prometheus/cmd/promtool@v0.316.0", "nosd", "remove_all_sd", ""},
 }
 
 // kubeVersion is the Kubernetes version the chart is rendered for: that of the schemas
@@ -74,11 +80,12 @@ func setup() error {
 
 // buildTool returns the cached binary of pkg@version under .cache/bin, building it on
 // first use.
-func buildTool(name, pkg, tags string) (string, error) {
-	_, version, _ := strings.Cut(pkg, "@")
+func buildTool(name string) (string, error) {
+	tl := tools[name]
+	_, version, _ := strings.Cut(tl.pkg, "@")
 	sub := name + "-" + version
-	if tags != "" {
-		sub += "-" + tags
+	if tl.variant != "" {
+		sub += "-" + tl.variant
 	}
 	dir, err := filepath.Abs(filepath.Join(repoRoot, ".cache", "bin", sub))
 	if err != nil {
@@ -88,13 +95,13 @@ func buildTool(name, pkg, tags string) (string, error) {
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	fmt.Fprintf(os.Stderr, "deploytest: building %s into %s (once)\n", pkg, dir)
+	fmt.Fprintf(os.Stderr, "deploytest: building %s into %s (once)\n", tl.pkg, dir)
 	start := time.Now()
-	cmd := exec.Command("go", "install", "-tags="+tags, pkg)
+	cmd := exec.Command("go", "install", "-tags="+tl.tags, "-ldflags="+tl.ldflags, tl.pkg)
 	cmd.Env = append(os.Environ(), "GOBIN="+dir)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go install %s: %w", pkg, err)
+		return "", fmt.Errorf("go install %s: %w", tl.pkg, err)
 	}
 	fmt.Fprintf(os.Stderr, "deploytest: built %s in %s\n", name, time.Since(start).Round(time.Second))
 	return bin, nil
@@ -203,7 +210,7 @@ func run(t *testing.T, tool string, args ...string) (string, error) {
 	bin, ok := toolPath[tool]
 	if !ok {
 		var err error
-		if bin, err = buildTool(tool, tools[tool].pkg, tools[tool].tags); err != nil {
+		if bin, err = buildTool(tool); err != nil {
 			toolMu.Unlock()
 			t.Fatal(err)
 		}
