@@ -2,6 +2,7 @@ package image
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 )
@@ -26,6 +27,54 @@ type bulk struct {
 // consecutive topics; a list set larger than listChunk/8 gets an array of its own.
 // A chunk is freed once no partition uses it any more.
 const listChunk = 16 << 10
+
+// interner remembers list sets the bulk path stored, so that partitions with the
+// same replicas, ISR and directories (most of a large cluster's: 12 brokers in RF 3
+// make at most 1,320 replica lists) share one array: a direct-mapped table, so a
+// list set not found is simply stored again. Apply empties it, so a Delta keeps no
+// chunk alive that its images dropped.
+type interner struct {
+	used  bool
+	slots [internSlots][]int32
+}
+
+const internSlots = 1 << 12
+
+// intern returns an array holding what buf holds, shared with earlier partitions of
+// the delta when one had the same lists.
+func (d *Delta) intern(buf []int32) []int32 {
+	if len(buf) == 0 {
+		return nil
+	}
+	if d.interned == nil {
+		d.interned = new(interner)
+	}
+	h := uint64(len(buf)) * 0x9e3779b97f4a7c15
+	i := 0
+	for ; i+1 < len(buf); i += 2 {
+		h = (h ^ (uint64(uint32(buf[i]))<<32 | uint64(uint32(buf[i+1])))) * 0xff51afd7ed558ccd
+	}
+	if i < len(buf) {
+		h = (h ^ uint64(uint32(buf[i]))) * 0xff51afd7ed558ccd
+	}
+	slot := &d.interned.slots[(h>>40)&(internSlots-1)]
+	if s := *slot; slices.Equal(s, buf) {
+		return s
+	}
+	data := d.lists(len(buf))
+	copy(data, buf)
+	*slot = data
+	d.interned.used = true
+	return data
+}
+
+// forget empties the interner.
+func (d *Delta) forget() {
+	if d.interned != nil && d.interned.used {
+		clear(d.interned.slots[:])
+		d.interned.used = false
+	}
+}
 
 // bulkMatches reports whether rec is the next partition of the buffered topic.
 func (d *Delta) bulkMatches(rec metadata.Record) bool {
@@ -67,7 +116,10 @@ func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 		p.n[listDirs] = uint16(len(r.Directories))
 		size += 4 * len(r.Directories)
 	}
-	data := d.lists(size)
+	if cap(d.scratch) < size {
+		d.scratch = make([]int32, size)
+	}
+	data := d.scratch[:size]
 	at := 0
 	for _, l := range lists {
 		at += copy(data[at:], l)
@@ -80,7 +132,7 @@ func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 			at += 4
 		}
 	}
-	p.data = data
+	p.setData(d.intern(data))
 	// A new leaf is as long as the previous topic suggests (the topics of a snapshot
 	// are often alike), else 32 slots, or 4 for the first (small topics are common);
 	// a leaf too short grows, and flush trims the last one.

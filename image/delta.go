@@ -29,6 +29,9 @@ type Delta struct {
 	bulk   bulk
 	noBulk bool
 	chunk  []int32
+	// interned and scratch serve bulkAdd (see interner).
+	interned *interner
+	scratch  []int32
 }
 
 // touched records what a delta changed, to report it at Apply.
@@ -84,6 +87,7 @@ func (d *Delta) freeze() {
 	d.edit = new(edit)
 	d.last = nil
 	d.featuresOwned = false
+	d.forget()
 }
 
 // Replay applies one record to the delta. Records the image does not model (configs,
@@ -286,22 +290,17 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 	}
 	changes := [listDirs][]int32{r.Replicas, r.ISR, r.RemovingReplicas, r.AddingReplicas, r.EligibleLeaderReplicas, r.LastKnownELR}
 	var lists [listDirs][]int32
+	same := r.Directories == nil // the packed lists stay as they are
 	for i, c := range changes {
 		if c != nil {
 			if len(c) > maxList {
 				return fmt.Errorf("list of %d replicas: %w", len(c), ErrInvalid)
 			}
 			lists[i] = c
+			same = false
 		} else {
 			lists[i] = old.list(i)
 		}
-	}
-	var dirs []UUID
-	switch {
-	case r.Directories != nil:
-		dirs = r.Directories
-	case old.n[listDirs] > 0:
-		dirs = Partition{old}.Directories()
 	}
 	p := partition{id: old.id, leader: old.leader, leaderEpoch: old.leaderEpoch, partitionEpoch: old.partitionEpoch + 1, lrs: old.lrs}
 	if r.Leader != metadata.LeaderUnchanged {
@@ -311,7 +310,19 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 	if r.LeaderRecoveryState != metadata.LeaderRecoveryUnchanged {
 		p.lrs = r.LeaderRecoveryState
 	}
-	packLists(&p, lists, dirs)
+	if same {
+		// A leader or epoch change: the arrays are immutable, so share them.
+		p.n, p.data = old.n, old.data
+	} else {
+		var dirs []UUID
+		switch {
+		case r.Directories != nil:
+			dirs = r.Directories
+		case old.n[listDirs] > 0:
+			dirs = Partition{old}.Directories()
+		}
+		packLists(&p, lists, dirs)
+	}
 	t.parts.set(d.edit, p)
 	d.touchPartition(t.id, r.PartitionID)
 	return nil

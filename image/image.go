@@ -191,7 +191,7 @@ func (nd *pnode) appendReplicas(dst [][]int32, start, n int) [][]int32 {
 			dst = append(dst, nil)
 		}
 		r := p.n[listReplicas]
-		dst = append(dst, p.data[:r:r])
+		dst = append(dst, p.all()[:r:r])
 	}
 	return dst
 }

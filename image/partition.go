@@ -2,6 +2,7 @@ package image
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/kraftwatch/kraftwatch/internal/kbin"
 )
@@ -13,11 +14,13 @@ type Partition struct {
 	p partition
 }
 
-// partition is the compact form stored in an image, about 56 bytes plus one int32
-// array holding replicas, ISR, removing, adding, ELR and last-known ELR replicas
-// and, when any is set, the directory of each replica (four int32 per uuid).
+// partition is the compact form stored in an image, 40 bytes plus one int32 array
+// holding replicas, ISR, removing, adding, ELR and last-known ELR replicas and, when
+// any is set, the directory of each replica (four int32 per uuid). data points at the
+// array's first element (nil when it is empty); n gives its length. Arrays are
+// immutable once stored, so partitions with the same lists may share one.
 type partition struct {
-	data           []int32
+	data           *int32
 	id             int32
 	leader         int32
 	leaderEpoch    int32
@@ -45,7 +48,27 @@ func (p *partition) list(which int) []int32 {
 		start += p.width(i)
 	}
 	end := start + p.width(which)
-	return p.data[start:end:end]
+	return p.all()[start:end:end]
+}
+
+// all is the whole packed array.
+func (p *partition) all() []int32 {
+	n := 0
+	for i := range nLists {
+		n += p.width(i)
+	}
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice(p.data, n)
+}
+
+// setData stores data as the packed array; p.n must describe it.
+func (p *partition) setData(data []int32) {
+	p.data = nil
+	if len(data) > 0 {
+		p.data = unsafe.SliceData(data)
+	}
 }
 
 func (p *partition) width(which int) int {
@@ -113,7 +136,7 @@ func (p Partition) HasDirectories() bool { return p.p.n[listDirs] > 0 }
 func (p Partition) Equal(q Partition) bool {
 	return p.p.id == q.p.id && p.p.leader == q.p.leader && p.p.leaderEpoch == q.p.leaderEpoch &&
 		p.p.partitionEpoch == q.p.partitionEpoch && p.p.lrs == q.p.lrs && p.p.n == q.p.n &&
-		slices.Equal(p.p.data, q.p.data)
+		slices.Equal(p.p.all(), q.p.all())
 }
 
 // packLists builds partition.data from the lists; dirs may be nil.
@@ -139,7 +162,7 @@ func packLists(p *partition, lists [listDirs][]int32, dirs []kbin.UUID) {
 			}
 		}
 	}
-	p.data = data
+	p.setData(data)
 }
 
 // anyDirectory reports whether some uuid is not MIGRATING (the zero UUID); Kafka

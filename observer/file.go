@@ -137,3 +137,8 @@ func (s *loadSink) rebuild(f *follower, r *rebuild) error {
 }
 
 func (s *loadSink) unit(u Unit) error { return s.o.unit(u) }
+
+func (s *loadSink) stream(r *rebuild) func(Unit) error {
+	*s.snap = r.snap
+	return s.o.stream(r)
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
 )
@@ -19,12 +20,37 @@ type rebuild struct {
 	snap  *snapshot
 	units []Unit
 	why   string
+	// streamed is set when a streamer replayed the units as they were read (units is
+	// then empty); what it keeps of them is its own.
+	streamed bool
+	delta    *image.Delta
+	prov     Provenance
+	failed   []failedEntry
+}
+
+// failedEntry is a record Replay refused while a rebuild streamed, logged and counted
+// when the rebuild is published, as if it had been replayed then.
+type failedEntry struct {
+	offset int64
+	typ    metadata.RecordType
+	err    error
 }
 
 // sink receives what the follower reads, in log order.
 type sink interface {
 	rebuild(f *follower, r *rebuild) error
 	unit(u Unit) error
+}
+
+// A streamer is a sink that replays each unit of a rebuild as it is read, so a
+// rebuild holds one batch beyond its image instead of the whole log after the
+// snapshot, and that is done with each unit once unit or the returned function
+// returns, so the follower may reuse the units' memory. stream is called before the
+// first unit when the snapshot was loaded in one pass (or there is none), so that
+// nothing is logged out of the order the careful path logs it in.
+type streamer interface {
+	sink
+	stream(r *rebuild) func(Unit) error
 }
 
 // batchRef remembers the last batch consumed, to notice when the log under it changes.
@@ -61,6 +87,20 @@ type follower struct {
 	// snapshot that is not clean, snapshots are read whole and checked, and their
 	// records left to snapshotRecords.
 	oneShot bool
+	// reuse is set while units go to a streamer: their records are decoded into bdec,
+	// reset after each batch once no transaction is open, and segment buffers are
+	// reused.
+	reuse bool
+	bdec  metadata.BatchDecoder
+}
+
+// setReuse turns the reuse of units' memory on or off (see follower.reuse).
+func (f *follower) setReuse(on bool) {
+	f.reuse = on
+	f.dec.batch = nil
+	if on {
+		f.dec.batch = &f.bdec
+	}
 }
 
 func newFollower(dir string, log *slog.Logger, m *Metrics) *follower {
@@ -88,6 +128,8 @@ func (f *follower) poll(s sink) error {
 	}
 	err = f.verify(&ls)
 	if err == nil {
+		_, stream := s.(streamer)
+		f.setReuse(stream)
 		err = f.readAvailable(&ls, s.unit)
 	}
 	var r *errReset
@@ -156,11 +198,19 @@ func (f *follower) rebuild(s sink, why string) error {
 	}
 	f.last, f.txn, f.torn = nil, nil, batchRef{}
 	r := &rebuild{snap: snap, why: why}
-	f.replaying = true
-	err = f.readAvailable(&ls, func(u Unit) error {
+	emit := func(u Unit) error {
 		r.units = append(r.units, u)
 		return nil
-	})
+	}
+	f.setReuse(false)
+	f.bdec.Reset()
+	if st, ok := s.(streamer); ok && (snap == nil || snap.delta != nil) {
+		emit = st.stream(r)
+		r.streamed = true
+		f.setReuse(true)
+	}
+	f.replaying = true
+	err = f.readAvailable(&ls, emit)
 	f.replaying = false
 	if err != nil {
 		f.close()
@@ -313,6 +363,8 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 			}
 			f.cur = seg
 		}
+		// Segment buffers are reused only when no decoded record outlives its unit.
+		f.cur.recycle = f.reuse && f.txn == nil
 		b, pos, err := f.cur.read()
 		switch {
 		case err == nil:
@@ -392,7 +444,11 @@ func (f *follower) consume(b *recordbatch.Batch, pos int64, emit func(Unit) erro
 		return &PosError{File: f.cur.path, Position: pos, Offset: b.BaseOffset, Err: fmt.Errorf("%w: %w", err, ErrCorrupt)}
 	}
 	f.m.Batches.Add(1)
-	if err := f.records(b, skipBelow, f.cur.path, emit); err != nil {
+	err := f.records(b, skipBelow, f.cur.path, emit)
+	if f.reuse && f.txn == nil {
+		f.bdec.Reset() // every unit of the batch has been handed on
+	}
+	if err != nil {
 		return err
 	}
 	f.next = b.NextOffset()

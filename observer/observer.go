@@ -14,6 +14,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
 )
 
 // Update is what the observer publishes for each unit of the log, and for each rebuild
@@ -236,8 +237,42 @@ func relevant(ev fsnotify.Event) bool {
 	return ev.Has(fsnotify.Write) && strings.HasSuffix(ev.Name, ".log")
 }
 
+// stream implements streamer: the units of a rebuild are replayed into the delta of
+// its snapshot as they are read. What Replay refuses is logged and counted by rebuild,
+// as when the units are replayed there.
+func (o *Observer) stream(r *rebuild) func(Unit) error {
+	d := image.NewDelta(image.Empty)
+	r.prov = image.Empty.Provenance()
+	if r.snap != nil {
+		d, r.snap.delta = r.snap.delta, nil
+		r.prov = Provenance{Offset: r.snap.id.EndOffset - 1, Epoch: r.snap.id.Epoch, Timestamp: r.snap.lastTimestamp()}
+	}
+	r.delta = d
+	return func(u Unit) error {
+		for _, e := range u.Entries {
+			if err := d.Replay(e.Record); err != nil {
+				r.failed = append(r.failed, failedEntry{offset: e.Offset, typ: e.Record.Type(), err: err})
+			}
+		}
+		r.prov = u.Provenance
+		return nil
+	}
+}
+
 // rebuild implements sink: the image of a snapshot and the log after it.
 func (o *Observer) rebuild(f *follower, r *rebuild) error {
+	if r.streamed {
+		snap := "none"
+		if r.snap != nil {
+			snap = r.snap.path
+			o.cfg.Metrics.SnapshotRecords.Add(r.snap.records)
+		}
+		for _, e := range r.failed {
+			o.replayFailed(e.offset, e.typ, e.err, "")
+		}
+		o.reset(r.delta, r.prov, r.why, snap)
+		return nil
+	}
 	d := image.NewDelta(image.Empty)
 	prov := image.Empty.Provenance()
 	if r.snap != nil {
@@ -293,13 +328,18 @@ func (o *Observer) unit(u Unit) error {
 
 func (o *Observer) replay(d *image.Delta, e Entry, file string) {
 	if err := d.Replay(e.Record); err != nil {
-		o.cfg.Metrics.ReplayErrors.Add(1)
-		args := []any{"offset", e.Offset, "record", e.Record.Type().String(), "error", err}
-		if file != "" {
-			args = append(args, "snapshot", file)
-		}
-		o.cfg.Logger.Error("metadata record not applied", args...)
+		o.replayFailed(e.Offset, e.Record.Type(), err, file)
 	}
+}
+
+// replayFailed counts and logs a record Replay refused.
+func (o *Observer) replayFailed(offset int64, typ metadata.RecordType, err error, file string) {
+	o.cfg.Metrics.ReplayErrors.Add(1)
+	args := []any{"offset", offset, "record", typ.String(), "error", err}
+	if file != "" {
+		args = append(args, "snapshot", file)
+	}
+	o.cfg.Logger.Error("metadata record not applied", args...)
 }
 
 func (o *Observer) publish(u Update) {

@@ -30,6 +30,9 @@ type segment struct {
 	pos  int64  // file position of buf[0]
 	buf  []byte // bytes read from pos on and not consumed
 	size int64  // file size seen by the last fill
+	// recycle lets fill reuse its buffer: nothing handed out of it is used any more.
+	recycle bool
+	store   []byte // the buffer buf is part of
 }
 
 func openSegment(dir string, base int64) (*segment, error) {
@@ -83,9 +86,15 @@ func (s *segment) fill() (bool, error) {
 		}
 	}
 	n := min(s.size-end, want)
-	// A new buffer each time: batches and records handed out share memory with the old
-	// one, which is never written again.
-	nb := make([]byte, len(s.buf)+int(n))
+	// A new buffer each time, unless recycle is set: batches and records handed out
+	// share memory with the old one, which is then never written again.
+	var nb []byte
+	if s.recycle && cap(s.store) >= len(s.buf)+int(n) {
+		nb = s.store[:len(s.buf)+int(n)]
+	} else {
+		nb = make([]byte, len(s.buf)+int(n))
+		s.store = nb
+	}
 	copy(nb, s.buf)
 	got, err := s.f.ReadAt(nb[len(s.buf):], end)
 	if err != nil && !errors.Is(err, io.EOF) {

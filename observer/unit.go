@@ -27,7 +27,9 @@ type Entry struct {
 // offset before the Begin.
 type Unit struct {
 	// Entries are the records in offset order. Records of unknown type or version, and
-	// records that do not decode, are not here (they are logged and counted).
+	// records that do not decode, are not here (they are logged and counted). The
+	// Observer reuses their memory: in an Update they are valid until the Handler
+	// returns; copy what you keep.
 	Entries []Entry
 	// Provenance is the position of the unit's last record (the End record of a
 	// transaction).
@@ -49,17 +51,22 @@ type decoder struct {
 	m    *Metrics
 	seen map[[2]int]bool
 	dec  metadata.Decoder
+	// batch, when set, decodes the records that are not reused: they are valid until
+	// its Reset (the follower's units, handed on before it resets it).
+	batch *metadata.BatchDecoder
 }
 
 // decode decodes one record value at offset. With reuse, the record is only valid until
-// the next call (snapshot loading); otherwise it is newly allocated. ok is false for a
-// record that must be skipped.
+// the next call (snapshot loading); otherwise it is newly allocated, or valid until
+// d.batch is reset. ok is false for a record that must be skipped.
 func (d *decoder) decode(value []byte, offset int64, file string, reuse bool) (metadata.Record, int16, bool) {
 	var rec metadata.Record
 	var v int16
 	var err error
 	if reuse {
 		rec, v, err = d.dec.Decode(value)
+	} else if d.batch != nil {
+		rec, v, err = d.batch.Decode(value)
 	} else {
 		rec, v, err = metadata.Decode(value)
 	}

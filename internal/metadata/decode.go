@@ -81,14 +81,15 @@ type scratcher interface {
 
 // BatchDecoder decodes many records that stay valid together: what Decode returns,
 // and the slices inside it, are valid until Reset, so a whole batch of decoded records
-// can be handed to another goroutine. Strings are always newly allocated. Partition
-// and topic records and their arrays live in buffers that Reset reuses, so once they
-// have grown to a batch's size decoding a snapshot allocates only the strings and
-// the few records of other types. A BatchDecoder is not safe for concurrent use; its
+// can be handed to another goroutine. Strings are always newly allocated. Partition,
+// partition change and topic records and their arrays live in buffers that Reset
+// reuses, so once they have grown to a batch's size decoding a snapshot, or a log of
+// partition changes, allocates only the strings and the few records of other types. A BatchDecoder is not safe for concurrent use; its
 // zero value is ready to use.
 type BatchDecoder struct {
 	arena      arena
 	partitions []PartitionRecord
+	changes    []PartitionChangeRecord
 	topics     []TopicRecord
 }
 
@@ -117,6 +118,7 @@ func (d *BatchDecoder) Decode(value []byte) (Record, int16, error) {
 func (d *BatchDecoder) Reset() {
 	d.arena.reset()
 	d.partitions = d.partitions[:0]
+	d.changes = d.changes[:0]
 	d.topics = d.topics[:0]
 }
 
@@ -125,6 +127,9 @@ func (d *BatchDecoder) scratch(t RecordType) Record {
 	case TypePartition:
 		d.partitions = append(d.partitions, PartitionRecord{})
 		return &d.partitions[len(d.partitions)-1]
+	case TypePartitionChange:
+		d.changes = append(d.changes, PartitionChangeRecord{})
+		return &d.changes[len(d.changes)-1]
 	case TypeTopic:
 		d.topics = append(d.topics, TopicRecord{})
 		return &d.topics[len(d.topics)-1]

@@ -56,6 +56,9 @@ type options struct {
 	keep, oneshot                          bool
 	childLoad, cpuprofile                  string
 	timeout                                time.Duration
+	changes                                int
+	childLive, childProfile                string
+	shell                                  bool
 }
 
 func main() {
@@ -79,13 +82,22 @@ func main() {
 	fs.BoolVar(&o.oneshot, "oneshot", true, "also time one non-interactive `kafka-metadata-shell ... tree /image/provenance` and show what it printed")
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "give up after this long")
 	fs.StringVar(&o.childLoad, "child-load", "", "load this metadata log dir once in this process and print the figures as JSON (what each round runs)")
-	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "with -child-load: write a CPU profile of the load to this file")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "with -child-load or -child-live: write a CPU profile of the load to this file")
+	fs.IntVar(&o.changes, "changes", 0, "the leader-change burst benchmark (bench/burst.sh): a segment of this many partition leader changes after the snapshot")
+	fs.StringVar(&o.childLive, "child-live", "", "with -changes: follow this metadata log dir's snapshot in this process, link its segment in once ready, and print the figures as JSON")
+	fs.StringVar(&o.childProfile, "profile", "", "write a CPU profile of each kraftwatch child to PREFIX.<mode>.<changes>.pprof")
+	fs.BoolVar(&o.shell, "shell", true, "with -changes: measure Kafka's kafka-metadata-shell too")
 	fs.Parse(os.Args[1:])
 
 	var err error
-	if o.childLoad != "" {
+	switch {
+	case o.childLoad != "":
 		err = childLoad(&o)
-	} else {
+	case o.childLive != "":
+		err = childLive(&o)
+	case o.changes > 0:
+		err = runBurst(&o)
+	default:
 		err = run(&o)
 	}
 	if err != nil {
@@ -108,6 +120,8 @@ type loadResult struct {
 	LoadNs     int64  `json:"load_ns"`
 	CPUNs      int64  `json:"cpu_ns"` // user+system CPU time of the load, all threads
 	HeapBytes  int64  `json:"heap_bytes"`
+	AllocBytes int64  `json:"alloc_bytes"` // allocated during the load (TotalAlloc)
+	PeakRSS    int64  `json:"peak_rss"`    // the process's peak RSS (VmHWM) after the load
 	Partitions int64  `json:"partitions"`
 	Records    int64  `json:"records"`
 	Check      string `json:"check"`
@@ -146,9 +160,10 @@ func childLoad(o *options) error {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	r := loadResult{LoadNs: elapsed.Nanoseconds(), CPUNs: cpu.Nanoseconds(), HeapBytes: int64(after.HeapAlloc) - int64(before.HeapAlloc),
+		AllocBytes: int64(after.TotalAlloc - before.TotalAlloc), PeakRSS: peakRSS(),
 		Partitions: int64(l.Image.NumPartitions()), Records: l.Image.Provenance().Offset + 1, Check: "ok"}
 	runtime.KeepAlive(l)
-	if err := c.Check(l.Image, 0); err != nil {
+	if err := c.Check(l.Image, o.changes); err != nil {
 		r.Check = err.Error()
 	}
 	return json.NewEncoder(os.Stdout).Encode(r)
@@ -221,7 +236,7 @@ func run(o *options) error {
 	var tinyRuns, bigRuns []shellRun
 	for round := range o.runs {
 		fmt.Printf("round %d/%d\n", round+1, o.runs)
-		l, err := kraftwatchLoad(ctx, o, filepath.Dir(big.Snapshot))
+		l, err := childRun(ctx, o, "-child-load", filepath.Dir(big.Snapshot), 0)
 		if err != nil {
 			return err
 		}
@@ -299,15 +314,20 @@ func run(o *options) error {
 	return nil
 }
 
-// kraftwatchLoad runs one load in a fresh child process (this binary, -child-load).
-func kraftwatchLoad(ctx context.Context, o *options, dir string) (loadResult, error) {
+// childRun runs one load in a fresh child process (this binary, -child-load or
+// -child-live) of a dir whose segment holds changes leader changes.
+func childRun(ctx context.Context, o *options, mode, dir string, changes int) (loadResult, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return loadResult{}, err
 	}
-	args := []string{"-child-load", dir, "-kafka-version", o.version,
+	args := []string{mode, dir, "-kafka-version", o.version,
 		"-topics", fmt.Sprint(o.topics), "-partitions", fmt.Sprint(o.partitions), "-rf", fmt.Sprint(o.rf),
-		"-brokers", fmt.Sprint(o.brokers), "-racks", fmt.Sprint(o.racks)}
+		"-brokers", fmt.Sprint(o.brokers), "-racks", fmt.Sprint(o.racks), "-changes", fmt.Sprint(changes),
+		"-timeout", o.timeout.String()}
+	if o.childProfile != "" {
+		args = append(args, "-cpuprofile", fmt.Sprintf("%s.%s.%d.pprof", o.childProfile, strings.TrimPrefix(mode, "-child-"), changes))
+	}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()

@@ -1,0 +1,328 @@
+package main
+
+// The leader-change burst benchmark (bench/burst.sh, issue 14 goal 1): a rolling
+// restart moves the leader of every partition, written by metagen as a segment of
+// -changes PartitionChangeRecords (batches of metagen.SegmentBatchRecords) after the
+// snapshot. In each round, in fresh processes:
+//
+//   - kraftwatch at load: observer.Load of the snapshot alone, then of the snapshot
+//     and the segment; the burst is the difference (wall, CPU, bytes allocated per
+//     change). Peak RSS of the second load (VmHWM) against the heap its image holds.
+//   - kraftwatch live: an Observer started on the snapshot alone; once Ready, the
+//     segment is linked into the directory (a long catch-up, as after a pause); the
+//     burst is from the link until the update at the segment's last offset has been
+//     published, and its allocations per change. Peak RSS against the image's heap.
+//   - Kafka: kafka-metadata-shell on the snapshot alone and on the snapshot and the
+//     segment joined into one file (the same bytes: the segment's offsets continue the
+//     snapshot's), each until its image shows the file's last offset; the burst is the
+//     difference.
+//
+// It prints every figure with its ratio against its anchor and exits 1 when a target
+// is missed: >= 5x Kafka's shell at load and live, <= 64 B allocated per change, peak
+// RSS <= 1.5x the image's heap.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kraftwatch/kraftwatch/bench/metagen"
+	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
+	"github.com/kraftwatch/kraftwatch/observer"
+)
+
+// peakRSS is this process's peak resident set size (VmHWM), in bytes.
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// childLive runs an Observer on a copy of the snapshot's directory, and once it is
+// ready links the segment in and waits for the update at its last offset.
+func childLive(o *options) error {
+	c, err := o.config()
+	if err != nil {
+		return err
+	}
+	src := o.childLive
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	var snap, seg string
+	for _, e := range ents {
+		switch filepath.Ext(e.Name()) {
+		case ".checkpoint":
+			snap = e.Name()
+		case ".log":
+			seg = e.Name()
+		}
+	}
+	if snap == "" || seg == "" {
+		return fmt.Errorf("%s: want a snapshot and a segment", src)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Dir(src)), "live-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "__cluster_metadata-0")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Link(filepath.Join(src, snap), filepath.Join(dir, snap)); err != nil {
+		return err
+	}
+	last := c.SnapshotEndOffset() + 1 + int64(o.changes) - 1 // a LeaderChange control record, then the changes
+	done := make(chan struct{})
+	var at time.Time
+	obs, err := observer.New(observer.Config{Dir: dir, Handler: func(u observer.Update) {
+		if !u.Reset && u.Provenance.Offset == last {
+			at = time.Now()
+			close(done)
+		}
+	}})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runErr := make(chan error, 1)
+	go func() { runErr <- obs.Run(ctx) }()
+	select {
+	case <-obs.Ready():
+	case <-time.After(o.timeout):
+		return fmt.Errorf("observer not ready: %v", obs.LastError())
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	cpu0 := cpuTime()
+	start := time.Now()
+	if err := os.Link(filepath.Join(src, seg), filepath.Join(dir, seg)); err != nil {
+		return err
+	}
+	select {
+	case <-done:
+	case <-time.After(o.timeout):
+		return fmt.Errorf("no update at offset %d; image at %d: %v", last, obs.Image().Provenance().Offset, obs.LastError())
+	}
+	elapsed := at.Sub(start)
+	cpu := cpuTime() - cpu0
+	pprof.StopCPUProfile()
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	rss := peakRSS()
+	im := obs.Image()
+	cancel()
+	<-runErr
+	runtime.GC()
+	runtime.GC()
+	var end runtime.MemStats
+	runtime.ReadMemStats(&end)
+	r := loadResult{LoadNs: elapsed.Nanoseconds(), CPUNs: cpu.Nanoseconds(), HeapBytes: int64(end.HeapAlloc),
+		AllocBytes: int64(alloc), PeakRSS: rss, Partitions: int64(im.NumPartitions()), Records: im.Provenance().Offset + 1, Check: "ok"}
+	if err := c.Check(im, o.changes); err != nil {
+		r.Check = err.Error()
+	}
+	runtime.KeepAlive(im)
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// burstRound is one round's figures.
+type burstRound struct {
+	snap, load, live  loadResult
+	shellSnap, shellJ shellRun
+}
+
+func runBurst(o *options) error {
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	c, err := o.config()
+	if err != nil {
+		return err
+	}
+	var tools *kafkatest.Offline
+	if o.shell {
+		if tools, err = kafkatest.Tools(o.version); err != nil {
+			return err
+		}
+		if !tools.HasShell() {
+			return fmt.Errorf("no kafka-metadata-shell is published for Kafka %s; use KAFKA_VERSION=%s", o.version, kafkatest.DefaultVersion)
+		}
+	}
+	dir := o.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "metabench-burst-"); err != nil {
+			return err
+		}
+	}
+	if !o.keep {
+		defer os.RemoveAll(dir)
+	}
+	fmt.Printf("== kraftwatch leader-change burst benchmark: %s\n", time.Now().UTC().Format(time.RFC3339))
+	fmt.Printf("machine: %d CPUs, GOMAXPROCS %d, %s, load average %s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), loadavg())
+	jvm := append(strings.Fields(o.jvmOpts), "-Xmx"+o.xmx, "-Xms"+o.xmx)
+	if o.shell {
+		fmt.Printf("kafka:   %s, %s\nshell JVM options: %s\n", o.version, javaVersion(), strings.Join(jvm, " "))
+	}
+	start := time.Now()
+	snapDir := filepath.Join(dir, "snap", "__cluster_metadata-0")
+	burstDir := filepath.Join(dir, "burst", "__cluster_metadata-0")
+	sf, err := metagen.WriteDir(snapDir, c, 0)
+	if err != nil {
+		return err
+	}
+	bf, err := metagen.WriteDir(burstDir, c, o.changes)
+	if err != nil {
+		return err
+	}
+	// Kafka's shell reads one file: the snapshot and the segment joined.
+	joined := filepath.Join(dir, "joined", "__cluster_metadata-0", "joined.checkpoint")
+	if o.shell {
+		if err := joinFiles(joined, bf.Snapshot, bf.Segment); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("snapshot: %d topics x %d partitions = %d partitions, RF %d over %d brokers in %d racks: %.1f MB\n",
+		c.Topics, c.Partitions, c.NumPartitions(), c.ReplicationFactor, c.Brokers, c.Racks, mb(sf.SnapshotStats.Bytes))
+	fmt.Printf("segment:  %d leader changes (PartitionChangeRecord) in %d batches of <= %d: %.1f MB; written in %v\n\n",
+		o.changes, bf.SegmentStats.Batches-1, metagen.SegmentBatchRecords, mb(bf.SegmentStats.Bytes), time.Since(start).Round(time.Millisecond))
+	lastSnap, lastJoined := sf.SnapshotStats.LastOffset-1, bf.SegmentStats.LastOffset
+
+	var rounds []burstRound
+	for round := range o.runs {
+		fmt.Printf("round %d/%d (load average %s)\n", round+1, o.runs, loadavg())
+		var r burstRound
+		if r.snap, err = childRun(ctx, o, "-child-load", filepath.Dir(sf.Snapshot), 0); err != nil {
+			return err
+		}
+		if r.load, err = childRun(ctx, o, "-child-load", burstDir, o.changes); err != nil {
+			return err
+		}
+		if r.live, err = childRun(ctx, o, "-child-live", burstDir, o.changes); err != nil {
+			return err
+		}
+		for _, l := range []loadResult{r.snap, r.load, r.live} {
+			if l.Check != "ok" {
+				return fmt.Errorf("kraftwatch's image differs from what was written: %s", l.Check)
+			}
+		}
+		fmt.Printf("  kraftwatch snapshot load:      %8v (CPU %v), peak RSS %.0f MB, image heap %.0f MB\n",
+			dur(r.snap.LoadNs), dur(r.snap.CPUNs), mb(r.snap.PeakRSS), mb(r.snap.HeapBytes))
+		fmt.Printf("  kraftwatch snapshot + segment: %8v (CPU %v), peak RSS %.0f MB, image heap %.0f MB: burst at load %v, %.0f B allocated per change\n",
+			dur(r.load.LoadNs), dur(r.load.CPUNs), mb(r.load.PeakRSS), mb(r.load.HeapBytes),
+			dur(r.load.LoadNs-r.snap.LoadNs), float64(r.load.AllocBytes-r.snap.AllocBytes)/float64(o.changes))
+		fmt.Printf("  kraftwatch live:               %8v (CPU %v) from the segment's arrival to its last update, %.0f B allocated per change, peak RSS %.0f MB, image heap %.0f MB\n",
+			dur(r.live.LoadNs), dur(r.live.CPUNs), float64(r.live.AllocBytes)/float64(o.changes), mb(r.live.PeakRSS), mb(r.live.HeapBytes))
+		if o.shell {
+			if r.shellSnap, err = shellLoad(ctx, tools, jvm, sf.Snapshot, lastSnap, nil); err != nil {
+				return fmt.Errorf("kafka-metadata-shell on the snapshot: %w", err)
+			}
+			if r.shellJ, err = shellLoad(ctx, tools, jvm, joined, lastJoined, nil); err != nil {
+				return fmt.Errorf("kafka-metadata-shell on the snapshot and segment: %w", err)
+			}
+			fmt.Printf("  kafka shell, snapshot:           caught up %8v, image %8v (CPU %v)\n", rnd(r.shellSnap.caughtUp), rnd(r.shellSnap.image), rnd(r.shellSnap.cpu))
+			fmt.Printf("  kafka shell, snapshot + segment: caught up %8v, image %8v (CPU %v): burst %v\n",
+				rnd(r.shellJ.caughtUp), rnd(r.shellJ.image), rnd(r.shellJ.cpu), rnd(r.shellJ.image-r.shellSnap.image))
+		}
+		rounds = append(rounds, r)
+	}
+
+	sec := func(ns int64) float64 { return float64(ns) / 1e9 }
+	atLoad := median(rounds, func(r burstRound) float64 { return sec(r.load.LoadNs - r.snap.LoadNs) })
+	atLoadCPU := median(rounds, func(r burstRound) float64 { return sec(r.load.CPUNs - r.snap.CPUNs) })
+	live := median(rounds, func(r burstRound) float64 { return sec(r.live.LoadNs) })
+	liveCPU := median(rounds, func(r burstRound) float64 { return sec(r.live.CPUNs) })
+	allocLoad := median(rounds, func(r burstRound) float64 { return float64(r.load.AllocBytes-r.snap.AllocBytes) / float64(o.changes) })
+	allocLive := median(rounds, func(r burstRound) float64 { return float64(r.live.AllocBytes) / float64(o.changes) })
+	rssLoad := median(rounds, func(r burstRound) float64 { return float64(r.load.PeakRSS) / float64(r.load.HeapBytes) })
+	rssLive := median(rounds, func(r burstRound) float64 { return float64(r.live.PeakRSS) / float64(r.live.HeapBytes) })
+	fmt.Printf("\n== results (medians of %d runs; load average now %s)\n", o.runs, loadavg())
+	fmt.Printf("kraftwatch  %d changes at load:  %6.3f s (CPU %.3f s), %5.1f B allocated per change, peak RSS %.2fx the image's heap\n",
+		o.changes, atLoad, atLoadCPU, allocLoad, rssLoad)
+	fmt.Printf("kraftwatch  %d changes live:     %6.3f s (CPU %.3f s), %5.1f B allocated per change, peak RSS %.2fx the image's heap\n",
+		o.changes, live, liveCPU, allocLive, rssLive)
+	var missed []string
+	target := func(ok bool, format string, args ...any) {
+		status := "ok  "
+		if !ok {
+			status = "MISS"
+			missed = append(missed, fmt.Sprintf(format, args...))
+		}
+		fmt.Printf("  [%s] "+format+"\n", append([]any{status}, args...)...)
+	}
+	fmt.Println("targets:")
+	if o.shell {
+		kImage := median(rounds, func(r burstRound) float64 { return (r.shellJ.image - r.shellSnap.image).Seconds() })
+		kCaught := median(rounds, func(r burstRound) float64 { return (r.shellJ.caughtUp - r.shellSnap.caughtUp).Seconds() })
+		kCPU := median(rounds, func(r burstRound) float64 { return (r.shellJ.cpu - r.shellSnap.cpu).Seconds() })
+		fmt.Printf("kafka shell %d changes:          %6.3f s to the image shown (loader caught up %.3f s; CPU %.3f s)\n", o.changes, kImage, kCaught, kCPU)
+		fmt.Printf("CPU time ratio kafka/kraftwatch: at load %.1fx, live %.1fx\n", kCPU/atLoadCPU, kCPU/liveCPU)
+		target(kImage/atLoad >= 5, ">= 5x Kafka's shell at load: %.1fx (%.3f s vs %.3f s)", kImage/atLoad, kImage, atLoad)
+		target(kImage/live >= 5, ">= 5x Kafka's shell live: %.1fx (%.3f s vs %.3f s)", kImage/live, kImage, live)
+	}
+	target(allocLoad <= 64, "<= 64 B allocated per change at load: %.1f", allocLoad)
+	target(allocLive <= 64, "<= 64 B allocated per change live: %.1f", allocLive)
+	target(rssLoad <= 1.5, "peak RSS <= 1.5x the image's heap at load: %.2fx", rssLoad)
+	target(rssLive <= 1.5, "peak RSS <= 1.5x the image's heap live: %.2fx", rssLive)
+	if len(missed) > 0 {
+		return fmt.Errorf("missed %d target(s): %s", len(missed), strings.Join(missed, "; "))
+	}
+	return nil
+}
+
+// joinFiles writes the files one after the other into path.
+func joinFiles(path string, files ...string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	for _, name := range files {
+		in, err := os.Open(name)
+		if err != nil {
+			out.Close()
+			return err
+		}
+		_, err = io.Copy(out, in)
+		in.Close()
+		if err != nil {
+			out.Close()
+			return err
+		}
+	}
+	return out.Close()
+}
