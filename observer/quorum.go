@@ -213,9 +213,16 @@ func (q *quorum) step(ctx context.Context) error {
 	addr, node := q.target()
 	start := q.now()
 	hwm, leader, epoch := q.hwm, q.leader, q.epoch
-	req := q.fetchRequest()
+	// Kafka's leader completes a held Fetch when its log grows, not when the high
+	// watermark moves: with fetched records waiting for it, ask again soon rather
+	// than at the next append (a NoOp every 500 ms).
+	wait := q.cfg.FetchMaxWait
+	if len(q.pending) > 0 {
+		wait = min(wait, pendingMaxWait)
+	}
+	req := q.fetchRequest(wait)
 	q.cfg.Metrics.FetchRequests.Add(1)
-	kresp, err := q.conns.request(ctx, addr, req, q.cfg.FetchMaxWait)
+	kresp, err := q.conns.request(ctx, addr, req, wait)
 	cerr := func(err error) error {
 		return &ControllerError{Addr: addr, Node: node, Request: "Fetch", Offset: req.Topics[0].Partitions[0].FetchOffset, Err: err}
 	}
@@ -286,14 +293,14 @@ func (q *quorum) step(ctx context.Context) error {
 	// A leader holds a Fetch that has nothing new for up to MaxWaitMillis. One that
 	// answers at once with nothing new must not make this a busy loop.
 	if !got && q.hwm == hwm && q.leader == leader && q.epoch == epoch {
-		if d := q.cfg.MinBackoff - q.now().Sub(start); d > 0 && !q.sleep(ctx, d) {
+		if d := min(q.cfg.MinBackoff, wait) - q.now().Sub(start); d > 0 && !q.sleep(ctx, d) {
 			return nil
 		}
 	}
 	return nil
 }
 
-func (q *quorum) fetchRequest() *kmsg.FetchRequest {
+func (q *quorum) fetchRequest(wait time.Duration) *kmsg.FetchRequest {
 	req := kmsg.NewPtrFetchRequest()
 	if q.cfg.ClusterID != "" {
 		req.ClusterID = &q.cfg.ClusterID
@@ -301,7 +308,7 @@ func (q *quorum) fetchRequest() *kmsg.FetchRequest {
 	req.ReplicaID = -1
 	req.ReplicaState.ID = -1
 	req.ReplicaState.Epoch = -1
-	req.MaxWaitMillis = int32(q.cfg.FetchMaxWait.Milliseconds())
+	req.MaxWaitMillis = int32(wait.Milliseconds())
 	req.MinBytes = 1
 	req.MaxBytes = fetchMaxBytes
 	req.SessionID = 0
@@ -322,6 +329,9 @@ func (q *quorum) fetchRequest() *kmsg.FetchRequest {
 }
 
 const (
+	// pendingMaxWait is the long poll while fetched records wait for the high
+	// watermark.
+	pendingMaxWait = 100 * time.Millisecond
 	// noLeaderBackoff caps the backoff while the quorum has no leader known.
 	noLeaderBackoff = time.Second
 	// fetchMaxBytes bounds a Fetch answer (Kafka always returns a first batch whole).

@@ -511,15 +511,12 @@ func TestQuorumBackoff(t *testing.T) {
 			failing = false
 			fail.Unlock()
 		}
-		if len(slept) == 7 {
-			c.Commit()
-		}
-		if o.Image() != nil {
-			cancel()
-			return false
-		}
-		return true
+		return ctx.Err() == nil
 	}
+	go func() {
+		<-o.Ready()
+		cancel()
+	}()
 	if err := o.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -926,5 +923,24 @@ func TestQuorumBackToTheLeaderThroughAFollower(t *testing.T) {
 	eventually(t, "topic b", func() bool { return hasTopic(r.Observer, "b") })
 	if n := r.Metrics().Errors.Load() - errs; n != 2 || follower.Requests(1)-asked != 2 {
 		t.Errorf("%d errors and %d fetches to the follower, want 2 each", n, follower.Requests(1)-asked)
+	}
+}
+
+// TestQuorumHighWatermarkLatency: Kafka's leader answers a held Fetch when its log
+// grows, not when the high watermark moves. With a fetched batch waiting for the high
+// watermark, the observer asks again soon instead of sitting out a long poll.
+func TestQuorumHighWatermarkLatency(t *testing.T) {
+	c := observertest.NewController(t, 1)
+	c.Append(observertest.Topic("a", idA))
+	c.Commit()
+	r := runQuorum(t, []string{c.Addr}, func(cfg *Config) { cfg.FetchMaxWait = 5 * time.Second })
+	eventually(t, "topic a", func() bool { return hasTopic(r.Observer, "a") })
+	c.Append(observertest.Topic("b", idB))
+	eventually(t, "the uncommitted batch", func() bool { return r.Metrics().Uncommitted.Load() > 0 })
+	start := time.Now()
+	c.Commit()
+	eventually(t, "topic b", func() bool { return hasTopic(r.Observer, "b") })
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("applied %v after the high watermark moved; the long poll is 5 s", d)
 	}
 }

@@ -25,7 +25,8 @@ import (
 // watermark, a snapshot, who leads in which epoch), with the Raft checks Kafka makes:
 // the leader epoch (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER
 // with CurrentLeader and NodeEndpoints), SnapshotId below the log start, DivergingEpoch,
-// a long poll until the log or the high watermark changes. A Hook can replace any
+// a long poll until the log grows (a move of the high watermark alone does not end it,
+// as in Kafka). A Hook can replace any
 // answer: garbage bytes, a cut response, silence, a closed connection.
 //
 // Its methods are safe for concurrent use; the server stops at the test's end.
@@ -204,20 +205,19 @@ func (c *Controller) leo() int64 {
 	return c.start
 }
 
-// Commit moves the high watermark to the log end.
+// Commit moves the high watermark to the log end. As in Kafka, a held Fetch is not
+// answered for that: only when the log grows, or at its MaxWaitMillis.
 func (c *Controller) Commit() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.hwm = c.leo()
-	c.change()
 }
 
-// SetHighWatermark sets the high watermark.
+// SetHighWatermark sets the high watermark (without answering held fetches).
 func (c *Controller) SetHighWatermark(off int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.hwm = off
-	c.change()
 }
 
 // Truncate drops the batches at or after offset (a new leader's log replacing an
