@@ -350,6 +350,9 @@ func (q *quorum) topError(code int16) error {
 		q.cfg.Metrics.AuthorizationFailures.Add(1)
 		return fmt.Errorf("%w: %w (%s needs ClusterAction on the cluster)", ErrNotAuthorized, err, q.cfg.Principal)
 	}
+	if errors.Is(err, kerr.InconsistentClusterID) {
+		return fmt.Errorf("%w (the observer expects cluster id %q: these controllers belong to another cluster)", err, q.cfg.ClusterID)
+	}
 	return err
 }
 
