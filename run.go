@@ -85,6 +85,9 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 	ocfg.Logger, ocfg.Handler = log.With("stage", "observer"), eng.OnMetadata
+	if cfg.networkMode() {
+		ocfg.ClusterID = clusterID // controllers of another cluster refuse the fetches
+	}
 	obs, err := observer.New(ocfg)
 	if err != nil {
 		return err
