@@ -36,6 +36,7 @@ func TestQuorumAgainstKafka(t *testing.T) {
 	updates := make(chan Update, 1024)
 	live := cfg
 	live.Handler = func(u Update) { updates <- u }
+	live.ClusterID = c.ClusterID // sent with every Fetch and FetchSnapshot; Kafka checks it
 	o, err := New(live)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +70,9 @@ func TestQuorumAgainstKafka(t *testing.T) {
 		compareWithDisk(t, ctx, o.Image(), node.MetadataLogDir())
 
 		// A fresh load: the leader's snapshot (once one exists) and the log after it.
-		l, err := LoadQuorum(ctx, cfg)
+		lc := cfg
+		lc.ClusterID = c.ClusterID
+		l, err := LoadQuorum(ctx, lc)
 		if err != nil {
 			t.Fatal(err)
 		}
