@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/segmentio/kafka-go"
 
@@ -83,16 +82,7 @@ func TestSmoke(t *testing.T) {
 	}
 	t.Logf("kafka-go read %d records from __consumer_offsets", records)
 
-	ns := natstest.Start(t)
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := e2etest.JetStream(t, natstest.Start(t).ClientURL())
 	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "SMOKE", Subjects: []string{"smoke.>"}})
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,8 @@
 //
 // What it reads: Watch subscribes to every kraftwatch subject on core NATS and Stream
 // reads the JetStream stream; both check each event with Check (publish.Decode, the
-// JSON Schema, cluster, subject, Nats-Msg-Id and Content-Type).
+// JSON Schema, cluster, subject, Nats-Msg-Id and Content-Type). JetStream connects a
+// test to any server's JetStream API.
 //
 // Waiting: Wait is the one poll loop (with backoff) of the e2e tests; every wait for a
 // condition goes through it, and the helpers that wait (Kraftwatch.WaitReady,

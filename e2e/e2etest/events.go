@@ -255,15 +255,8 @@ func Stream(t testing.TB, url, clusterID string) Events {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := connect(t, url)
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	s, err := js.Stream(ctx, StreamName)
 	if err != nil {
 		t.Fatalf("stream %s: %v", StreamName, err)
@@ -285,6 +278,29 @@ func Stream(t testing.TB, url, clusterID string) Events {
 		out = append(out, Event{Subject: m.Subject, MsgID: m.Header.Get(jetstream.MsgIDHeader), Seq: m.Sequence, Env: env})
 	}
 	return out
+}
+
+// JetStream connects to the server at url and returns its JetStream API; the
+// connection is closed at the end of the test.
+func JetStream(t testing.TB, url string) jetstream.JetStream {
+	t.Helper()
+	nc, js := connect(t, url)
+	t.Cleanup(nc.Close)
+	return js
+}
+
+func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		t.Fatal(err)
+	}
+	return nc, js
 }
 
 // SameEvents fails t unless a and b hold the same events (by id and stream sequence)
