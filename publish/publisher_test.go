@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -745,5 +746,55 @@ func TestConfigValidate(t *testing.T) {
 	err := publish.Config{Prefix: "a b", Replicas: 9}.Validate()
 	if got := len(splitLines(err.Error())); got != 4 {
 		t.Fatalf("Validate of a config with 4 problems:\n%v", err)
+	}
+}
+
+// TestCopyEvents: how a user copies the events (README, "Consuming events"): a stream
+// of their own that sources the events stream holds every event, with no Nats-Expected-*
+// header; a stream capturing "kraftwatch.>" cannot be created beside the events stream.
+func TestCopyEvents(t *testing.T) {
+	srv := natstest.Start(t)
+	ctx := context.Background()
+	nc := connect(t, srv.ClientURL())
+	p := newPublisher(t, baseConfig(t, nc))
+	start(t, p)
+	for k := range 3 {
+		enqueue(t, p, transition("g", k))
+		enqueue(t, p, transition("h", k))
+	}
+	waitFor(t, 10*time.Second, "published", finished(p, 6))
+	js, _ := jetstream.New(nc)
+	events := "KRAFTWATCH_" + clusterID + "_EVENTS"
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "MINE", Subjects: []string{"kraftwatch.>"}}); err == nil {
+		t.Fatal("a stream capturing kraftwatch.> was created beside the events stream")
+	} else {
+		t.Logf("a stream capturing kraftwatch.>: %v", err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "MINE", Sources: []*jetstream.StreamSource{{Name: events}}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := readStream(t, nc, "kraftwatch")
+	mine, _ := js.Stream(ctx, "MINE")
+	waitFor(t, 10*time.Second, "MINE to hold the 6 events", func() bool {
+		info, err := mine.Info(ctx)
+		return err == nil && info.State.Msgs == 6
+	})
+	for seq := uint64(1); seq <= 6; seq++ {
+		m, err := mine.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for h := range m.Header {
+			if strings.HasPrefix(h, "Nats-Expected-") {
+				t.Fatalf("MINE seq %d carries %s", seq, h)
+			}
+		}
+		env, err := publish.Decode(m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := msgs[m.Subject]; !slices.ContainsFunc(got, func(s stored) bool { return s.env.ID == env.ID }) {
+			t.Fatalf("MINE seq %d: %s is not an event of kraftwatch's stream", seq, env.ID)
+		}
 	}
 }
