@@ -54,8 +54,7 @@ type Kraftwatch struct {
 	dir  string
 	addr string   // HTTP listen address of the current run
 	logs []string // log file of each run
-	cmd  *exec.Cmd
-	done chan struct{}
+	proc process
 }
 
 // StartKraftwatch starts `kraftwatch run` configured by env alone: the caller's own
@@ -91,7 +90,7 @@ func (k *Kraftwatch) Name() string { return k.name }
 // HTTP port.
 func (k *Kraftwatch) Start() {
 	k.t.Helper()
-	if k.cmd != nil {
+	if k.proc.running() {
 		k.t.Fatalf("kraftwatch %s already running", k.name)
 	}
 	k.addr = fmt.Sprintf("127.0.0.1:%d", FreePort(k.t))
@@ -108,7 +107,7 @@ func (k *Kraftwatch) Start() {
 	}
 	cmd.Env = append(cmd.Env, k.env...)
 	cmd.Env = append(cmd.Env, "KRAFTWATCH_HTTP_ADDR="+k.addr)
-	k.cmd, k.done = start(k.t, cmd, logf)
+	k.proc.start(k.t, cmd, logf)
 	k.logs = append(k.logs, path)
 }
 
@@ -133,8 +132,8 @@ func (k *Kraftwatch) WaitReady(ctx context.Context, timeout time.Duration) time.
 	start := time.Now()
 	err := Wait(ctx, timeout, func() error {
 		select {
-		case <-k.done:
-			k.t.Fatalf("kraftwatch %s exited before it was ready: %v\n%s", k.name, k.cmd.ProcessState, tail(k.logs[len(k.logs)-1], 30))
+		case <-k.proc.done:
+			k.t.Fatalf("kraftwatch %s exited before it was ready: %v\n%s", k.name, k.proc.cmd.ProcessState, tail(k.logs[len(k.logs)-1], 30))
 		default:
 		}
 		if code := k.Readyz(); code != http.StatusOK {
@@ -153,29 +152,16 @@ func (k *Kraftwatch) WaitReady(ctx context.Context, timeout time.Duration) time.
 func (k *Kraftwatch) Stop(sig syscall.Signal) (code int, took time.Duration) {
 	k.t.Helper()
 	start := time.Now()
-	k.cmd.Process.Signal(sig)
-	select {
-	case <-k.done:
-	case <-time.After(20 * time.Second):
-		k.Kill()
+	state := k.proc.stop(sig, 20*time.Second)
+	if state == nil {
 		k.t.Fatalf("kraftwatch %s did not exit within 20s of %v", k.name, sig)
 	}
-	took = time.Since(start)
-	code = k.cmd.ProcessState.ExitCode()
-	k.cmd = nil
-	return code, took
+	return state.ExitCode(), time.Since(start)
 }
 
 // Kill ends the process with SIGKILL, as a crash would; it does nothing when the
 // process is not running.
-func (k *Kraftwatch) Kill() {
-	if k.cmd == nil {
-		return
-	}
-	k.cmd.Process.Kill()
-	<-k.done
-	k.cmd = nil
-}
+func (k *Kraftwatch) Kill() { k.proc.kill() }
 
 // Metric returns the value of an unlabelled metric on /metrics.
 func (k *Kraftwatch) Metric(name string) float64 {

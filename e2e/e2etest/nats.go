@@ -6,8 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,8 +22,7 @@ type NATS struct {
 	bin  string
 	port int
 	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
+	proc process
 }
 
 // StartNATS starts a nats-server process (natstest.Binary) and waits until it serves
@@ -50,15 +47,12 @@ func (n *NATS) URL() string { return "nats://127.0.0.1:" + strconv.Itoa(n.port) 
 // until it serves clients.
 func (n *NATS) Start() {
 	n.t.Helper()
-	if n.cmd != nil {
-		n.t.Fatalf("nats-server at %s already running", n.URL())
-	}
 	logf, err := os.OpenFile(filepath.Join(n.dir, "nats-server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		n.t.Fatal(err)
 	}
 	cmd := exec.Command(n.bin, "-a", "127.0.0.1", "-p", strconv.Itoa(n.port), "-js", "-sd", filepath.Join(n.dir, "store"))
-	n.cmd, n.done = start(n.t, cmd, logf)
+	n.proc.start(n.t, cmd, logf)
 	err = Wait(context.Background(), 30*time.Second, func() error {
 		nc, err := nats.Connect(n.URL(), nats.Timeout(time.Second))
 		if err != nil {
@@ -73,43 +67,4 @@ func (n *NATS) Start() {
 }
 
 // Kill ends the process with SIGKILL; it does nothing when the process is not running.
-func (n *NATS) Kill() {
-	if n.cmd == nil {
-		return
-	}
-	n.cmd.Process.Kill()
-	<-n.done
-	n.cmd = nil
-}
-
-// start starts cmd with its output to logf and a parent-death signal; done is closed
-// once it has exited and logf is closed.
-func start(t testing.TB, cmd *exec.Cmd, logf *os.File) (*exec.Cmd, chan struct{}) {
-	t.Helper()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		t.Fatalf("starting %s: %v", filepath.Base(cmd.Path), err)
-	}
-	done := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		logf.Close()
-		close(done)
-	}()
-	return cmd, done
-}
-
-// tail returns the last lines of a file, or why it could not be read.
-func tail(path string, lines int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
-}
+func (n *NATS) Kill() { n.proc.kill() }
