@@ -112,7 +112,7 @@ func changes(old, cur *Image, t *touched) *Changes {
 			c.Deleted = append(c.Deleted, TopicRef{ID: id, Name: ot.name})
 		case ot != nt:
 			_, all := t.replaced[id]
-			if tc, ok := compareTopic(ot, nt, t.parts[id], all); ok {
+			if tc, ok := compareTopic(ot, nt, all); ok {
 				c.Changed = append(c.Changed, tc)
 			}
 		}
@@ -137,8 +137,10 @@ func created(old *Image, t *Topic) TopicRef {
 	return ref
 }
 
-// compareTopic compares the given partitions (all of them when all is set).
-func compareTopic(ot, nt *Topic, parts map[int32]struct{}, all bool) (TopicChange, bool) {
+// compareTopic compares the partitions of two versions of a topic: all of them when
+// all is set, else those in the nodes of nt's trie that are not ot's (a Delta copies
+// the nodes on the path to each partition it sets and shares the rest).
+func compareTopic(ot, nt *Topic, all bool) (TopicChange, bool) {
 	tc := TopicChange{ID: nt.id, Name: nt.name, OldPartitions: ot.NumPartitions(), Partitions: nt.NumPartitions()}
 	check := func(id int32) {
 		op, inOld := ot.parts.get(id)
@@ -154,6 +156,9 @@ func compareTopic(ot, nt *Topic, parts map[int32]struct{}, all bool) (TopicChang
 			tc.ReplicasChanged = true // a partition vanished: the topic was emptied
 		}
 	}
+	if !all && ot.parts.shift != nt.parts.shift {
+		all = true // the trie grew a level: nothing is shared
+	}
 	if all {
 		seen := map[int32]struct{}{}
 		for _, t := range []*Topic{ot, nt} {
@@ -166,12 +171,45 @@ func compareTopic(ot, nt *Topic, parts map[int32]struct{}, all bool) (TopicChang
 			})
 		}
 	} else {
-		for id := range parts {
-			check(id)
+		// Count first, so that Changed is allocated once.
+		n := 0
+		diffNodes(ot.parts.root, nt.parts.root, nt.parts.shift, func(*partition) { n++ })
+		if n > 0 {
+			tc.Changed = make([]int32, 0, n)
+			diffNodes(ot.parts.root, nt.parts.root, nt.parts.shift, func(p *partition) { check(p.id) })
 		}
 	}
 	slices.Sort(tc.Changed)
 	return tc, len(tc.Changed) > 0 || tc.ReplicasChanged || ot.name != nt.name
+}
+
+// diffNodes calls f, in id order, for each partition of b (a node of a trie at
+// shift) that a (the node at the same place in an older version, or nil) does not
+// hold equal. Nodes the versions share are skipped.
+func diffNodes(a, b *pnode, shift uint, f func(*partition)) {
+	if a == b || b == nil {
+		return
+	}
+	if shift == 0 {
+		for k := range b.parts {
+			p := &b.parts[k]
+			if !p.present {
+				continue
+			}
+			if a != nil && k < len(a.parts) && a.parts[k].present && (Partition{a.parts[k]}).Equal(Partition{*p}) {
+				continue
+			}
+			f(p)
+		}
+		return
+	}
+	for k, kid := range b.kids {
+		var old *pnode
+		if a != nil && k < len(a.kids) {
+			old = a.kids[k]
+		}
+		diffNodes(old, kid, shift-hbits, f)
+	}
 }
 
 func compareBroker(id int32, ob, nb *Broker) (BrokerChange, bool) {

@@ -37,26 +37,18 @@ type Delta struct {
 // touched records what a delta changed, to report it at Apply.
 type touched struct {
 	topics   map[UUID]struct{}
-	parts    map[UUID]map[int32]struct{} // only for topics of the base image
 	replaced map[UUID]struct{}           // topics of the base image a TopicRecord emptied
 	brokers  map[int32]struct{}
 	features bool
 }
 
 func newTouched() *touched {
-	return &touched{topics: map[UUID]struct{}{}, parts: map[UUID]map[int32]struct{}{},
+	return &touched{topics: map[UUID]struct{}{},
 		replaced: map[UUID]struct{}{}, brokers: map[int32]struct{}{}}
 }
 
 func (t *touched) merge(o *touched) {
 	maps.Copy(t.topics, o.topics)
-	for id, ps := range o.parts {
-		if t.parts[id] == nil {
-			t.parts[id] = ps
-		} else {
-			maps.Copy(t.parts[id], ps)
-		}
-	}
 	maps.Copy(t.replaced, o.replaced)
 	maps.Copy(t.brokers, o.brokers)
 	t.features = t.features || o.features
@@ -181,18 +173,6 @@ func (d *Delta) topic(id UUID) (*Topic, error) {
 	return t, nil
 }
 
-func (d *Delta) touchPartition(id UUID, p int32) {
-	if !d.lastInBase {
-		return
-	}
-	ps := d.touched.parts[id]
-	if ps == nil {
-		ps = map[int32]struct{}{}
-		d.touched.parts[id] = ps
-	}
-	ps[p] = struct{}{}
-}
-
 func (d *Delta) replayTopic(r *metadata.TopicRecord) error {
 	hn := hashString(r.Name)
 	if other, ok := d.cur.names.get(hn, r.Name); ok && other != r.TopicID {
@@ -229,7 +209,6 @@ func (d *Delta) replayRemoveTopic(r *metadata.RemoveTopicRecord) error {
 	}
 	d.cur.partitions -= t.NumPartitions()
 	d.touched.topics[r.TopicID] = struct{}{}
-	delete(d.touched.parts, r.TopicID)
 	if d.last != nil && d.last.id == r.TopicID {
 		d.last = nil
 	}
@@ -272,7 +251,6 @@ func (d *Delta) replayPartition(r *metadata.PartitionRecord) error {
 	if t.parts.set(d.edit, p) {
 		d.cur.partitions++
 	}
-	d.touchPartition(t.id, r.PartitionID)
 	return nil
 }
 
@@ -324,7 +302,6 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 		packLists(&p, lists, dirs)
 	}
 	t.parts.set(d.edit, p)
-	d.touchPartition(t.id, r.PartitionID)
 	return nil
 }
 
@@ -362,7 +339,6 @@ func (d *Delta) replayClearElr(r *metadata.ClearElrRecord) error {
 			}
 			packLists(&p, lists, dirs)
 			et.parts.set(d.edit, p)
-			d.touchPartition(id, p.id)
 		}
 	}
 	return nil

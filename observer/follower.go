@@ -92,6 +92,15 @@ type follower struct {
 	// reused.
 	reuse bool
 	bdec  metadata.BatchDecoder
+	spare []Entry // a handed-on unit's Entries, for the next unit's (see spareEntries)
+}
+
+// spareEntries returns an empty slice for a unit's Entries: the array of a unit
+// already handed on while reuse is set, else nil. It is handed out once.
+func (f *follower) spareEntries() []Entry {
+	e := f.spare[:0]
+	f.spare = nil
+	return e
 }
 
 // setReuse turns the reuse of units' memory on or off (see follower.reuse).
@@ -345,6 +354,17 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 	if f.cur != nil {
 		f.cur.rewind()
 	}
+	if f.reuse {
+		next := emit
+		emit = func(u Unit) error {
+			err := next(u)
+			if cap(u.Entries) > cap(f.spare) {
+				clear(u.Entries) // no records kept alive through the spare
+				f.spare = u.Entries[:0]
+			}
+			return err
+		}
+	}
 	for {
 		if f.cur == nil {
 			base, ok := ls.segmentFor(f.next)
@@ -474,7 +494,7 @@ func (f *follower) records(b *recordbatch.Batch, skipBelow int64, src string, em
 		}
 		return send(Unit{Control: true, Provenance: at(b.LastOffset())})
 	}
-	var acc []Entry
+	acc := f.spareEntries()
 	done := max(b.BaseOffset, skipBelow) - 1 // offsets up to here are handed on
 	it := b.Iter()
 	for it.Next() {

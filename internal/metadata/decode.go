@@ -87,6 +87,7 @@ type scratcher interface {
 // partition changes, allocates only the strings and the few records of other types. A BatchDecoder is not safe for concurrent use; its
 // zero value is ready to use.
 type BatchDecoder struct {
+	r          reader
 	arena      arena
 	partitions []PartitionRecord
 	changes    []PartitionChangeRecord
@@ -108,9 +109,9 @@ func (d *BatchDecoder) Decode(value []byte) (Record, int16, error) {
 		}
 		d.partitions = d.partitions[:n]
 	}
-	r := reader{arena: &d.arena}
-	r.Reset(value)
-	return decode(&r, d)
+	d.r = reader{arena: &d.arena}
+	d.r.Reset(value)
+	return decode(&d.r, d)
 }
 
 // Reset makes the memory of every record decoded so far available again: they must

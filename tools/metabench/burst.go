@@ -144,6 +144,7 @@ func childLive(o *options) error {
 	alloc := after.TotalAlloc - before.TotalAlloc
 	rss := peakRSS()
 	im := obs.Image()
+	writeMemProfile(o)
 	cancel()
 	<-runErr
 	runtime.GC()

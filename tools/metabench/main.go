@@ -57,7 +57,7 @@ type options struct {
 	childLoad, cpuprofile                  string
 	timeout                                time.Duration
 	changes                                int
-	childLive, childProfile                string
+	childLive, childProfile, memprofile    string
 	shell                                  bool
 }
 
@@ -85,10 +85,14 @@ func main() {
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "with -child-load or -child-live: write a CPU profile of the load to this file")
 	fs.IntVar(&o.changes, "changes", 0, "the leader-change burst benchmark (bench/burst.sh): a segment of this many partition leader changes after the snapshot")
 	fs.StringVar(&o.childLive, "child-live", "", "with -changes: follow this metadata log dir's snapshot in this process, link its segment in once ready, and print the figures as JSON")
+	fs.StringVar(&o.memprofile, "memprofile", "", "with -child-load or -child-live: write an allocation profile of the load to this file")
 	fs.StringVar(&o.childProfile, "profile", "", "write a CPU profile of each kraftwatch child to PREFIX.<mode>.<changes>.pprof")
 	fs.BoolVar(&o.shell, "shell", true, "with -changes: measure Kafka's kafka-metadata-shell too")
 	fs.Parse(os.Args[1:])
 
+	if o.memprofile != "" {
+		runtime.MemProfileRate = 4096
+	}
 	var err error
 	switch {
 	case o.childLoad != "":
@@ -163,6 +167,7 @@ func childLoad(o *options) error {
 		AllocBytes: int64(after.TotalAlloc - before.TotalAlloc), PeakRSS: peakRSS(),
 		Partitions: int64(l.Image.NumPartitions()), Records: l.Image.Provenance().Offset + 1, Check: "ok"}
 	runtime.KeepAlive(l)
+	writeMemProfile(o)
 	if err := c.Check(l.Image, o.changes); err != nil {
 		r.Check = err.Error()
 	}
@@ -326,7 +331,8 @@ func childRun(ctx context.Context, o *options, mode, dir string, changes int) (l
 		"-brokers", fmt.Sprint(o.brokers), "-racks", fmt.Sprint(o.racks), "-changes", fmt.Sprint(changes),
 		"-timeout", o.timeout.String()}
 	if o.childProfile != "" {
-		args = append(args, "-cpuprofile", fmt.Sprintf("%s.%s.%d.pprof", o.childProfile, strings.TrimPrefix(mode, "-child-"), changes))
+		name := fmt.Sprintf("%s.%s.%d", o.childProfile, strings.TrimPrefix(mode, "-child-"), changes)
+		args = append(args, "-cpuprofile", name+".pprof", "-memprofile", name+".alloc.pprof")
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stderr = os.Stderr
@@ -471,3 +477,18 @@ func javaVersion() string {
 func mb(n int64) float64                { return float64(n) / 1e6 }
 func dur(ns int64) time.Duration        { return time.Duration(ns).Round(time.Millisecond) }
 func rnd(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+
+// writeMemProfile writes the allocation profile of -memprofile, if asked for.
+func writeMemProfile(o *options) {
+	if o.memprofile == "" {
+		return
+	}
+	f, err := os.Create(o.memprofile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "metabench:", err)
+		return
+	}
+	defer f.Close()
+	runtime.GC() // the profile shows what the last GC saw
+	pprof.Lookup("allocs").WriteTo(f, 0)
+}
