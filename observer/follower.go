@@ -477,9 +477,16 @@ func (f *follower) consume(b *recordbatch.Batch, pos int64, emit func(Unit) erro
 	return nil
 }
 
-// records cuts a batch into units: the whole batch, or the parts before and after
-// transaction markers; records inside a transaction wait for its End. src names where
-// the batch came from in log lines (a segment file, a controller).
+// records cuts a batch into units where Kafka's MetadataBatchLoader publishes when it
+// reads the log one batch at a time (as kafka-metadata-shell does): at the end of a
+// batch, unless a transaction is open, and before a BeginTransactionRecord that is not
+// the first record of its batch. A transaction's records wait in f.txn for its End;
+// the End does not end the unit, so the records after it in the same batch join the
+// transaction's unit. An Abort drops the transaction's records, and only those: the
+// records after it in the batch still make a unit (Kafka's loader applies the aborted
+// records too in that case; docs/metadata-log.md#transactions says why kraftwatch does
+// not). src names where the batch came from in log lines (a segment file, a
+// controller).
 func (f *follower) records(b *recordbatch.Batch, skipBelow int64, src string, emit func(Unit) error) error {
 	at := func(off int64) Provenance {
 		return Provenance{Offset: off, Epoch: b.PartitionLeaderEpoch, Timestamp: b.MaxTimestamp}
@@ -494,8 +501,8 @@ func (f *follower) records(b *recordbatch.Batch, skipBelow int64, src string, em
 		}
 		return send(Unit{Control: true, Provenance: at(b.LastOffset())})
 	}
-	acc := f.spareEntries()
-	done := max(b.BaseOffset, skipBelow) - 1 // offsets up to here are handed on
+	u := Unit{Entries: f.spareEntries()} // the unit being built: what Kafka's loader holds in its delta
+	first := max(b.BaseOffset, skipBelow)
 	it := b.Iter()
 	for it.Next() {
 		off := it.Offset()
@@ -513,44 +520,44 @@ func (f *follower) records(b *recordbatch.Batch, skipBelow int64, src string, em
 				f.txnError("BeginTransactionRecord inside a transaction", off, f.txn.Provenance.Offset)
 				continue
 			}
-			if len(acc) > 0 || done < off-1 {
-				if err := send(Unit{Entries: acc, Provenance: at(off - 1)}); err != nil {
+			if off > first {
+				u.Provenance = at(off - 1)
+				if err := send(u); err != nil {
 					return err
 				}
-				acc = nil
+				u = Unit{}
 			}
 			f.txn = &Unit{Transaction: true, Provenance: at(off)}
-			done = off
 		case metadata.TypeEndTransaction, metadata.TypeAbortTransaction:
 			if f.txn == nil {
 				f.txnError(rec.Type().String()+" without a BeginTransactionRecord", off, -1)
 				continue
 			}
-			u := *f.txn
+			t := f.txn
 			f.txn = nil
-			u.Provenance = at(off)
 			if rec.Type() == metadata.TypeAbortTransaction {
 				f.m.AbortedTransactions.Add(1)
-				f.log.Info("dropping an aborted metadata transaction", "offset", off, "records", len(u.Entries))
-				u = Unit{Aborted: true, Provenance: u.Provenance}
+				f.log.Info("dropping an aborted metadata transaction", "offset", off,
+					"begin_offset", t.Provenance.Offset, "records", len(t.Entries))
+				u.Aborted = true
+				continue
 			}
-			if err := send(u); err != nil {
-				return err
-			}
-			done = off
+			// A Begin is the first record of u, so u holds nothing yet.
+			u.Transaction, u.Entries = true, t.Entries
 		default:
 			e := Entry{Offset: off, Version: v, Record: rec}
 			if f.txn != nil {
 				f.txn.Entries = append(f.txn.Entries, e)
 			} else {
-				acc = append(acc, e)
+				u.Entries = append(u.Entries, e)
 			}
 		}
 	}
-	if f.txn == nil && (len(acc) > 0 || done < b.LastOffset()) {
-		return send(Unit{Entries: acc, Provenance: at(b.LastOffset())})
+	if f.txn != nil {
+		return nil
 	}
-	return nil
+	u.Provenance = at(b.LastOffset())
+	return send(u)
 }
 
 func (f *follower) txnError(what string, off, begin int64) {
