@@ -1,8 +1,9 @@
 // Package observer reads a KRaft metadata log directory (…/__cluster_metadata-0) the
 // way a new Kafka listener is fed: the newest usable snapshot, then the log segments
-// after it, then the log live as Kafka writes it. It hands on one record batch, or one
-// whole metadata transaction, at a time, never merging two, so that two observers of
-// the same log make the same decisions at the same offsets.
+// after it, then the log live as Kafka writes it. It hands on one unit at a time: a
+// record batch, or a whole metadata transaction, cut where Kafka's MetadataBatchLoader
+// publishes when it reads one batch at a time (see Unit), so that two observers of the
+// same log make the same decisions at the same offsets.
 //
 // The observer owns an image.Image. For each unit it builds an image.Delta, applies
 // it, publishes the new image through an atomic pointer, and calls the handler with
@@ -53,7 +54,8 @@
 //     following, an error while (re)building, so no image rests on them.
 //   - Records of an unknown type or version are skipped, counted, and logged once per
 //     (apiKey, version). Transactions: records from BeginTransactionRecord to
-//     EndTransactionRecord are one unit; an AbortTransactionRecord drops them.
+//     EndTransactionRecord are applied in one unit; an AbortTransactionRecord drops
+//     them, even where Kafka's own loader applies them (docs/metadata-log.md#transactions).
 //
 // Files are opened read-only, and only inside the directory given; Kafka's .lock (in
 // the parent directory) is never touched. Changes are noticed through file

@@ -19,25 +19,30 @@ type Entry struct {
 	Record  metadata.Record
 }
 
-// A Unit is what the observer hands on at once: the metadata records of one record
-// batch, or of one whole metadata transaction (BeginTransactionRecord to
-// EndTransactionRecord, which may span batches; the markers themselves are not in
-// Entries). Units are never merged. A batch that holds a Begin after other records is
-// split there: the records before it are a unit of their own, which ends at the
-// offset before the Begin.
+// A Unit is what the observer hands on at once: what Kafka's MetadataBatchLoader
+// publishes as one image when it reads the log one batch at a time (as
+// kafka-metadata-shell does). A unit ends at the end of a record batch, unless a
+// metadata transaction is open there, and just before a BeginTransactionRecord that is
+// not the first record of its batch. So a unit holds the records of one batch, or of
+// a part of one cut at a Begin, or a whole committed transaction (BeginTransactionRecord
+// to EndTransactionRecord, which may span batches) with the records after its End in
+// the End's batch. The markers themselves are never in Entries. Unlike Kafka's
+// loader, the records of an aborted transaction are never in a unit, whatever follows
+// the Abort (docs/metadata-log.md#transactions).
 type Unit struct {
 	// Entries are the records in offset order. Records of unknown type or version, and
 	// records that do not decode, are not here (they are logged and counted). The
 	// Observer reuses their memory: in an Update they are valid until the Handler
 	// returns; copy what you keep.
 	Entries []Entry
-	// Provenance is the position of the unit's last record (the End record of a
-	// transaction).
+	// Provenance is the position of the unit's last record: the last offset of the
+	// batch, or the offset before a Begin that ends the unit.
 	Provenance Provenance
-	// Transaction marks a whole committed metadata transaction.
+	// Transaction marks a unit that holds a whole committed metadata transaction.
 	Transaction bool
-	// Aborted marks a metadata transaction ended by an AbortTransactionRecord: its
-	// records are dropped and Entries is empty.
+	// Aborted marks a unit in which an AbortTransactionRecord ended a transaction: the
+	// transaction's records are dropped; Entries holds only the records after the
+	// Abort in its batch.
 	Aborted bool
 	// Control marks a control batch (LeaderChange, KRaftVersion, Voters): no metadata
 	// records, but the log moved on.
