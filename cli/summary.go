@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -46,7 +49,9 @@ type PartitionSummary struct {
 	ISR       []int32 `json:"isr"`
 }
 
-func summarize(source string, im *image.Image) Summary {
+// summaryHead is the Summary of im without its topics, which summary writes one at a
+// time.
+func summaryHead(source string, im *image.Image) Summary {
 	p := im.Provenance()
 	s := Summary{Source: source, Offset: p.Offset, Epoch: p.Epoch, Timestamp: p.Timestamp,
 		Features: im.Features(), Brokers: []BrokerSummary{}, Topics: []TopicSummary{}}
@@ -59,29 +64,64 @@ func summarize(source string, im *image.Image) Summary {
 		s.Brokers = append(s.Brokers, bs)
 	}
 	slices.SortFunc(s.Brokers, func(a, b BrokerSummary) int { return int(a.ID) - int(b.ID) })
-	for _, t := range im.SortedTopics() {
-		ts := TopicSummary{Name: t.Name(), ID: t.ID().String(), Partitions: []PartitionSummary{}}
-		for p := range t.Partitions() {
-			ts.Partitions = append(ts.Partitions, PartitionSummary{Partition: p.ID(),
-				Replicas: slices.Clone(p.Replicas()), Leader: p.Leader(), ISR: slices.Clone(p.ISR())})
-		}
-		slices.SortFunc(ts.Partitions, func(a, b PartitionSummary) int { return int(a.Partition) - int(b.Partition) })
-		s.Topics = append(s.Topics, ts)
-	}
 	return s
 }
 
+// topicSummary is one topic's Summary; its slices are the image's.
+func topicSummary(t *image.Topic, parts []PartitionSummary) TopicSummary {
+	ts := TopicSummary{Name: t.Name(), ID: t.ID().String(), Partitions: parts[:0]}
+	for p := range t.Partitions() { // in id order
+		ts.Partitions = append(ts.Partitions, PartitionSummary{Partition: p.ID(), Replicas: p.Replicas(), Leader: p.Leader(), ISR: p.ISR()})
+	}
+	return ts
+}
+
+// summary prints the image, streamed: the topics are written one at a time, through a
+// buffer, so dump holds no copy of the image beside it.
 func (d *dumper) summary(path, source string, im *image.Image) error {
-	s := summarize(source, im)
+	w := bufio.NewWriterSize(d.out, 64<<10)
+	err := d.writeSummary(w, path, source, im)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func (d *dumper) writeSummary(w *bufio.Writer, path, source string, im *image.Image) error {
+	s := summaryHead(source, im)
+	var parts []PartitionSummary
 	if d.json {
+		// What json.MarshalIndent(s, "", "  ") prints, with the topics marshalled one
+		// at a time into the place of the empty list.
 		b, err := json.MarshalIndent(s, "", "  ")
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(d.out, "%s\n", b)
+		const tail = "[]\n}"
+		topics := im.SortedTopics()
+		if len(topics) == 0 || !bytes.HasSuffix(b, []byte(tail)) {
+			_, err = fmt.Fprintf(w, "%s\n", b)
+			return err
+		}
+		w.Write(b[:len(b)-len(tail)])
+		w.WriteString("[\n")
+		for i, t := range topics {
+			ts := topicSummary(t, parts)
+			parts = ts.Partitions
+			tb, err := json.MarshalIndent(ts, "    ", "  ")
+			if err != nil {
+				return err
+			}
+			w.WriteString("    ")
+			w.Write(tb)
+			if i < len(topics)-1 {
+				w.WriteByte(',')
+			}
+			w.WriteByte('\n')
+		}
+		_, err = w.WriteString("  ]\n}\n")
 		return err
 	}
-	w := d.out
 	fmt.Fprintf(w, "%s\n", path)
 	fmt.Fprintf(w, "source: %s\n", source)
 	fmt.Fprintf(w, "offset: %d epoch: %d timestamp: %d\n", s.Offset, s.Epoch, s.Timestamp)
@@ -103,22 +143,41 @@ func (d *dumper) summary(path, source string, im *image.Image) error {
 		}
 		fmt.Fprintf(w, "  broker %d rack %s%s\n", b.ID, rack, fenced)
 	}
-	fmt.Fprintf(w, "topics: %d\n", len(s.Topics))
-	for _, t := range s.Topics {
-		fmt.Fprintf(w, "  topic %s id %s partitions %d\n", t.Name, t.ID, len(t.Partitions))
-		for _, p := range t.Partitions {
-			fmt.Fprintf(w, "    partition %d replicas %s leader %d isr %s\n", p.Partition, ints(p.Replicas), p.Leader, ints(p.ISR))
+	topics := im.SortedTopics()
+	fmt.Fprintf(w, "topics: %d\n", len(topics))
+	var line []byte
+	for _, t := range topics {
+		ts := topicSummary(t, parts)
+		parts = ts.Partitions
+		fmt.Fprintf(w, "  topic %s id %s partitions %d\n", ts.Name, ts.ID, len(ts.Partitions))
+		for _, p := range ts.Partitions {
+			line = append(line[:0], "    partition "...)
+			line = strconv.AppendInt(line, int64(p.Partition), 10)
+			line = append(line, " replicas "...)
+			line = appendInts(line, p.Replicas)
+			line = append(line, " leader "...)
+			line = strconv.AppendInt(line, int64(p.Leader), 10)
+			line = append(line, " isr "...)
+			line = appendInts(line, p.ISR)
+			line = append(line, '\n')
+			if _, err := w.Write(line); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-func ints(s []int32) string {
-	parts := make([]string, len(s))
+// appendInts appends s as [1,2,3].
+func appendInts(b []byte, s []int32) []byte {
+	b = append(b, '[')
 	for i, v := range s {
-		parts[i] = fmt.Sprint(v)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(v), 10)
 	}
-	return "[" + strings.Join(parts, ",") + "]"
+	return append(b, ']')
 }
 
 var uuidType = reflect.TypeFor[kbin.UUID]()
