@@ -105,11 +105,11 @@ func (d *dumper) writeSummary(w *bufio.Writer, path, source string, im *image.Im
 		}
 		w.Write(b[:len(b)-len(tail)])
 		w.WriteString("[\n")
+		var tb []byte
 		for i, t := range topics {
 			ts := topicSummary(t, parts)
 			parts = ts.Partitions
-			tb, err := json.MarshalIndent(ts, "    ", "  ")
-			if err != nil {
+			if tb, err = appendTopicJSON(tb[:0], &ts); err != nil {
 				return err
 			}
 			w.WriteString("    ")
@@ -166,6 +166,70 @@ func (d *dumper) writeSummary(w *bufio.Writer, path, source string, im *image.Im
 		}
 	}
 	return nil
+}
+
+// appendTopicJSON appends what json.MarshalIndent(ts, "    ", "  ") returns, without
+// reflection or garbage for the partitions (a topic may have thousands).
+func appendTopicJSON(b []byte, ts *TopicSummary) ([]byte, error) {
+	name, err := json.Marshal(ts.Name)
+	if err != nil {
+		return b, err
+	}
+	id, err := json.Marshal(ts.ID)
+	if err != nil {
+		return b, err
+	}
+	b = append(b, "{\n      \"name\": "...)
+	b = append(b, name...)
+	b = append(b, ",\n      \"id\": "...)
+	b = append(b, id...)
+	b = append(b, ",\n      \"partitions\": "...)
+	if len(ts.Partitions) == 0 {
+		b = append(b, "[]"...)
+	} else {
+		b = append(b, "[\n"...)
+		for i := range ts.Partitions {
+			p := &ts.Partitions[i]
+			b = append(b, "        {\n          \"partition\": "...)
+			b = strconv.AppendInt(b, int64(p.Partition), 10)
+			b = append(b, ",\n          \"replicas\": "...)
+			b = appendIntsJSON(b, p.Replicas, "          ")
+			b = append(b, ",\n          \"leader\": "...)
+			b = strconv.AppendInt(b, int64(p.Leader), 10)
+			b = append(b, ",\n          \"isr\": "...)
+			b = appendIntsJSON(b, p.ISR, "          ")
+			b = append(b, "\n        }"...)
+			if i < len(ts.Partitions)-1 {
+				b = append(b, ',')
+			}
+			b = append(b, '\n')
+		}
+		b = append(b, "      ]"...)
+	}
+	return append(b, "\n    }"...), nil
+}
+
+// appendIntsJSON appends s as json.MarshalIndent prints it at indent: null for nil,
+// [] when empty, else one element a line.
+func appendIntsJSON(b []byte, s []int32, indent string) []byte {
+	switch {
+	case s == nil:
+		return append(b, "null"...)
+	case len(s) == 0:
+		return append(b, "[]"...)
+	}
+	b = append(b, "[\n"...)
+	for i, v := range s {
+		b = append(b, indent...)
+		b = append(b, "  "...)
+		b = strconv.AppendInt(b, int64(v), 10)
+		if i < len(s)-1 {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+	}
+	b = append(b, indent...)
+	return append(b, ']')
 }
 
 // appendInts appends s as [1,2,3].

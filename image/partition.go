@@ -58,7 +58,7 @@ func (p *partition) all() []int32 {
 		n += p.width(i)
 	}
 	if n == 0 {
-		return nil
+		return []int32{} // never nil, as the lists were before data became a pointer
 	}
 	return unsafe.Slice(p.data, n)
 }
