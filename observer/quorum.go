@@ -151,8 +151,9 @@ func (q *quorum) run(ctx context.Context, once bool) error {
 			return err
 		}
 		backoff = min(max(2*backoff, q.cfg.MinBackoff), q.cfg.MaxBackoff)
-		if errors.Is(err, ErrNoLeader) {
-			// An election takes a few seconds at most: look again soon.
+		if leaderTrouble(err) {
+			// A node gone or an election: one takes a few seconds at most, so look
+			// again soon (the other bootstrap servers, the new leader).
 			backoff = min(backoff, max(noLeaderBackoff, q.cfg.MinBackoff))
 		}
 		switch {
@@ -171,6 +172,18 @@ func (q *quorum) run(ctx context.Context, once bool) error {
 		}
 	}
 	return nil
+}
+
+// leaderTrouble reports whether err is about reaching the leader (no leader known, a
+// connection that failed or timed out) rather than about what a controller answered
+// (a Kafka error code, corrupt data, a refusal).
+func leaderTrouble(err error) bool {
+	if errors.Is(err, ErrNoLeader) {
+		return true
+	}
+	var ke *kerr.Error
+	return !errors.As(err, &ke) && !errors.Is(err, ErrNotAuthorized) && !errors.Is(err, ErrCorrupt) &&
+		!errors.Is(err, ErrBadSnapshot) && !errors.Is(err, ErrProtocol)
 }
 
 // target is the address the next request goes to: the leader's, else the next

@@ -944,3 +944,21 @@ func TestQuorumHighWatermarkLatency(t *testing.T) {
 		t.Errorf("applied %v after the high watermark moved; the long poll is 5 s", d)
 	}
 }
+
+func TestLeaderTrouble(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&ControllerError{Err: errors.New("dial tcp: connection refused")}, true},
+		{&ControllerError{Err: fmt.Errorf("x: %w", ErrNoLeader)}, true},
+		{&ControllerError{Err: kerr.KafkaStorageError}, false},
+		{&ControllerError{Err: fmt.Errorf("%w: %w", ErrNotAuthorized, kerr.ClusterAuthorizationFailed)}, false},
+		{&ControllerError{Err: &PosError{Err: ErrCorrupt}}, false},
+		{&ControllerError{Err: fmt.Errorf("x: %w", ErrProtocol)}, false},
+	} {
+		if got := leaderTrouble(tc.err); got != tc.want {
+			t.Errorf("leaderTrouble(%v) = %v", tc.err, got)
+		}
+	}
+}
