@@ -2,7 +2,7 @@
 // clients, used as their documentation says, with their defaults: the CloudEvents Go SDK
 // (github.com/cloudevents/sdk-go/v2 with its NATS JetStream binding,
 // protocol/nats_jetstream/v2), the NATS CLI (natscli v0.5.0, built from the Go module
-// proxy into the repository's .cache/bin) and nats-py (PyPI, into a virtual environment
+// proxy into the repository's .cache/bin) and nats-py (PyPI, pip install --target
 // under .cache). It is a module of its own so that these test-only dependencies stay out
 // of kraftwatch's go.mod; `make test` runs it.
 //

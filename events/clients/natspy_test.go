@@ -15,9 +15,10 @@ import (
 // natspyVersion is the nats-py the test installs from PyPI.
 const natspyVersion = "2.16.0"
 
-// natspy makes a virtual environment with nats-py under the repository's .cache once and
-// returns its python. Without python3 the test is skipped, except in CI (CI=true).
-func natspy(t *testing.T) string {
+// natspy installs nats-py under the repository's .cache once (pip install --target, so no
+// virtual environment module is needed) and returns python3 and the PYTHONPATH to run
+// with. Without python3 the test is skipped, except in CI (CI=true).
+func natspy(t *testing.T) (python, pythonPath string) {
 	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -26,26 +27,22 @@ func natspy(t *testing.T) string {
 		}
 		t.Skip("python3 is missing")
 	}
-	venv := filepath.Join(repoRoot(t), ".cache", "nats-py-"+natspyVersion)
-	python := filepath.Join(venv, "bin", "python")
-	if _, err := os.Stat(filepath.Join(venv, "ok")); err == nil {
-		return python
+	dir := filepath.Join(repoRoot(t), ".cache", "nats-py-"+natspyVersion)
+	if _, err := os.Stat(filepath.Join(dir, ".installed")); err == nil {
+		return py, dir
 	}
 	start := time.Now()
-	os.RemoveAll(venv)
-	for _, args := range [][]string{
-		{py, "-m", "venv", venv},
-		{python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "nats-py==" + natspyVersion},
-	} {
-		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+	os.RemoveAll(dir)
+	args := []string{"-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-warn-script-location",
+		"--target", dir, "nats-py==" + natspyVersion}
+	if out, err := exec.Command(py, args...).CombinedOutput(); err != nil {
+		t.Fatalf("python3 %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	if err := os.WriteFile(filepath.Join(venv, "ok"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ".installed"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("installed nats-py %s in %v", natspyVersion, time.Since(start).Round(time.Second))
-	return python
+	return py, dir
 }
 
 // TestNATSPy reads the events with nats-py (testdata/natspy_read.py): the stream is
@@ -53,11 +50,12 @@ func natspy(t *testing.T) string {
 // subscription with nats-py's defaults each receive every stored event once, in stream
 // order.
 func TestNATSPy(t *testing.T) {
-	python := natspy(t)
+	python, pythonPath := natspy(t)
 	s := start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, python, "testdata/natspy_read.py", s.url(), fmt.Sprint(len(s.all)))
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+pythonPath)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
