@@ -35,8 +35,9 @@ deploy:
 	cd deploy/test && $(GO) test -count=1 -timeout 30m ./...
 
 # e2e packages share one Kafka per package; -p 1 keeps one cluster at a time on 2 cores.
-# The KIP-1101 cases (TestDecisions) and the smoke test also run on the first release
-# with MetadataHash and on the newest one.
+# The KIP-1101 cases (TestDecisions), the smoke test and the quorum smoke test (network
+# and disk sources side by side) also run on the first release with MetadataHash and on
+# the newest one.
 E2E_EXTRA_VERSIONS ?= 4.1.1 4.4.0
 e2e: kafka
 	$(GO) test -tags e2e -race -count=1 -p 1 -timeout 40m -v ./e2e/...

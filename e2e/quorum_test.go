@@ -591,6 +591,16 @@ func TestQuorumLeaderKill(t *testing.T) {
 		}
 	})
 	t.Logf("SIGKILL to quorum leader %d (epoch %d) after %d increases", leader.ID, q0.LeaderEpoch, made.Load())
+	// How long the network source takes to find the new leader.
+	if err := e2etest.Wait(ctx, 60*time.Second, func() error {
+		if id := int(netw.kw.Metric("kraftwatch_metadata_leader_id")); id == leader.ID || id < 0 {
+			return fmt.Errorf("network kraftwatch still follows leader %d", id)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	followed := time.Since(killed)
 	if err := <-burstErr; err != nil {
 		t.Fatalf("burst: %v", err)
 	}
@@ -637,9 +647,11 @@ func TestQuorumLeaderKill(t *testing.T) {
 	expectBoth(ctx, t, "after the old leader restarted", want, netw, disk)
 	n = sameEvents(t, "after the old leader restarted", netw, disk, groups...)
 	sameImage(ctx, t, "after the old leader restarted", c, netw, disk)
-	t.Logf("leader %d killed (epoch %d -> leader %d epoch %d): %d events compared, equal; network kraftwatch leader changes %v, fetch errors %v (%v)",
-		leader.ID, q0.LeaderEpoch, newLeader.ID, q1.LeaderEpoch, n, netw.kw.Metric("kraftwatch_metadata_leader_changes_total"),
-		netw.kw.Metric("kraftwatch_metadata_errors_total"), time.Since(start).Round(time.Second))
+	t.Logf("leader %d killed (epoch %d -> leader %d epoch %d), followed by the network source %v after the kill: %d events compared, equal; "+
+		"network kraftwatch leader changes %v, fetch errors %v, rebuilds %v (%v)",
+		leader.ID, q0.LeaderEpoch, newLeader.ID, q1.LeaderEpoch, followed.Round(time.Millisecond), n,
+		netw.kw.Metric("kraftwatch_metadata_leader_changes_total"), netw.kw.Metric("kraftwatch_metadata_errors_total"),
+		netw.kw.Metric("kraftwatch_metadata_resets_total"), time.Since(start).Round(time.Second))
 }
 
 // TestQuorumSnapshot starts a network kraftwatch once every controller has deleted the
