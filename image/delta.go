@@ -37,7 +37,7 @@ type Delta struct {
 // touched records what a delta changed, to report it at Apply.
 type touched struct {
 	topics   map[UUID]struct{}
-	replaced map[UUID]struct{}           // topics of the base image a TopicRecord emptied
+	replaced map[UUID]struct{} // topics of the base image a TopicRecord emptied
 	brokers  map[int32]struct{}
 	features bool
 }

@@ -8,10 +8,11 @@
 //   - Applying a Delta costs O(what changed), not O(image): topics, names and brokers
 //     live in persistent hash tries and each topic's partitions in a persistent radix
 //     trie, so an Image shares everything unchanged with the Image it came from.
-//   - Partitions are stored compactly: one 56-byte slot and one run of int32 each
-//     (the partitions of a new topic get theirs from large shared chunks). A
-//     1M-partition image with three replicas and a directory per replica holds about
-//     140 bytes of heap per partition (TestHeapPerPartition).
+//   - Partitions are stored compactly: one 40-byte slot each and one run of int32
+//     for its lists, shared by the partitions with the same lists (the bulk path
+//     interns them; a leader change keeps them), carved from large shared chunks.
+//     A 1M-partition image with three replicas and a directory per replica holds
+//     about 50 bytes of heap per partition (TestHeapPerPartition, bench/metadata.sh).
 //   - Records between a BeginTransactionRecord and its EndTransactionRecord become
 //     visible together; records between a Begin and an AbortTransactionRecord never
 //     reach an Image (Kafka's intended semantics, docs/metadata-log.md#transactions).
