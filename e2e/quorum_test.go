@@ -4,11 +4,14 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -38,8 +41,9 @@ import (
 //     covers the hash and the Cause's metadata offset;
 //   - images: the image loaded from the controllers (observer.LoadQuorum) and from
 //     broker 1's log dir (observer.Load) are equal (brokers, topics, partitions with
-//     replicas, ISR, leaders and epochs), and both running processes have applied past
-//     that offset (kraftwatch_metadata_offset).
+//     replicas, ISR, leaders and epochs), and so are the outputs of `kraftwatch dump
+//     --json` and `kraftwatch hashes` for --bootstrap-controller and for the log dir;
+//     both running processes have applied past that offset (kraftwatch_metadata_offset).
 //
 // Groups are classic groups joined with kafka-go that never heartbeat (see
 // joinClassic): they write __consumer_offsets once, so both processes are at the same
@@ -253,6 +257,22 @@ func sameImage(ctx context.Context, t *testing.T, step string, c *kafkatest.Clus
 			last = diffLines(a, b)
 			return fmt.Errorf("images differ (network at offset %d, disk at %d):\n%s", n.Image.Provenance().Offset, d.Image.Provenance().Offset, last)
 		}
+		// The same through the binary: kraftwatch dump --json and kraftwatch hashes,
+		// from the controllers and from the log dir.
+		for _, cmd := range [][]string{{"dump", "--json"}, {"hashes"}} {
+			a, err := kwOutput(t, cmd, "--bootstrap-controller", c.ControllerBootstrap())
+			if err != nil {
+				return err
+			}
+			b, err := kwOutput(t, cmd, c.Nodes[0].MetadataLogDir())
+			if err != nil {
+				return err
+			}
+			if a != b {
+				return fmt.Errorf("kraftwatch %s differs between the controllers (-) and broker 1's log dir (+):\n%s",
+					strings.Join(cmd, " "), diffLines(a, b))
+			}
+		}
 		at = min(n.Image.Provenance().Offset, d.Image.Provenance().Offset)
 		return nil
 	})
@@ -271,6 +291,39 @@ func sameImage(ctx context.Context, t *testing.T, step string, c *kafkatest.Clus
 		}
 	}
 	return at
+}
+
+// kwOutput runs `kraftwatch <cmd> <args>` without any KRAFTWATCH_* variable and
+// returns its standard output; for dump --json without the fields that say where and
+// when the image was loaded (source, offset, epoch, timestamp).
+func kwOutput(t *testing.T, cmd []string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	x := exec.CommandContext(ctx, e2etest.Binary(t), append(slices.Clone(cmd), args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "KRAFTWATCH_") {
+			x.Env = append(x.Env, kv)
+		}
+	}
+	var stderr strings.Builder
+	x.Stderr = &stderr
+	out, err := x.Output()
+	if err != nil {
+		return "", fmt.Errorf("kraftwatch %s %s: %w\n%s", strings.Join(cmd, " "), strings.Join(args, " "), err, stderr.String())
+	}
+	if !slices.Contains(cmd, "--json") {
+		return string(out), nil
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(out, &doc); err != nil {
+		return "", fmt.Errorf("kraftwatch %s %s: %w", strings.Join(cmd, " "), strings.Join(args, " "), err)
+	}
+	for _, k := range []string{"source", "offset", "epoch", "timestamp"} {
+		delete(doc, k)
+	}
+	b, err := json.MarshalIndent(doc, "", " ")
+	return string(b) + "\n", err
 }
 
 // imageText is what sameImage compares: brokers, features, topics and partitions.
@@ -377,10 +430,28 @@ func addPartitionsOn(ctx context.Context, c *kafkatest.Cluster, topic string, co
 	if err == nil {
 		err = res.Errors[topic]
 	}
+	if errors.Is(err, kafka.InvalidPartitionNumber) {
+		// A broker that retries its request to the controllers (an election, a slow
+		// controller) can have made the change already: then the count is right.
+		md, merr := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+		if merr == nil && len(md.Topics) == 1 && len(md.Topics[0].Partitions) == count {
+			return nil
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("partitions of %s -> %d: %w", topic, count, err)
 	}
 	return nil
+}
+
+// createTopics creates topics; a topic that exists already counts as created (a
+// broker may retry its request to the controllers after it went through).
+func createTopics(ctx context.Context, c *kafkatest.Cluster, tcs ...kafka.TopicConfig) error {
+	err := e2etest.NewAdmin(c).CreateTopics(ctx, tcs...)
+	if errors.Is(err, kafka.TopicAlreadyExists) {
+		return nil
+	}
+	return err
 }
 
 // invisible fails t unless the quorum's observers are the brokers alone: the network
@@ -408,9 +479,8 @@ func TestQuorumSmoke(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	c := quorumCluster(t)
-	admin := e2etest.NewAdmin(c)
 	netw, disk := startPair(ctx, t, c, "qs-.*")
-	if err := admin.CreateTopics(ctx, assignedTopic("qs-t", []int{1})); err != nil {
+	if err := createTopics(ctx, c, assignedTopic("qs-t", []int{1})); err != nil {
 		t.Fatal(err)
 	}
 	joinClassic(ctx, t, c, "qs-g", "qs-t")
@@ -442,7 +512,7 @@ func TestQuorumKIP1101(t *testing.T) {
 	c := quorumCluster(t)
 	admin := e2etest.NewAdmin(c)
 	// Broker 2 holds q-rack alone, so its restarts change that topic's racks only.
-	if err := admin.CreateTopics(ctx,
+	if err := createTopics(ctx, c,
 		assignedTopic("q-add", []int{1}, []int{1}),
 		assignedTopic("q-rack", []int{2}),
 		assignedTopic("q-del", []int{1}),
@@ -486,7 +556,7 @@ func TestQuorumKIP1101(t *testing.T) {
 		return nil
 	}, map[string]int{"qk-add": 1, "qk-rack": 1, "qk-del": 1, "qk-rec": 1})
 	step("subscribed topic created (q-new)", func() error {
-		return admin.CreateTopics(ctx, assignedTopic("q-new", []int{1}))
+		return createTopics(ctx, c, assignedTopic("q-new", []int{1}))
 	}, map[string]int{"qk-new": 1})
 	step("partitions added (q-add 2 -> 3)", func() error {
 		return addPartitionsOn(ctx, c, "q-add", 3, 1)
@@ -504,7 +574,7 @@ func TestQuorumKIP1101(t *testing.T) {
 		return nil
 	}, map[string]int{"qk-rec": 1})
 	step("subscribed topic recreated (q-rec)", func() error {
-		return admin.CreateTopics(ctx, assignedTopic("q-rec", []int{1}))
+		return createTopics(ctx, c, assignedTopic("q-rec", []int{1}))
 	}, map[string]int{"qk-rec": 1})
 	step("broker 2 stopped and unregistered (q-rack loses its rack)", func() error {
 		c.Nodes[1].Stop()
@@ -530,8 +600,7 @@ func TestQuorumLeaderKill(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	c := quorumCluster(t)
-	admin := e2etest.NewAdmin(c)
-	if err := admin.CreateTopics(ctx, assignedTopic("ql-burst", []int{1})); err != nil {
+	if err := createTopics(ctx, c, assignedTopic("ql-burst", []int{1})); err != nil {
 		t.Fatal(err)
 	}
 	netw, disk := startPair(ctx, t, c, "ql-.*")
@@ -671,8 +740,7 @@ func TestQuorumSnapshot(t *testing.T) {
 		t.Fatalf("metadata logs of the running controllers start at %v; want all %d controllers running", starts, len(c.Controllers()))
 	}
 	t.Logf("metadata logs of the controllers start at %v (%v)", starts, time.Since(start).Round(time.Millisecond))
-	admin := e2etest.NewAdmin(c)
-	if err := admin.CreateTopics(ctx, assignedTopic("qn-t", []int{1})); err != nil {
+	if err := createTopics(ctx, c, assignedTopic("qn-t", []int{1})); err != nil {
 		t.Fatal(err)
 	}
 	netw, disk := startPair(ctx, t, c, "qn-.*")
@@ -705,7 +773,7 @@ func TestQuorumSnapshot(t *testing.T) {
 func followChange(ctx context.Context, t *testing.T, s *side, group, topic string) {
 	t.Helper()
 	c := s.c
-	if err := e2etest.NewAdmin(c).CreateTopics(ctx, assignedTopic(topic, []int{1})); err != nil {
+	if err := createTopics(ctx, c, assignedTopic(topic, []int{1})); err != nil {
 		t.Fatal(err)
 	}
 	joinClassic(ctx, t, c, group, topic)
