@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/internal/scripttest"
@@ -283,4 +285,109 @@ func shellImage(ctx context.Context, tools *kafkatest.Offline, sl *scriptLog) ([
 		}
 	}
 	return out, nil
+}
+
+// TestTransactionUnitsAgainstKafkaLoader compares, unit by unit, the images kraftwatch
+// publishes for each log of the transaction script with the images Kafka's own
+// MetadataBatchLoader publishes for it, fed as kafka-metadata-shell feeds it
+// (testdata/LoaderPublishes.java, one JVM for every log): the same images at the same
+// offsets, but for the topics of aborted transactions Kafka applies (applies-aborted
+// of the case's kafka-metadata-shell line), and a fault where kraftwatch counts a
+// marker out of place. Control batches are not compared: the shell does not hand
+// them to the loader. It skips without Java and Maven unless CI=true.
+func TestTransactionUnitsAgainstKafkaLoader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a JVM")
+	}
+	kafkatest.RequireTools(t)
+	home, err := kafkatest.Fetch(kafkatest.Version())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scripttest.Parse(transactionScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type logCase struct {
+		pos     string
+		segment string
+		units   []string // kraftwatch's image after each unit, as the Java side prints it
+		errors  int64
+		aborted []string
+	}
+	var logs []*logCase
+	for _, c := range s.Cases {
+		switch c.Cmd {
+		case "log":
+			sl := writeScriptLog(t, c)
+			f := quietFollower(filepath.Dir(sl.segment))
+			var sink collectSink
+			if err := f.poll(&sink); err != nil {
+				t.Fatal(err)
+			}
+			lc := &logCase{pos: c.Pos, segment: sl.segment, errors: f.m.TransactionErrors.Load()}
+			d := image.NewDelta(image.Empty)
+			for _, u := range sink.units {
+				for _, e := range u.Entries {
+					if err := d.Replay(e.Record); err != nil {
+						t.Fatalf("%s: replay %d: %v", c.Pos, e.Offset, err)
+					}
+				}
+				im, _ := d.Apply(u.Provenance)
+				if u.Control {
+					continue
+				}
+				lc.units = append(lc.units, fmt.Sprintf("publish @%d e%d topics=%s", u.Provenance.Offset, u.Provenance.Epoch, topicNames(im)))
+			}
+			logs = append(logs, lc)
+		case "kafka-metadata-shell":
+			for _, a := range c.Args {
+				if v, ok := strings.CutPrefix(a, "applies-aborted="); ok {
+					logs[len(logs)-1].aborted = splitTopics(v)
+				}
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	args := []string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", filepath.Join(home, "libs", "*"),
+		filepath.Join("testdata", "LoaderPublishes.java")}
+	for _, lc := range logs {
+		args = append(args, lc.segment)
+	}
+	out, err := exec.CommandContext(ctx, "java", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("LoaderPublishes: %v\n%s", err, out)
+	}
+	kafka := map[string][]string{} // segment -> publish and fault lines
+	var cur string
+	for _, l := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(l, "log "):
+			cur = strings.TrimPrefix(l, "log ")
+		case strings.HasPrefix(l, "publish "), strings.HasPrefix(l, "fault: "):
+			kafka[cur] = append(kafka[cur], l)
+		}
+	}
+	for _, lc := range logs {
+		var publishes []string
+		var faults int64
+		for _, l := range kafka[lc.segment] {
+			if strings.HasPrefix(l, "fault: ") {
+				faults++
+				continue
+			}
+			// Take out the topics of aborted transactions Kafka applies.
+			head, topics, _ := strings.Cut(l, "topics=")
+			kept := slices.DeleteFunc(splitTopics(topics), func(n string) bool { return slices.Contains(lc.aborted, n) })
+			publishes = append(publishes, head+"topics="+strings.Join(kept, ","))
+		}
+		if !slices.Equal(publishes, lc.units) {
+			t.Errorf("%s: Kafka's MetadataBatchLoader published (applies-aborted %v taken out):\n%s\nkraftwatch:\n%s\nKafka's output:\n%s",
+				lc.pos, lc.aborted, strings.Join(publishes, "\n"), strings.Join(lc.units, "\n"), strings.Join(kafka[lc.segment], "\n"))
+		}
+		if faults != lc.errors {
+			t.Errorf("%s: Kafka's loader faulted %d times, kraftwatch found %d markers out of place", lc.pos, faults, lc.errors)
+		}
+	}
 }
