@@ -267,17 +267,13 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 		return fmt.Errorf("topic %s (%s) partition %d: %w", t.name, t.id, r.PartitionID, ErrUnknownPartition)
 	}
 	changes := [listDirs][]int32{r.Replicas, r.ISR, r.RemovingReplicas, r.AddingReplicas, r.EligibleLeaderReplicas, r.LastKnownELR}
-	var lists [listDirs][]int32
 	same := r.Directories == nil // the packed lists stay as they are
-	for i, c := range changes {
+	for _, c := range changes {
 		if c != nil {
 			if len(c) > maxList {
 				return fmt.Errorf("list of %d replicas: %w", len(c), ErrInvalid)
 			}
-			lists[i] = c
 			same = false
-		} else {
-			lists[i] = old.list(i)
 		}
 	}
 	p := partition{id: old.id, leader: old.leader, leaderEpoch: old.leaderEpoch, partitionEpoch: old.partitionEpoch + 1, lrs: old.lrs}
@@ -292,6 +288,13 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 		// A leader or epoch change: the arrays are immutable, so share them.
 		p.n, p.data = old.n, old.data
 	} else {
+		var lists [listDirs][]int32
+		for i, c := range changes {
+			lists[i] = c
+			if c == nil {
+				lists[i] = old.list(i)
+			}
+		}
 		var dirs []UUID
 		switch {
 		case r.Directories != nil:
