@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,21 +23,21 @@ import (
 
 // TestGroupsReaderHealth: kraftwatch reads __consumer_offsets with broker 3 alone as its
 // bootstrap server. Partition 1 of __consumer_offsets is led by broker 3 with a replica
-// on broker 2; partition 2 lives on broker 3 alone. Broker 3 is killed:
-//   - a KIP-848 group of partition 1 (now led by broker 2) that joins meanwhile is
-//     announced while broker 3 is still down (the partition readers bootstrap from every
+// on broker 1; partition 2 lives on brokers 3 and 2. Brokers 3 and 2 are killed:
+//   - a KIP-848 group of partition 1 (now led by broker 1) that joins meanwhile is
+//     announced while they are still down (the partition readers bootstrap from every
 //     broker the metadata listed, not only from the configured, dead one);
 //   - partition 2 cannot be read: after KRAFTWATCH_STALL_AFTER /readyz answers 503 naming
 //     the groups component and partition 2, kraftwatch_group_partitions_stalled is 1 and
 //     the stall is logged;
-//   - once broker 3 is back, partition 2 is read again: /readyz 200, the gauge 0, and
-//     the recovery is logged.
+//   - once they are back, partition 2 is read again: /readyz 200, the gauge 0, and the
+//     recovery is logged.
 func TestGroupsReaderHealth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	c := kafkatest.New(t, kafkatest.Options{Rack: "r1", Brokers: []string{"r2", "r3"}})
 	admin := e2etest.NewAdmin(c)
-	offsets := assigned(groups.ConsumerOffsetsTopic, []int{1, 2, 3}, []int{3, 2}, []int{3})
+	offsets := assigned(groups.ConsumerOffsetsTopic, []int{1, 2}, []int{3, 1}, []int{3, 2})
 	offsets.ConfigEntries = []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"}}
 	if err := admin.CreateTopics(ctx, offsets, assigned("h-orders", []int{1})); err != nil {
 		t.Fatal(err)
@@ -47,13 +48,14 @@ func TestGroupsReaderHealth(t *testing.T) {
 
 	ns := e2etest.StartNATS(t)
 	w := e2etest.Watch(t, ns.URL(), c.ClusterID)
-	broker3 := c.Nodes[2]
+	broker2, broker3 := c.Nodes[1], c.Nodes[2]
 	kw := e2etest.StartKraftwatch(t, "kw", e2etest.Env(c, ns.URL(), "h-.*",
 		"KRAFTWATCH_BOOTSTRAP_SERVERS="+broker3.BrokerAddr, "KRAFTWATCH_STALL_AFTER=5s"))
 	kw.WaitReady(ctx, time.Minute)
 	w.Expect(ctx, t, map[string]int{alone: 1}, time.Minute)
 
 	broker3.Kill()
+	broker2.Kill()
 	killed := time.Now()
 	e2etest.StartMembers(ctx, t, c, e2etest.Join{Group: moved, Topics: []string{"h-orders"}})
 	w.Expect(ctx, t, map[string]int{alone: 1, moved: 1}, time.Minute)
@@ -81,10 +83,17 @@ func TestGroupsReaderHealth(t *testing.T) {
 		t.Fatal("the stall was not logged")
 	}
 	if code, body := readyz(kw); strings.Contains(fmt.Sprint(body.Problems), "partition 1 ") {
-		t.Fatalf("partition 1 (led by broker 2 now) reported stalled: %d %+v", code, body)
+		t.Fatalf("partition 1 (led by broker 1 now) reported stalled: %d %+v", code, body)
 	}
 
-	if err := broker3.Restart(ctx, nil); err != nil {
+	// Restart waits until every broker is registered again: restart both at once.
+	var restarts sync.WaitGroup
+	errs := make([]error, 2)
+	for i, b := range []*kafkatest.Node{broker3, broker2} {
+		restarts.Go(func() { errs[i] = b.Restart(ctx, nil) })
+	}
+	restarts.Wait()
+	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
 	err = e2etest.Wait(ctx, 2*time.Minute, func() error {
