@@ -31,9 +31,13 @@ import (
 const (
 	// chunkRecords is the most records one decoded chunk holds.
 	chunkRecords = 1024
-	// loadChunks and loadBuffers bound the chunks and batch buffers in flight.
+	// loadChunks and loadBuffers bound the chunks and batch buffers in flight. A
+	// decoded record shares no memory with its batch (strings are copied, arrays live
+	// in the chunk's decoder) unless it has byte fields (UserScramCredentialRecord),
+	// so the reader reads the next batch into the same buffer while the chunks of the
+	// last one are replayed: the load holds the image and one batch (issue 14).
 	loadChunks  = 8
-	loadBuffers = 3
+	loadBuffers = 1
 )
 
 // loadChunk is a run of decoded records of one batch, valid until dec is Reset.
@@ -207,13 +211,15 @@ func (r *snapReader) readHeader(b *recordbatch.Batch) bool {
 	return ok
 }
 
-// decode decodes the records of a data batch into chunks and sends them; the last
-// chunk carries buf, which must stay untouched until it has been replayed.
+// decode decodes the records of a data batch into chunks and sends them. When a
+// record shares memory with the batch, the last chunk carries buf, which must stay
+// untouched until it has been replayed; else buf is free again at once.
 func (r *snapReader) decode(b *recordbatch.Batch, buf *loadBuffer) bool {
 	c := r.chunk()
 	if c == nil {
 		return false
 	}
+	shared := false
 	it := b.Iter()
 	for it.Next() {
 		r.records++
@@ -221,6 +227,9 @@ func (r *snapReader) decode(b *recordbatch.Batch, buf *loadBuffer) bool {
 		if err != nil {
 			r.freeChunks <- c
 			return false
+		}
+		if _, ok := rec.(*metadata.UserScramCredentialRecord); ok {
+			shared = true
 		}
 		c.recs = append(c.recs, rec)
 		if len(c.recs) == chunkRecords {
@@ -234,7 +243,11 @@ func (r *snapReader) decode(b *recordbatch.Batch, buf *loadBuffer) bool {
 		r.freeChunks <- c
 		return false
 	}
-	c.buf = buf
+	if shared {
+		c.buf = buf
+	} else {
+		r.freeBufs <- buf
+	}
 	r.chunks <- c
 	return true
 }
