@@ -89,10 +89,12 @@ func (s *segment) fill() (bool, error) {
 	// A new buffer each time, unless recycle is set: batches and records handed out
 	// share memory with the old one, which is then never written again.
 	var nb []byte
-	if s.recycle && cap(s.store) >= len(s.buf)+int(n) {
-		nb = s.store[:len(s.buf)+int(n)]
+	need := len(s.buf) + int(n)
+	if s.recycle && cap(s.store) >= need {
+		nb = s.store[:need]
 	} else {
-		nb = make([]byte, len(s.buf)+int(n))
+		// Room for the part of a batch that is left over when the next chunk is read.
+		nb = make([]byte, need, need+need/4)
 		s.store = nb
 	}
 	copy(nb, s.buf)
