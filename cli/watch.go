@@ -210,10 +210,11 @@ func (f *follower) run(ctx context.Context) {
 }
 
 // streams lists the streams to read under root, each cluster's events once: the streams
-// capturing the public subjects (kraftwatch's events stream, which sources the stream
-// kraftwatch publishes into; or a stream made by an older version), and the streams
-// capturing the internal subjects that no stream listed or followed sources (kraftwatch
-// created the events stream later, or another stream holds the public subjects).
+// capturing the internal subjects (kraftwatch's own, which stores the events under their
+// public subjects), and the streams capturing the public subjects that source none of
+// those nor a stream already followed (a stream made by an older version). kraftwatch's
+// events stream, a copy of its own by sourcing, is skipped: after a leader change of the
+// stream it copies, nats-server resumes the copy only after a retry backoff.
 func (f *follower) streams(ctx context.Context) ([]string, error) {
 	list := func(subject string) ([]string, error) {
 		var names []string
@@ -223,37 +224,26 @@ func (f *follower) streams(ctx context.Context) ([]string, error) {
 		}
 		return names, l.Err()
 	}
+	names, err := list(publish.InternalPrefix + "." + f.root + ".>")
+	if err != nil {
+		return nil, err
+	}
 	public, err := list(f.root + ".>")
 	if err != nil {
 		return nil, err
 	}
-	internal, err := list(publish.InternalPrefix + "." + f.root + ".>")
-	if err != nil {
-		return nil, err
-	}
-	sourced := make(map[string]bool) // internal streams a public one holds
-	var names []string
 	for _, name := range public {
+		if slices.Contains(names, name) {
+			continue
+		}
 		srcs, err := f.sources(ctx, name)
 		if err != nil {
 			return nil, err
 		}
-		if slices.ContainsFunc(srcs, f.following) {
-			// Its events are read already, from the stream it sources.
-			for _, s := range srcs {
-				sourced[s] = true
-			}
-			continue
-		}
-		for _, s := range srcs {
-			sourced[s] = true
+		if slices.ContainsFunc(srcs, func(s string) bool { return slices.Contains(names, s) || f.following(s) }) {
+			continue // a copy of a stream read already
 		}
 		names = append(names, name)
-	}
-	for _, name := range internal {
-		if !sourced[name] && !slices.Contains(names, name) {
-			names = append(names, name)
-		}
 	}
 	return names, nil
 }

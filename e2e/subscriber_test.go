@@ -93,8 +93,8 @@ func TestSidecarSubscriber(t *testing.T) {
 		if !ok || d.Event.ID != stream[i].MsgID || e.GroupID != stream[i].Env.Data.GroupID || e.NewHash != stream[i].Env.Data.NewHash {
 			t.Fatalf("delivery %d: %+v; kraftwatch's stream has %v", i, d.Event, stream[i])
 		}
-		if d.Stream != e2etest.StreamName+"_EVENTS" {
-			t.Fatalf("delivery %d came from stream %s, not the events stream", i, d.Stream)
+		if d.Stream != e2etest.StreamName {
+			t.Fatalf("delivery %d came from stream %s, not kraftwatch's", i, d.Stream)
 		}
 	}
 	t.Logf("durable subscriber: %d events, each once, across a restart, the stream's order", len(got))

@@ -18,11 +18,14 @@
 // which are in the data). The id is deterministic: two kraftwatch replicas give one
 // transition the same id, which makes handling idempotent where it needs to be.
 //
-// Per Kafka cluster, the events stream ("KRAFTWATCH_<cluster id>_EVENTS" unless
-// configured otherwise) captures "<prefix>.<cluster token>.>", so clients that look a
-// stream up by subject find it (FindStream), and holds each announced transition once,
-// in order per group. Core NATS subscribers of "<prefix>.>" also receive each stored
-// event once, but miss those published while they are disconnected.
+// Per Kafka cluster, kraftwatch's stream ("KRAFTWATCH_<cluster id>" unless configured
+// otherwise) stores each announced transition once, in order per group, under its
+// public subject, and the events stream ("<stream>_EVENTS") holds a copy (by NATS
+// sourcing) that captures "<prefix>.<cluster token>.>", so that clients that look a
+// stream up by subject find it. Follow and FindStream read kraftwatch's stream itself:
+// after a leader change of that stream, nats-server resumes the copy only after a retry
+// backoff. Core NATS subscribers of "<prefix>.>" also receive each stored event once, but
+// miss those published while they are disconnected.
 //
 // # Concurrency
 //

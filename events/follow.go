@@ -34,8 +34,8 @@ type FollowConfig struct {
 	// to one of them, and order across them is not kept).
 	Durable string
 	// Stream is the stream to read; default: the one of the cluster's streams that has
-	// the durable consumer already, else FindStream's (the events stream, or
-	// kraftwatch's own when there is no events stream).
+	// the durable consumer already, else FindStream's (kraftwatch's own stream, or the
+	// events stream when there is none).
 	Stream string
 	// FilterSubjects narrows the events, e.g. Subject(prefix, cluster, ConsumerGroup,
 	// "orders") for one group; default "<prefix>.<cluster token>.>". Changing it on an
@@ -229,11 +229,11 @@ func handleOne(ctx context.Context, cfg FollowConfig, stream string, log *slog.L
 }
 
 // durableStream returns the stream to read root's events from: the one of the cluster's
-// streams (events stream, then kraftwatch's own) that already has the durable consumer,
-// so a subscriber keeps its position; else the one FindStream returns.
+// streams (kraftwatch's own, then the events stream) that already has the durable
+// consumer, so a subscriber keeps its position; else the one FindStream returns.
 func durableStream(ctx context.Context, js jetstream.JetStream, root, durable string) (string, error) {
 	var found []string
-	for _, subject := range []string{root + ".>", InternalPrefix + "." + root + ".>"} {
+	for _, subject := range []string{InternalPrefix + "." + root + ".>", root + ".>"} {
 		name, err := js.StreamNameBySubject(ctx, subject)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			continue
@@ -253,15 +253,19 @@ func durableStream(ctx context.Context, js jetstream.JetStream, root, durable st
 	return found[0], nil
 }
 
-// FindStream returns the stream holding a cluster's events: the one capturing its public
-// subjects "<prefix>.<cluster token>.>" (kraftwatch's events stream), else the one
-// capturing its internal subjects (kraftwatch's own stream, which stores the events under
-// the same public subjects).
+// FindStream returns the stream to read a cluster's events from: kraftwatch's own stream
+// (the one capturing the internal subjects "_kraftwatch.<prefix>.<cluster token>.>",
+// which stores the events under their public subjects), else the one capturing the public
+// subjects "<prefix>.<cluster token>.>" (the events stream, or a stream of an older
+// kraftwatch). kraftwatch's own stream comes first because the events stream copies it
+// by sourcing, which nats-server resumes only after a retry backoff when the leader of
+// kraftwatch's stream changes (tens of seconds in a 3-node cluster); both hold the same
+// events in the same order.
 func FindStream(ctx context.Context, js jetstream.JetStream, prefix, clusterID string) (string, error) {
 	root := cmp.Or(prefix, DefaultPrefix) + "." + EscapeToken(clusterID)
-	name, err := js.StreamNameBySubject(ctx, root+".>")
+	name, err := js.StreamNameBySubject(ctx, InternalPrefix+"."+root+".>")
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		name, err = js.StreamNameBySubject(ctx, InternalPrefix+"."+root+".>")
+		name, err = js.StreamNameBySubject(ctx, root+".>")
 	}
 	if err != nil {
 		return "", fmt.Errorf("finding the stream of %s: %w", root, err)

@@ -102,7 +102,7 @@ func run(t testing.TB, js jetstream.JetStream, cfg events.FollowConfig, h func(c
 
 // TestFollowResumes: a durable subscriber stopped after some events and started again
 // receives the rest, each once, in stream order; the stream it found is kraftwatch's
-// events stream; after a handler error the same event comes again before later ones.
+// own; after a handler error the same event comes again before later ones.
 func TestFollowResumes(t *testing.T) {
 	srv := natstest.Start(t)
 	p := startPublisher(t, srv.ClientURL())
@@ -145,7 +145,7 @@ func TestFollowResumes(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if name, err := events.FindStream(context.Background(), js, "", cluster); err != nil || name != "KRAFTWATCH_"+cluster+"_EVENTS" {
+	if name, err := events.FindStream(context.Background(), js, "", cluster); err != nil || name != "KRAFTWATCH_"+cluster {
 		t.Fatalf("FindStream = %q, %v", name, err)
 	}
 }
@@ -159,7 +159,7 @@ func TestFollowSkipsInvalid(t *testing.T) {
 	js, _ := jetstream.New(nc)
 	announce(t, p, "g", 0)
 	waitFor(t, "the events stream", func() bool { return p.EventsStream() != "" })
-	if _, err := js.Publish(context.Background(), "kraftwatch."+cluster+".group.consumer.junk", []byte("{not json")); err != nil {
+	if _, err := js.Publish(context.Background(), "_kraftwatch.kraftwatch."+cluster+".group.consumer.junk", []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
 	announce(t, p, "g", 1)

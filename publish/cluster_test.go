@@ -20,6 +20,8 @@ import (
 // and the events stream holds the same events.
 func TestClusterLeaderKill(t *testing.T) {
 	c := natstest.StartCluster(t, natstest.ClusterOptions{TLS: true, Users: map[string]string{"kw": "kw-secret"}})
+	sameEventsWait = 4 * time.Minute
+	defer func() { sameEventsWait = 30 * time.Second }()
 	const groups, steps = 20, 12
 	var ps []*publish.Publisher
 	for i := range 2 {

@@ -78,7 +78,12 @@
 //   - sources kraftwatch's stream, which gives it every stored event once, in order,
 //     under its public subject, with Nats-Msg-Id and without the Nats-Expected-*
 //     headers (nats-server drops them when sourcing), and resumes after restarts and
-//     leader changes where it stopped: it misses none, unlike a core subscriber;
+//     leader changes where it stopped: it misses none, unlike a core subscriber. After
+//     a leader change of kraftwatch's stream, nats-server resumes sourcing only after its
+//     health check and retry backoff (10 s and more each): in TestClusterLeaderKill the
+//     copy caught up about 40 s later. Readers that cannot wait so long read
+//     kraftwatch's stream itself (events.Follow does), which stores the same events
+//     under the same public subjects;
 //   - refuses the republished copies, which reach it on the subjects it captures: every
 //     publish of kraftwatch carries Nats-Expected-Stream naming kraftwatch's stream, and
 //     nats-server refuses a message whose expected stream is another (checked before

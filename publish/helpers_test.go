@@ -411,10 +411,23 @@ func sameEvents(t testing.TB, nc *nats.Conn, prefix string, msgs map[string][]st
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, fmt.Sprintf("stream %s to hold %d events", name, total), func() bool {
+	begin := time.Now()
+	defer func() { t.Logf("stream %s caught up after %v", name, time.Since(begin).Round(time.Millisecond)) }()
+	for deadline := time.Now().Add(sameEventsWait); ; time.Sleep(10 * time.Millisecond) {
 		info, err := s.Info(ctx)
-		return err == nil && info.State.Msgs >= uint64(total)
-	})
+		if err == nil && info.State.Msgs >= uint64(total) {
+			break
+		}
+		if time.Now().After(deadline) {
+			if info != nil {
+				t.Logf("stream %s: state %+v cluster %+v", name, info.State, info.Cluster)
+				for _, src := range info.Sources {
+					t.Logf("source %s: lag %d active %v error %+v", src.Name, src.Lag, src.Active, src.Error)
+				}
+			}
+			t.Fatalf("timed out after 30s waiting for stream %s to hold %d events (err %v)", name, total, err)
+		}
+	}
 	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{root + ".>"}})
 	if err != nil {
 		t.Fatal(err)
@@ -462,3 +475,6 @@ func sameEvents(t testing.TB, nc *nats.Conn, prefix string, msgs map[string][]st
 		}
 	}
 }
+
+// sameEventsWait bounds how long sameEvents waits for the events stream to catch up.
+var sameEventsWait = 30 * time.Second
