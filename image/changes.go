@@ -173,10 +173,16 @@ func compareTopic(ot, nt *Topic, all bool) (TopicChange, bool) {
 	} else {
 		// Count first, so that Changed is allocated once.
 		n := 0
-		diffNodes(ot.parts.root, nt.parts.root, nt.parts.shift, func(*partition) { n++ })
+		diffNodes(ot.parts.root, nt.parts.root, nt.parts.shift, func(_, _ *partition) { n++ })
 		if n > 0 {
 			tc.Changed = make([]int32, 0, n)
-			diffNodes(ot.parts.root, nt.parts.root, nt.parts.shift, func(p *partition) { check(p.id) })
+			diffNodes(ot.parts.root, nt.parts.root, nt.parts.shift, func(op, np *partition) {
+				// What check does, with the partitions at hand.
+				tc.Changed = append(tc.Changed, np.id)
+				if op == nil || !slices.Equal(op.list(listReplicas), np.list(listReplicas)) {
+					tc.ReplicasChanged = true
+				}
+			})
 		}
 	}
 	slices.Sort(tc.Changed)
@@ -185,8 +191,9 @@ func compareTopic(ot, nt *Topic, all bool) (TopicChange, bool) {
 
 // diffNodes calls f, in id order, for each partition of b (a node of a trie at
 // shift) that a (the node at the same place in an older version, or nil) does not
-// hold equal. Nodes the versions share are skipped.
-func diffNodes(a, b *pnode, shift uint, f func(*partition)) {
+// hold equal, with a's partition of that id (nil when a has none). Nodes the versions
+// share are skipped.
+func diffNodes(a, b *pnode, shift uint, f func(old, cur *partition)) {
 	if a == b || b == nil {
 		return
 	}
@@ -196,10 +203,14 @@ func diffNodes(a, b *pnode, shift uint, f func(*partition)) {
 			if !p.present {
 				continue
 			}
-			if a != nil && k < len(a.parts) && a.parts[k].present && (Partition{a.parts[k]}).Equal(Partition{*p}) {
-				continue
+			var old *partition
+			if a != nil && k < len(a.parts) && a.parts[k].present {
+				old = &a.parts[k]
+				if old.equal(p) {
+					continue
+				}
 			}
-			f(p)
+			f(old, p)
 		}
 		return
 	}

@@ -133,10 +133,12 @@ func (p Partition) Directories() []kbin.UUID {
 func (p Partition) HasDirectories() bool { return p.p.n[listDirs] > 0 }
 
 // Equal reports whether two partitions have the same registration.
-func (p Partition) Equal(q Partition) bool {
-	return p.p.id == q.p.id && p.p.leader == q.p.leader && p.p.leaderEpoch == q.p.leaderEpoch &&
-		p.p.partitionEpoch == q.p.partitionEpoch && p.p.lrs == q.p.lrs && p.p.n == q.p.n &&
-		slices.Equal(p.p.all(), q.p.all())
+func (p Partition) Equal(q Partition) bool { return p.p.equal(&q.p) }
+
+func (p *partition) equal(q *partition) bool {
+	return p.id == q.id && p.leader == q.leader && p.leaderEpoch == q.leaderEpoch &&
+		p.partitionEpoch == q.partitionEpoch && p.lrs == q.lrs && p.n == q.n &&
+		(p.data == q.data || slices.Equal(p.all(), q.all())) // shared lists need no comparing
 }
 
 // packLists builds partition.data from the lists; dirs may be nil.
