@@ -108,6 +108,10 @@ func TestNATSCluster(t *testing.T) {
 		}
 	}
 	leader := func() string {
+		// A short timeout of its own: a request sent just before its node died is never
+		// answered.
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
 		s, err := js.Stream(ctx, e2etest.StreamName)
 		if err != nil || s.CachedInfo().Cluster == nil {
 			return ""
@@ -173,6 +177,8 @@ func TestNATSCluster(t *testing.T) {
 	// retry backoff when the leader of kraftwatch's stream changed.
 	caughtUp := time.Now()
 	err = e2etest.Wait(ctx, 3*time.Minute, func() error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
 		s, err := js.Stream(ctx, e2etest.StreamName+"_EVENTS")
 		if err != nil {
 			return err

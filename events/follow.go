@@ -20,6 +20,9 @@ const DefaultPrefix = "kraftwatch"
 // the events under their public subjects; subscribers never use them.
 const InternalPrefix = "_kraftwatch"
 
+// apiTimeout bounds each JetStream API request of Follow.
+const apiTimeout = 10 * time.Second
+
 // FollowConfig configures Follow.
 type FollowConfig struct {
 	// ClusterID is the Kafka cluster whose events to follow; required. Each cluster has
@@ -133,10 +136,14 @@ func Follow(ctx context.Context, js jetstream.JetStream, cfg FollowConfig, handl
 // follow makes sure the consumer exists and handles its events until an error.
 func follow(ctx context.Context, js jetstream.JetStream, cfg FollowConfig, root string, log *slog.Logger,
 	handle func(context.Context, Delivery) error) error {
+	// Each API call gets its own timeout: a request lost with a connection (its node
+	// died) is never answered, and ctx may have a distant deadline or none.
+	actx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
 	stream := cfg.Stream
 	if stream == "" {
 		var err error
-		if stream, err = durableStream(ctx, js, root, cfg.Durable); err != nil {
+		if stream, err = durableStream(actx, js, root, cfg.Durable); err != nil {
 			return err
 		}
 	}
@@ -154,17 +161,18 @@ func follow(ctx context.Context, js jetstream.JetStream, cfg FollowConfig, root 
 	if cfg.DeliverNew {
 		cc.DeliverPolicy = jetstream.DeliverNewPolicy
 	}
-	cons, err := js.Consumer(ctx, stream, cfg.Durable)
+	cons, err := js.Consumer(actx, stream, cfg.Durable)
 	switch {
 	case errors.Is(err, jetstream.ErrConsumerNotFound):
-		cons, err = js.CreateConsumer(ctx, stream, cc)
+		cons, err = js.CreateConsumer(actx, stream, cc)
 	case err == nil:
 		// Keep the consumer's position; update what may change.
 		cur := cons.CachedInfo().Config
 		cur.FilterSubject, cur.FilterSubjects = "", cc.FilterSubjects
 		cur.AckWait, cur.InactiveThreshold = cc.AckWait, cc.InactiveThreshold
-		cons, err = js.UpdateConsumer(ctx, stream, cur)
+		cons, err = js.UpdateConsumer(actx, stream, cur)
 	}
+	cancel()
 	if err != nil {
 		return fmt.Errorf("consumer %s on stream %s: %w", cfg.Durable, stream, err)
 	}
