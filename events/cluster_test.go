@@ -15,8 +15,8 @@ import (
 )
 
 // TestFollowLeaderKill: a durable subscriber of a 3-node cluster (streams and consumer
-// with 3 replicas) receives every event once while the node leading the events stream
-// and its consumer is SIGKILLed, and after it is started again.
+// with 3 replicas) receives every event once while the node leading
+// kraftwatch's stream (which Follow reads) is SIGKILLed.
 func TestFollowLeaderKill(t *testing.T) {
 	c := natstest.StartCluster(t, natstest.ClusterOptions{})
 	p, err := publish.New(publish.Config{Conn: c.Connect(c.Nodes[0].URL(), "", ""), ClusterID: cluster, Replicas: 3,
@@ -38,13 +38,13 @@ func TestFollowLeaderKill(t *testing.T) {
 		announce(t, p, fmt.Sprintf("g%d", k%3), k)
 		if k == 20 {
 			waitFor(t, "20 events", func() bool { return col.len() >= 20 })
-			s, err := js.Stream(ctx, "KRAFTWATCH_"+cluster+"_EVENTS")
+			s, err := js.Stream(ctx, "KRAFTWATCH_"+cluster)
 			if err != nil {
 				t.Fatal(err)
 			}
 			victim := c.Node(s.CachedInfo().Cluster.Leader)
 			c.Kill(victim)
-			t.Logf("killed %s, the events stream's leader", victim.Name)
+			t.Logf("killed %s, the leader of kraftwatch's stream (which Follow reads)", victim.Name)
 			defer c.Start(victim)
 		}
 		time.Sleep(50 * time.Millisecond)
