@@ -418,6 +418,26 @@ func joinClassic(ctx context.Context, t *testing.T, c *kafkatest.Cluster, group 
 	}
 }
 
+// retry calls f until it succeeds, fails with a Kafka error that is not temporary, or
+// 60 s have passed: connections that a restarted broker closed (kafka-go pools them)
+// and elections in the quorum fail a request without it meaning anything.
+func retry(ctx context.Context, f func() error) error {
+	var final error
+	err := e2etest.Wait(ctx, 60*time.Second, func() error {
+		err := f()
+		var kerr kafka.Error
+		if err != nil && errors.As(err, &kerr) && !kerr.Temporary() {
+			final = err
+			return nil
+		}
+		return err
+	})
+	if final != nil {
+		return final
+	}
+	return err
+}
+
 // addPartitionsOn grows topic to count partitions, the new ones on brokers (one
 // replica each).
 func addPartitionsOn(ctx context.Context, c *kafkatest.Cluster, topic string, count int, brokers ...int32) error {
@@ -426,32 +446,54 @@ func addPartitionsOn(ctx context.Context, c *kafkatest.Cluster, topic string, co
 	for _, b := range brokers {
 		cfg.TopicPartitionAssignments = append(cfg.TopicPartitionAssignments, kafka.TopicPartitionAssignment{BrokerIDs: []int32{b}})
 	}
-	res, err := cl.CreatePartitions(ctx, &kafka.CreatePartitionsRequest{Topics: []kafka.TopicPartitionsConfig{cfg}})
-	if err == nil {
-		err = res.Errors[topic]
-	}
-	if errors.Is(err, kafka.InvalidPartitionNumber) {
-		// A broker that retries its request to the controllers (an election, a slow
-		// controller) can have made the change already: then the count is right.
-		md, merr := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
-		if merr == nil && len(md.Topics) == 1 && len(md.Topics[0].Partitions) == count {
-			return nil
+	return retry(ctx, func() error {
+		res, err := cl.CreatePartitions(ctx, &kafka.CreatePartitionsRequest{Topics: []kafka.TopicPartitionsConfig{cfg}})
+		if err == nil {
+			err = res.Errors[topic]
 		}
-	}
-	if err != nil {
-		return fmt.Errorf("partitions of %s -> %d: %w", topic, count, err)
-	}
-	return nil
+		if errors.Is(err, kafka.InvalidPartitionNumber) {
+			// An attempt that went through though its answer was lost, or a broker that
+			// retried its request to the controllers: then the count is right.
+			md, merr := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+			if merr == nil && len(md.Topics) == 1 && len(md.Topics[0].Partitions) == count {
+				return nil
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("partitions of %s -> %d: %w", topic, count, err)
+		}
+		return nil
+	})
 }
 
-// createTopics creates topics; a topic that exists already counts as created (a
-// broker may retry its request to the controllers after it went through).
+// createTopics creates topics; a topic that exists already counts as created (an
+// attempt that went through, or a broker that retried its request to the controllers).
 func createTopics(ctx context.Context, c *kafkatest.Cluster, tcs ...kafka.TopicConfig) error {
-	err := e2etest.NewAdmin(c).CreateTopics(ctx, tcs...)
-	if errors.Is(err, kafka.TopicAlreadyExists) {
+	return retry(ctx, func() error {
+		err := e2etest.NewAdmin(c).CreateTopics(ctx, tcs...)
+		if errors.Is(err, kafka.TopicAlreadyExists) {
+			return nil
+		}
+		return err
+	})
+}
+
+// deleteTopic deletes topic; a topic already gone counts as deleted.
+func deleteTopic(ctx context.Context, c *kafkatest.Cluster, topic string) error {
+	cl := &kafka.Client{Addr: kafka.TCP(strings.Split(c.Bootstrap(), ",")...), Timeout: 30 * time.Second}
+	return retry(ctx, func() error {
+		res, err := cl.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: []string{topic}})
+		if err == nil {
+			err = res.Errors[topic]
+		}
+		if errors.Is(err, kafka.UnknownTopicOrPartition) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("delete topic %s: %w", topic, err)
+		}
 		return nil
-	}
-	return err
+	})
 }
 
 // invisible fails t unless the quorum's observers are the brokers alone: the network
@@ -510,7 +552,6 @@ func TestQuorumKIP1101(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	c := quorumCluster(t)
-	admin := e2etest.NewAdmin(c)
 	// Broker 2 holds q-rack alone, so its restarts change that topic's racks only.
 	if err := createTopics(ctx, c,
 		assignedTopic("q-add", []int{1}, []int{1}),
@@ -566,12 +607,10 @@ func TestQuorumKIP1101(t *testing.T) {
 		return c.Nodes[1].Restart(ctx, &rackC)
 	}, map[string]int{"qk-rack": 1})
 	step("subscribed topic deleted (q-del)", func() error {
-		admin.DeleteTopic(ctx, t, "q-del")
-		return nil
+		return deleteTopic(ctx, c, "q-del")
 	}, map[string]int{"qk-del": 1})
 	step("subscribed topic deleted before it is recreated (q-rec)", func() error {
-		admin.DeleteTopic(ctx, t, "q-rec")
-		return nil
+		return deleteTopic(ctx, c, "q-rec")
 	}, map[string]int{"qk-rec": 1})
 	step("subscribed topic recreated (q-rec)", func() error {
 		return createTopics(ctx, c, assignedTopic("q-rec", []int{1}))
@@ -619,21 +658,14 @@ func TestQuorumLeaderKill(t *testing.T) {
 	}
 
 	// The burst: partitions 1 -> 9, one at a time, each retried through the election
-	// (an increase that went through but whose answer was lost reads back as done).
+	// (addPartitionsOn).
 	const burst = 8
 	var made atomic.Int32
 	burstErr := make(chan error, 1)
 	go func() {
 		defer close(burstErr)
 		for n := 2; n <= 1+burst; n++ {
-			err := e2etest.Wait(ctx, 90*time.Second, func() error {
-				err := addPartitionsOn(ctx, c, "ql-burst", n, 1)
-				if err != nil && errors.Is(err, kafka.InvalidPartitionNumber) {
-					return nil // already n: the earlier attempt went through
-				}
-				return err
-			})
-			if err != nil {
+			if err := addPartitionsOn(ctx, c, "ql-burst", n, 1); err != nil {
 				burstErr <- err
 				return
 			}
