@@ -190,8 +190,7 @@ func (nd *pnode) appendReplicas(dst [][]int32, start, n int) [][]int32 {
 		for len(dst) < start+id {
 			dst = append(dst, nil)
 		}
-		r := p.n[listReplicas]
-		dst = append(dst, p.all()[:r:r])
+		dst = append(dst, p.replicas())
 	}
 	return dst
 }

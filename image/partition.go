@@ -63,6 +63,15 @@ func (p *partition) all() []int32 {
 	return unsafe.Slice(p.data, n)
 }
 
+// replicas is list(listReplicas), the first list: no widths to add up.
+func (p *partition) replicas() []int32 {
+	r := int(p.n[listReplicas])
+	if r == 0 {
+		return p.all()[:0:0]
+	}
+	return unsafe.Slice(p.data, r)
+}
+
 // setData stores data as the packed array; p.n must describe it.
 func (p *partition) setData(data []int32) {
 	p.data = nil
@@ -82,7 +91,7 @@ func (p *partition) width(which int) int {
 func (p Partition) ID() int32 { return p.p.id }
 
 // Replicas are the replica broker ids in preferred order. Do not modify.
-func (p Partition) Replicas() []int32 { return p.p.list(listReplicas) }
+func (p Partition) Replicas() []int32 { return p.p.replicas() }
 
 // ISR is the in-sync replica set. Do not modify.
 func (p Partition) ISR() []int32 { return p.p.list(listISR) }
