@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -267,34 +268,52 @@ func (w testWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// readStreamEvents reads every message of stream name in order, checking each with
-// e2etest.Check against clusterID.
+// readStreamEvents reads every message of stream name by sequence, checking each with
+// e2etest.Check against clusterID. Each read is retried for a while: right after a node
+// came back the cluster may briefly have no responder for a request.
 func readStreamEvents(ctx context.Context, t *testing.T, js jetstream.JetStream, name, clusterID string) e2etest.Events {
 	t.Helper()
-	s, err := js.Stream(ctx, name)
-	if err != nil {
-		t.Fatalf("stream %s: %v", name, err)
+	retry := func(what string, f func(ctx context.Context) error) {
+		t.Helper()
+		err := e2etest.Wait(ctx, 30*time.Second, func() error {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			return f(ctx)
+		})
+		if err != nil {
+			t.Fatalf("stream %s: %s: %v", name, what, err)
+		}
 	}
-	total := s.CachedInfo().State.Msgs
-	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var info *jetstream.StreamInfo
+	retry("info", func(ctx context.Context) error {
+		s, err := js.Stream(ctx, name)
+		if err == nil {
+			info = s.CachedInfo()
+		}
+		return err
+	})
 	var out e2etest.Events
-	for uint64(len(out)) < total {
-		m, err := c.Next(jetstream.FetchMaxWait(10 * time.Second))
-		if err != nil {
-			t.Fatalf("stream %s: read %d of %d: %v", name, len(out), total, err)
+	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
+		var m *jetstream.RawStreamMsg
+		retry(fmt.Sprintf("message %d", seq), func(ctx context.Context) error {
+			s, err := js.Stream(ctx, name)
+			if err != nil {
+				return err
+			}
+			m, err = s.GetMsg(ctx, seq)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				m, err = nil, nil
+			}
+			return err
+		})
+		if m == nil {
+			continue
 		}
-		env, err := e2etest.Check(clusterID, m.Subject(), m.Headers(), m.Data())
+		env, err := e2etest.Check(clusterID, m.Subject, m.Header, m.Data)
 		if err != nil {
-			t.Fatalf("stream %s: %v", name, err)
+			t.Fatalf("stream %s message %d: %v", name, seq, err)
 		}
-		md, err := m.Metadata()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, e2etest.Event{Subject: m.Subject(), MsgID: m.Headers().Get(jetstream.MsgIDHeader), Seq: md.Sequence.Stream, Env: env})
+		out = append(out, e2etest.Event{Subject: m.Subject, MsgID: m.Header.Get(jetstream.MsgIDHeader), Seq: m.Sequence, Env: env})
 	}
 	return out
 }
