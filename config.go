@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -301,24 +300,11 @@ func (c config) observerConfig() (observer.Config, error) {
 	}, nil
 }
 
-// clusterID is CLUSTER_ID, or cluster.id from meta.properties in metadata.log.dir, or
-// in network mode the cluster id the controllers report (DescribeCluster).
+// clusterID is CLUSTER_ID, or cluster.id from meta.properties in metadata.log.dir (in
+// network mode run asks the controllers instead: waitClusterID).
 func (c config) clusterID() (string, error) {
 	if c.ClusterID != "" {
 		return c.ClusterID, nil
-	}
-	if c.networkMode() {
-		oc, err := c.observerConfig()
-		if err != nil {
-			return "", err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		id, err := observer.DescribeCluster(ctx, oc)
-		if err != nil {
-			return "", fmt.Errorf("asking the controllers for the cluster id (set %sCLUSTER_ID to skip): %w", envPrefix, err)
-		}
-		return id, nil
 	}
 	path := filepath.Join(filepath.Dir(c.metadataDir()), "meta.properties")
 	b, err := os.ReadFile(path)

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -19,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kraftwatch/kraftwatch/engine"
 	"github.com/kraftwatch/kraftwatch/groups"
@@ -32,8 +34,36 @@ import (
 // events to the publisher. On ctx's end /readyz fails first, then the engine stops,
 // the publisher drains and NATS is drained.
 func run(ctx context.Context, cfg config, log *slog.Logger) error {
-	clusterID, err := cfg.clusterID()
+	// The HTTP server answers from the start: /readyz says why kraftwatch is not ready
+	// while, in network mode, it waits for the controllers to tell the cluster id.
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
+		return fmt.Errorf("HTTP: %w", err)
+	}
+	var handler atomic.Pointer[http.Handler]
+	setHandler := func(h http.Handler) { handler.Store(&h) }
+	srv := &http.Server{Addr: cfg.HTTPAddr, ReadHeaderTimeout: 5 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) })}
+	var stopping sync.WaitGroup
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		srv.Shutdown(sctx)
+		cancel()
+		stopping.Wait()
+	}()
+	setHandler(httpHandler(func() error { return notReady{{Component: "metadata", Reason: "starting"}} }, prometheus.NewRegistry()))
+	stopping.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("HTTP server", "error", err)
+		}
+	})
+	clusterID, err := waitClusterID(ctx, cfg, log, func(err error) {
+		setHandler(httpHandler(func() error { return notReady{{Component: "metadata", Reason: err.Error()}} }, prometheus.NewRegistry()))
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while waiting: nothing was started
+		}
 		return err
 	}
 	dialer, err := cfg.Kafka.Dialer()
@@ -93,7 +123,6 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 
-	var stopping sync.WaitGroup
 	shutdown := make(chan struct{})
 	ready := func() error {
 		var ps notReady
@@ -124,17 +153,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		}
 		return ps
 	}
-	reg := newRegistry(obs, reader, pub, eng, ready)
-	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: httpHandler(ready, reg), ReadHeaderTimeout: 5 * time.Second}
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("HTTP: %w", err)
-	}
-	stopping.Go(func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("HTTP server", "error", err)
-		}
-	})
+	setHandler(httpHandler(ready, newRegistry(obs, reader, pub, eng, ready)))
 	log.Info("kraftwatch running", "version", version, "cluster_id", clusterID, "metadata_source", cfg.metadataSource(),
 		"bootstrap_servers", cfg.BootstrapServers, "hash_scheme", cfg.HashScheme, "http_addr", ln.Addr().String())
 
@@ -174,11 +193,45 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	inputs.Wait()
 	stopPub()
 	publisher.Wait()
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	srv.Shutdown(sctx)
-	cancel()
-	stopping.Wait()
 	return errors.Join(failures...)
+}
+
+// waitClusterID is the cluster id: KRAFTWATCH_CLUSTER_ID, meta.properties beside the
+// metadata log, or in network mode the controllers' answer to DescribeCluster, asked
+// again with backoff (and a log line saying what to do) until they answer or ctx
+// ends; waiting reports each failure so /readyz can say why kraftwatch is not ready.
+func waitClusterID(ctx context.Context, cfg config, log *slog.Logger, waiting func(error)) (string, error) {
+	if cfg.ClusterID != "" || !cfg.networkMode() {
+		return cfg.clusterID()
+	}
+	oc, err := cfg.observerConfig()
+	if err != nil {
+		return "", err
+	}
+	for backoff := time.Second; ; backoff = min(2*backoff, 30*time.Second) {
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		id, err := observer.DescribeCluster(dctx, oc)
+		cancel()
+		if err == nil {
+			return id, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		hint := "retrying"
+		if errors.Is(err, kerr.ClusterAuthorizationFailed) {
+			hint = fmt.Sprintf("grant it (kafka-acls --bootstrap-controller %s --add --allow-principal %s --operation Alter --cluster) "+
+				"or set %sCLUSTER_ID; retrying", oc.Controllers[0], oc.Principal, envPrefix)
+		}
+		err = fmt.Errorf("asking the controllers for the cluster id: %w", err)
+		log.Error("the controllers do not tell the cluster id; "+hint, "error", err, "retry_in", backoff)
+		waiting(err)
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(backoff):
+		}
+	}
 }
 
 // connectNATS connects to KRAFTWATCH_NATS_URL, or starts an embedded NATS server with
