@@ -51,15 +51,16 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		cancel()
 		stopping.Wait()
 	}()
-	setHandler(httpHandler(func() error { return notReady{{Component: "metadata", Reason: "starting"}} }, prometheus.NewRegistry()))
+	waiting := func(err error) { // until the stages exist: not ready, for the reason given
+		setHandler(httpHandler(func() error { return notReady{{Component: "metadata", Reason: err.Error()}} }, prometheus.NewRegistry()))
+	}
+	waiting(errors.New("starting"))
 	stopping.Go(func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("HTTP server", "error", err)
 		}
 	})
-	clusterID, err := waitClusterID(ctx, cfg, log, func(err error) {
-		setHandler(httpHandler(func() error { return notReady{{Component: "metadata", Reason: err.Error()}} }, prometheus.NewRegistry()))
-	})
+	clusterID, err := waitClusterID(ctx, cfg, log, waiting)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped while waiting: nothing was started
