@@ -50,7 +50,7 @@ func TestDecode(t *testing.T) {
 		canonical bool
 	}{
 		{
-			name:  "ConsumerGroupMetadata with MetadataHash (spec §2.3 example)",
+			name:  "ConsumerGroupMetadata with MetadataHash (docs/consumer-offsets.md#consumergroupmetadatavalue-3)",
 			key:   h("0003", s16("my-group")),
 			value: h("0000 | 00000005 | 01 00 08 bb141cecc1725893"),
 			want: groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "my-group", Version: 0,

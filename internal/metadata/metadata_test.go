@@ -39,10 +39,10 @@ func TestSpecExamples(t *testing.T) {
 		want    Record
 		version int16
 	}{
-		{"TopicRecord foo (spec 2.9)", "01 02 00 04 66 6f 6f 01 23 45 67 89 ab cd ef 00 11 22 33 44 55 66 77 00",
+		{"TopicRecord foo (docs/metadata-log.md#examples)", "01 02 00 04 66 6f 6f 01 23 45 67 89 ab cd ef 00 11 22 33 44 55 66 77 00",
 			&TopicRecord{Name: "foo", TopicID: topicU}, 0},
-		{"NoOpRecord (spec 4.1)", "01 14 00 00", &NoOpRecord{}, 0},
-		{"PartitionChangeRecord v0 (spec 4.4)", `01 05 00 00 00 00 00 [01 23 45 67 89 ab cd ef 00 11 22 33 44 55 66 77] 02
+		{"NoOpRecord (docs/metadata-log.md#examples)", "01 14 00 00", &NoOpRecord{}, 0},
+		{"PartitionChangeRecord v0 (docs/metadata-log.md#examples)", `01 05 00 00 00 00 00 [01 23 45 67 89 ab cd ef 00 11 22 33 44 55 66 77] 02
 			00 09 03 00 00 00 01 00 00 00 02  01 04 00 00 00 02`,
 			&PartitionChangeRecord{TopicID: topicU, ISR: []int32{1, 2}, Leader: 2, LeaderRecoveryState: -1}, 0},
 	}
