@@ -401,36 +401,7 @@ func diffLines(a, b string) string {
 // the coordinator writes its records once.
 func joinClassic(ctx context.Context, t *testing.T, c *kafkatest.Cluster, group string, topics ...string) {
 	t.Helper()
-	cl := &kafka.Client{Addr: kafka.TCP(c.Nodes[0].BrokerAddr), Timeout: 30 * time.Second}
-	err := e2etest.Wait(ctx, 60*time.Second, func() error {
-		join := &kafka.JoinGroupRequest{
-			GroupID: group, SessionTimeout: 30 * time.Minute, RebalanceTimeout: time.Minute, ProtocolType: "consumer",
-			Protocols: []kafka.GroupProtocol{{Name: "range", Metadata: kafka.GroupProtocolSubscription{Topics: topics}}},
-		}
-		res, err := cl.JoinGroup(ctx, join)
-		if err == nil && errors.Is(res.Error, kafka.MemberIDRequired) {
-			join.MemberID = res.MemberID
-			res, err = cl.JoinGroup(ctx, join)
-		}
-		if err == nil {
-			err = res.Error
-		}
-		if err != nil {
-			return fmt.Errorf("join: %w", err)
-		}
-		sync, err := cl.SyncGroup(ctx, &kafka.SyncGroupRequest{
-			GroupID: group, GenerationID: res.GenerationID, MemberID: res.MemberID, ProtocolType: "consumer", ProtocolName: "range",
-			Assignments: []kafka.SyncGroupRequestAssignment{{MemberID: res.MemberID}},
-		})
-		if err == nil {
-			err = sync.Error
-		}
-		if err != nil {
-			return fmt.Errorf("sync: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := e2etest.Wait(ctx, 60*time.Second, func() error { return e2etest.JoinClassic(ctx, c, group, topics, nil) }); err != nil {
 		t.Fatalf("classic group %s: %v", group, err)
 	}
 }
