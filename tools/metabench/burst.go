@@ -175,18 +175,13 @@ func runBurst(o *options) error {
 	}
 	var tools *kafkatest.Offline
 	if o.shell {
-		if tools, err = kafkatest.Tools(o.version); err != nil {
+		if tools, err = shellTools(o.version); err != nil {
 			return err
-		}
-		if !tools.HasShell() {
-			return fmt.Errorf("no kafka-metadata-shell is published for Kafka %s; use KAFKA_VERSION=%s", o.version, kafkatest.DefaultVersion)
 		}
 	}
-	dir := o.dir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "metabench-burst-"); err != nil {
-			return err
-		}
+	dir, err := workDir(o, "metabench-burst-")
+	if err != nil {
+		return err
 	}
 	if !o.keep {
 		defer os.RemoveAll(dir)

@@ -204,18 +204,13 @@ func run(o *options) error {
 	}
 	tiny := c
 	tiny.Topics, tiny.Partitions = 1, 1
-	tools, err := kafkatest.Tools(o.version)
+	tools, err := shellTools(o.version)
 	if err != nil {
 		return err
 	}
-	if !tools.HasShell() {
-		return fmt.Errorf("no kafka-metadata-shell is published for Kafka %s; use KAFKA_VERSION=%s", o.version, kafkatest.DefaultVersion)
-	}
-	dir := o.dir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "metabench-"); err != nil {
-			return err
-		}
+	dir, err := workDir(o, "metabench-")
+	if err != nil {
+		return err
 	}
 	if !o.keep {
 		defer os.RemoveAll(dir)
@@ -508,4 +503,25 @@ func writeMemProfile(o *options) {
 	defer f.Close()
 	runtime.GC() // the profile shows what the last GC saw
 	pprof.Lookup("allocs").WriteTo(f, 0)
+}
+
+// shellTools are the offline tools of Kafka version, which must publish
+// kafka-metadata-shell.
+func shellTools(version string) (*kafkatest.Offline, error) {
+	tools, err := kafkatest.Tools(version)
+	if err != nil {
+		return nil, err
+	}
+	if !tools.HasShell() {
+		return nil, fmt.Errorf("no kafka-metadata-shell is published for Kafka %s; use KAFKA_VERSION=%s", version, kafkatest.DefaultVersion)
+	}
+	return tools, nil
+}
+
+// workDir is -dir, or a new temporary directory named after pattern.
+func workDir(o *options, pattern string) (string, error) {
+	if o.dir != "" {
+		return o.dir, nil
+	}
+	return os.MkdirTemp("", pattern)
 }
