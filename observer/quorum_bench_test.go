@@ -2,11 +2,9 @@ package observer
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"testing"
 
-	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/observer/observertest"
 )
 
@@ -15,19 +13,7 @@ import (
 // FetchSnapshot in 4 MiB chunks, streamed through the batch decoder), in one run, so
 // that the two can be compared as a ratio.
 func BenchmarkSnapshotDiskVsNetwork(b *testing.B) {
-	const topics, parts = 10_000, 10
-	var recs []metadata.Record
-	for i := range int32(12) {
-		recs = append(recs, observertest.Broker(i, fmt.Sprintf("rack-%d", i%4)))
-	}
-	for t := range topics {
-		id := observertest.ID(0)
-		id[0], id[1], id[2] = byte(t>>16), byte(t>>8), byte(t)
-		recs = append(recs, observertest.Topic(fmt.Sprintf("topic-%05d", t), id))
-		for p := range int32(parts) {
-			recs = append(recs, observertest.Partition(id, p, p%12, (p+1)%12, (p+2)%12))
-		}
-	}
+	recs := benchSnapshotRecords()
 	data := observertest.SnapshotBytes(1, 0, recs, 1024, false)
 	b.Run("disk", func(b *testing.B) {
 		dir := filepath.Join(b.TempDir(), "__cluster_metadata-0")
