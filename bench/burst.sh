@@ -14,15 +14,5 @@
 #
 # Needs Go, Java 17+ and Maven (the Kafka jars are fetched once into .cache/kafka).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-GO=${GO:-go}
-export KAFKA_VERSION=${KAFKA_VERSION:-4.3.1}
-RUNS=${RUNS:-3}
-SHELL_XMX=${SHELL_XMX:-8g}
-
-internal/kafkatest/fetch-kafka.sh "$KAFKA_VERSION"
-bin=$(mktemp -d)
-trap 'rm -rf "$bin"' EXIT
-"$GO" build -o "$bin/metabench" ./tools/metabench
-"$bin/metabench" -kafka-version "$KAFKA_VERSION" -runs "$RUNS" -xmx "$SHELL_XMX" -changes 1000000 "$@"
+# The same preparation as bench/metadata.sh; -changes selects metabench's burst mode.
+exec "$(dirname "$0")/metadata.sh" -changes 1000000 "$@"
