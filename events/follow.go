@@ -92,9 +92,11 @@ func (d Delivery) InProgress() error { return d.msg.InProgress() }
 // then returns nil. An event is acknowledged, and the server confirms it (double ack),
 // after handle returns nil; when handle returns an error it is called again with the same
 // event after RetryDelay, until it succeeds or ctx ends: no later event comes first.
-// Delivery is therefore at least once: after a crash or a lost acknowledgement the last
-// event may come again (with NumDelivered > 1); use Event.ID (the same for the same
-// transition) to make handling idempotent.
+// A redelivery of an event this call already handled (its acknowledgement was lost, for
+// example with the stream's leader) is acknowledged again and not handed on twice.
+// Across calls delivery is at least once: after a crash the last event may come again
+// (with NumDelivered > 1); use Event.ID (the same for the same transition) to make
+// handling idempotent.
 //
 // Messages that are not valid kraftwatch events are logged and terminated (never
 // delivered again), so one bad message does not stop the subscriber. Lost connections,
@@ -119,8 +121,9 @@ func Follow(ctx context.Context, js jetstream.JetStream, cfg FollowConfig, handl
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	handled := map[string]uint64{} // last stream sequence handled, by stream
 	for ctx.Err() == nil {
-		err := follow(ctx, js, cfg, root, log, handle)
+		err := follow(ctx, js, cfg, root, log, handled, handle)
 		if ctx.Err() != nil {
 			break
 		}
@@ -135,7 +138,7 @@ func Follow(ctx context.Context, js jetstream.JetStream, cfg FollowConfig, handl
 
 // follow makes sure the consumer exists and handles its events until an error.
 func follow(ctx context.Context, js jetstream.JetStream, cfg FollowConfig, root string, log *slog.Logger,
-	handle func(context.Context, Delivery) error) error {
+	handled map[string]uint64, handle func(context.Context, Delivery) error) error {
 	// Each API call gets its own timeout: a request lost with a connection (its node
 	// died) is never answered, and ctx may have a distant deadline or none.
 	actx, cancel := context.WithTimeout(ctx, apiTimeout)
@@ -184,7 +187,7 @@ func follow(ctx context.Context, js jetstream.JetStream, cfg FollowConfig, root 
 			return err
 		}
 		for m := range batch.Messages() {
-			handleOne(ctx, cfg, stream, log, m, handle)
+			handleOne(ctx, cfg, stream, log, m, handled, handle)
 		}
 		err = batch.Error()
 		cancel()
@@ -196,13 +199,19 @@ func follow(ctx context.Context, js jetstream.JetStream, cfg FollowConfig, root 
 }
 
 // handleOne decodes m, hands it to handle until handle returns nil (trying again after
-// RetryDelay) and acknowledges it.
+// RetryDelay), records its sequence in handled and acknowledges it. A message at or
+// below handled[stream] was handled already: it is only acknowledged again.
 func handleOne(ctx context.Context, cfg FollowConfig, stream string, log *slog.Logger, m jetstream.Msg,
-	handle func(context.Context, Delivery) error) {
+	handled map[string]uint64, handle func(context.Context, Delivery) error) {
 	meta, err := m.Metadata()
 	if err != nil {
 		log.Warn("message without JetStream metadata; skipped", "subject", m.Subject(), "error", err)
 		_ = m.Term()
+		return
+	}
+	if meta.Sequence.Stream <= handled[stream] {
+		log.Debug("redelivery of an event already handled; acknowledged again", "stream", stream, "seq", meta.Sequence.Stream)
+		ack(ctx, cfg, stream, log, m, meta.Sequence.Stream, "")
 		return
 	}
 	ev, err := Decode(m.Data())
@@ -227,12 +236,17 @@ func handleOne(ctx context.Context, cfg FollowConfig, stream string, log *slog.L
 		case <-time.After(cfg.RetryDelay):
 		}
 	}
+	handled[stream] = d.Seq
+	ack(ctx, cfg, stream, log, m, d.Seq, ev.ID)
+}
+
+// ack acknowledges m and waits for the server to confirm it (double ack); a failure
+// is logged: the server may deliver the event again.
+func ack(ctx context.Context, cfg FollowConfig, stream string, log *slog.Logger, m jetstream.Msg, seq uint64, id string) {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.AckWait)
-	err = m.DoubleAck(actx)
-	cancel()
-	if err != nil {
-		// The event may come again: at least once.
-		log.Warn("acknowledgement not confirmed; the event may come again", "stream", stream, "seq", d.Seq, "id", ev.ID, "error", err)
+	defer cancel()
+	if err := m.DoubleAck(actx); err != nil {
+		log.Warn("acknowledgement not confirmed; the event may come again", "stream", stream, "seq", seq, "id", id, "error", err)
 	}
 }
 
