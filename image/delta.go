@@ -32,6 +32,8 @@ type Delta struct {
 	// interned and scratch serve bulkAdd (see interner).
 	interned *interner
 	scratch  []int32
+	// pos is stamped on the records replayed (At).
+	pos Stamp
 }
 
 // touched records what a delta changed, to report it at Apply.
@@ -62,7 +64,7 @@ type txn struct {
 
 // NewDelta returns a Delta on top of base (use Empty to load a snapshot).
 func NewDelta(base *Image) *Delta {
-	return &Delta{base: base, cur: base.s, edit: new(edit), touched: newTouched()}
+	return &Delta{base: base, cur: base.s, edit: new(edit), touched: newTouched(), pos: unknownStamp}
 }
 
 // Base is the image the delta applies to: the last one Apply returned, or the one
@@ -129,6 +131,7 @@ func (d *Delta) Replay(rec metadata.Record) error {
 	case *metadata.UnregisterBrokerRecord:
 		if _, ok := d.cur.brokers.get(hashInt32(r.BrokerID), r.BrokerID); ok {
 			d.cur.brokers = d.cur.brokers.del(d.edit, hashInt32(r.BrokerID), r.BrokerID)
+			d.cur.racks = d.cur.racks.set(d.edit, hashInt32(r.BrokerID), r.BrokerID, d.pos)
 			d.touched.brokers[r.BrokerID] = struct{}{}
 		}
 	case *metadata.BrokerRegistrationChangeRecord:
@@ -187,7 +190,7 @@ func (d *Delta) replayTopic(r *metadata.TopicRecord) error {
 			d.cur.names = d.cur.names.del(d.edit, hashString(old.name), old.name)
 		}
 	}
-	t := &Topic{edit: d.edit, id: r.TopicID, name: r.Name}
+	t := &Topic{edit: d.edit, id: r.TopicID, name: r.Name, created: d.pos, grown: d.pos, moved: d.pos}
 	d.cur.topics = d.cur.topics.set(d.edit, h, r.TopicID, t)
 	d.cur.names = d.cur.names.set(d.edit, hn, r.Name, r.TopicID)
 	d.touched.topics[r.TopicID] = struct{}{}
@@ -208,6 +211,7 @@ func (d *Delta) replayRemoveTopic(r *metadata.RemoveTopicRecord) error {
 		d.cur.names = d.cur.names.del(d.edit, hn, t.name)
 	}
 	d.cur.partitions -= t.NumPartitions()
+	d.cur.deleted = d.cur.deleted.add(DeletedTopic{ID: t.id, Name: t.name, Partitions: t.NumPartitions(), Created: t.created, Deleted: d.pos})
 	d.touched.topics[r.TopicID] = struct{}{}
 	if d.last != nil && d.last.id == r.TopicID {
 		d.last = nil
@@ -233,7 +237,8 @@ func (d *Delta) replayPartition(r *metadata.PartitionRecord) error {
 			return fmt.Errorf("list of %d replicas: %w", len(l), ErrInvalid)
 		}
 	}
-	if d.bulk.t != nil { // Replay checked that r is its next partition
+	if t := d.bulk.t; t != nil { // Replay checked that r is its next partition
+		t.grown, t.moved = d.pos, d.pos
 		d.bulkAdd(r)
 		return nil
 	}
@@ -241,7 +246,9 @@ func (d *Delta) replayPartition(r *metadata.PartitionRecord) error {
 	if err != nil {
 		return err
 	}
+	t.moved = d.pos
 	if d.bulkStart(t, r.PartitionID) {
+		t.grown = d.pos // flush adds the partitions
 		d.bulk.t = t
 		d.bulkAdd(r)
 		return nil
@@ -250,6 +257,7 @@ func (d *Delta) replayPartition(r *metadata.PartitionRecord) error {
 	packLists(&p, lists, r.Directories)
 	if t.parts.set(d.edit, p) {
 		d.cur.partitions++
+		t.grown = d.pos
 	}
 	return nil
 }
@@ -283,6 +291,9 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 	}
 	if r.LeaderRecoveryState != metadata.LeaderRecoveryUnchanged {
 		p.lrs = r.LeaderRecoveryState
+	}
+	if r.Replicas != nil && !slices.Equal(r.Replicas, old.list(listReplicas)) {
+		t.moved = d.pos
 	}
 	if same {
 		// A leader or epoch change: the arrays are immutable, so share them.
@@ -362,7 +373,11 @@ func (d *Delta) replayRegisterBroker(r *metadata.RegisterBrokerRecord) {
 	if len(r.LogDirs) > 0 {
 		b.LogDirs = sortedUUIDs(r.LogDirs)
 	}
-	d.cur.brokers = d.cur.brokers.set(d.edit, hashInt32(r.BrokerID), r.BrokerID, b)
+	h := hashInt32(r.BrokerID)
+	if old, ok := d.cur.brokers.get(h, r.BrokerID); !ok || old.HasRack != b.HasRack || old.Rack != b.Rack {
+		d.cur.racks = d.cur.racks.set(d.edit, h, r.BrokerID, d.pos)
+	}
+	d.cur.brokers = d.cur.brokers.set(d.edit, h, r.BrokerID, b)
 	d.touched.brokers[r.BrokerID] = struct{}{}
 }
 

@@ -38,6 +38,8 @@ type state struct {
 	brokers    hmap[int32, *Broker]
 	features   map[string]int16
 	partitions int
+	racks      hmap[int32, Stamp] // see BrokerRackChanged
+	deleted    deletions
 }
 
 // Empty is the image of an empty log.
@@ -131,6 +133,8 @@ type Topic struct {
 	id    UUID
 	name  string
 	parts pvec
+	// Stamps of the records that last changed what the topic hash reads (stamp.go).
+	created, grown, moved Stamp
 }
 
 // ID is the topic id.

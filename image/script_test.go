@@ -26,7 +26,10 @@ var update = flag.Bool("update", false, "rewrite the expected output of testdata
 //
 // Commands:
 //
-//	replay          replay the input records (metadata text form), one per line
+//	replay [at=N ts=N]  replay the input records (metadata text form), one per line;
+//	                with at, line i is stamped with offset N+i-1 and time ts (Delta.At)
+//	stamps          print the stamps of the topics, brokers and deleted topics given as
+//	                arguments (topic=NAME broker=ID deleted=ID)
 //	apply [offset=N epoch=N ts=N]   publish, print the changes
 //	image           print the current image
 //	reset           start again from the empty image
@@ -86,6 +89,9 @@ func runCase(t *testing.T, c scripttest.Case, d **Delta, saved map[string]*Image
 			if err != nil {
 				t.Fatalf("%s: input line %d: %v", c.Pos, i+1, err)
 			}
+			if _, ok := args["at"]; ok {
+				(*d).At(num("at", 0)+int64(i), num("ts", 0))
+			}
 			if err := (*d).Replay(rec); err != nil {
 				out = append(out, metadata.ShortenUUIDs(fmt.Sprintf("line %d: %v", i+1, err)))
 			}
@@ -102,6 +108,8 @@ func runCase(t *testing.T, c scripttest.Case, d **Delta, saved map[string]*Image
 		return changeLines(ch)
 	case "image":
 		return imageLines((*d).Base())
+	case "stamps":
+		return stampLines(t, (*d).Base(), c.Args)
 	case "reset":
 		*d = newDelta(Empty, bulk)
 		return []string{"ok"}
@@ -117,6 +125,51 @@ func runCase(t *testing.T, c scripttest.Case, d **Delta, saved map[string]*Image
 	}
 	t.Fatalf("%s: unknown command %q", c.Pos, c.Cmd)
 	return nil
+}
+
+func stampLines(t *testing.T, im *Image, args []string) []string {
+	t.Helper()
+	st := func(s Stamp) string {
+		if !s.Known() {
+			return "unknown"
+		}
+		return fmt.Sprintf("%d@%d", s.Offset, s.Timestamp)
+	}
+	var out []string
+	for _, a := range args {
+		k, v, _ := strings.Cut(a, "=")
+		switch k {
+		case "topic":
+			tp, ok := im.TopicByName(v)
+			if !ok {
+				out = append(out, fmt.Sprintf("topic %s: none", v))
+				continue
+			}
+			out = append(out, fmt.Sprintf("topic %s created=%s partitions-added=%s replicas-changed=%s",
+				v, st(tp.Created()), st(tp.PartitionsAdded()), st(tp.ReplicasChanged())))
+		case "broker":
+			id, _ := strconv.Atoi(v)
+			if s, ok := im.BrokerRackChanged(int32(id)); ok {
+				out = append(out, fmt.Sprintf("broker %d rack-changed=%s", id, st(s)))
+			} else {
+				out = append(out, fmt.Sprintf("broker %d: none", id))
+			}
+		case "deleted":
+			id, err := metadata.ShortUUIDs.Parse(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dt, ok := im.DeletedTopic(id); ok {
+				out = append(out, fmt.Sprintf("deleted %s name=%s partitions=%d created=%s deleted=%s",
+					v, dt.Name, dt.Partitions, st(dt.Created), st(dt.Deleted)))
+			} else {
+				out = append(out, fmt.Sprintf("deleted %s: none", v))
+			}
+		default:
+			t.Fatalf("stamps: unknown argument %q", a)
+		}
+	}
+	return out
 }
 
 func changeLines(ch *Changes) []string {

@@ -250,6 +250,7 @@ func (o *Observer) stream(r *rebuild) func(Unit) error {
 	r.delta = d
 	return func(u Unit) error {
 		for _, e := range u.Entries {
+			d.At(e.Offset, u.Provenance.Timestamp)
 			if err := d.Replay(e.Record); err != nil {
 				r.failed = append(r.failed, failedEntry{offset: e.Offset, typ: e.Record.Type(), err: err})
 			}
@@ -288,9 +289,7 @@ func (o *Observer) rebuild(f *follower, r *rebuild) error {
 		prov = Provenance{Offset: r.snap.id.EndOffset - 1, Epoch: r.snap.id.Epoch, Timestamp: r.snap.lastTimestamp()}
 	}
 	for i := range r.units {
-		for _, e := range r.units[i].Entries {
-			o.replay(d, e, "")
-		}
+		o.replayUnit(d, &r.units[i])
 		prov = r.units[i].Provenance
 	}
 	snap := "none"
@@ -318,12 +317,19 @@ func (o *Observer) reset(d *image.Delta, prov Provenance, why, snapshot string) 
 
 // unit implements sink: one batch or transaction applied to the current image.
 func (o *Observer) unit(u Unit) error {
-	for _, e := range u.Entries {
-		o.replay(o.delta, e, "")
-	}
+	o.replayUnit(o.delta, &u)
 	im, ch := o.delta.Apply(u.Provenance)
 	o.publish(Update{Image: im, Changes: ch, Provenance: u.Provenance, Unit: &u})
 	return nil
+}
+
+// replayUnit replays the records of a log unit, each stamped with its offset and the
+// unit's time (image.Delta.At), which say when a topic last changed.
+func (o *Observer) replayUnit(d *image.Delta, u *Unit) {
+	for _, e := range u.Entries {
+		d.At(e.Offset, u.Provenance.Timestamp)
+		o.replay(d, e, "")
+	}
 }
 
 func (o *Observer) replay(d *image.Delta, e Entry, file string) {

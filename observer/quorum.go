@@ -631,9 +631,7 @@ func (q *quorum) applyCommitted() error {
 		q.cfg.Metrics.Batches.Add(1)
 		err := q.cut.records(&pb.b, pb.skipBelow, src, func(u Unit) error {
 			if q.build != nil {
-				for _, e := range u.Entries {
-					q.o.replay(q.build.delta, e, "")
-				}
+				q.o.replayUnit(q.build.delta, &u)
 				q.build.prov = u.Provenance
 				return nil
 			}
