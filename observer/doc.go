@@ -23,7 +23,9 @@
 // batch checks), then a long-polled Fetch, following leader changes and epoch bumps,
 // and applying only records at or below the high watermark. Its updates are the same
 // units with the same offsets and epochs; a rebuild (falling behind the leader's log
-// start, a divergence below what was applied) is a Reset as on disk. quorum.go
+// start, a divergence below what was applied) is a Reset as on disk, which folds only
+// the snapshot (or the log already handed on, when that ends later): the batches
+// after it are handed on one unit at a time. quorum.go
 // describes it; LoadQuorum and DescribeCluster are its one-shot forms. The
 // connections are franz-go's (kgo: TLS, SASL, version negotiation), the codecs kmsg's;
 // record batches are still decoded by internal/recordbatch.

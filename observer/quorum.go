@@ -34,10 +34,13 @@ import (
 //     the leader diverge below what was applied (a broken quorum), the observer
 //     rebuilds from offset 0 (and so from the leader's snapshot), as the disk source
 //     does after a truncation.
-//   - Rebuild: the initial load and every rebuild fold the snapshot and the log up to
-//     the high watermark of the first answer into one Update with Reset set; Ready is
-//     closed after the first. Units are cut from batches exactly as the disk source
-//     cuts them (follower.records).
+//   - Rebuild: the initial load folds the snapshot and the log up to the high
+//     watermark of the first answer into one Update with Reset set; Ready is closed
+//     after it. A later rebuild (falling behind the leader's log start, a divergence
+//     below what was applied) folds only the snapshot, and the log up to what was
+//     already handed on when that ends later: every batch after it is handed on as
+//     its own Update, as if no rebuild had happened. Units are cut from batches
+//     exactly as the disk source cuts them (follower.records).
 //   - Errors (a network error, a timeout, garbage, a corrupt batch, a missing
 //     snapshot, an authorization failure) are logged, counted and retried with
 //     bounded exponential backoff. Nothing is applied from an answer that is not
@@ -104,18 +107,34 @@ func newQuorum(o *Observer) *quorum {
 			return true
 		}
 	}
-	q.restart("initial load")
+	q.restart("initial load", -1)
 	return q
 }
 
 // restart starts a rebuild from offset 0: the leader answers with its snapshot when its
-// log starts later.
-func (q *quorum) restart(why string) {
+// log starts later. The rebuild folds the log up to target into its Update; -1 (the
+// initial load) takes the high watermark of the first answer.
+func (q *quorum) restart(why string, target int64) {
 	q.next, q.lastEpoch, q.applied, q.appliedEpoch = 0, 0, 0, 0
 	q.pending = nil
 	q.cut.txn = nil
-	q.build = &build{why: why, delta: image.NewDelta(image.Empty), prov: image.Empty.Provenance(), target: -1, snapshot: "none"}
+	q.build = &build{why: why, delta: image.NewDelta(image.Empty), prov: image.Empty.Provenance(), target: target, snapshot: "none"}
 	q.setUncommitted()
+}
+
+// rebuild starts a rebuild after the initial load. Its Update folds only what was
+// handed on already (up to q.applied) or what the snapshot covers, whichever ends
+// later: the log after that is handed on batch by batch (transaction by
+// transaction), as if no rebuild had happened, so that no transition the snapshot
+// does not hide is folded away, and none already handed on is handed on twice. A
+// rebuild in progress, not published yet, keeps its target.
+func (q *quorum) rebuild(why string) {
+	q.cfg.Metrics.Resets.Add(1)
+	target := q.applied
+	if q.build != nil {
+		target = q.build.target
+	}
+	q.restart(why, target)
 }
 
 // run fetches until ctx ends (nil), or with once until the first image is published
@@ -284,13 +303,10 @@ func (q *quorum) step(ctx context.Context) error {
 			return cerr(fmt.Errorf("snapshot %s asked for at offset %d, which is applied: %w", id, q.next, ErrProtocol))
 		}
 		if q.build == nil || q.applied > 0 {
-			q.cfg.Metrics.Resets.Add(1)
 			why := fmt.Sprintf("the leader's log starts after offset %d; loading its snapshot %s", q.next, id)
 			q.cfg.Logger.Warn("metadata log moved on past what was read; rebuilding from the leader's snapshot",
 				"reason", why, "offset", q.next, "epoch", q.lastEpoch)
-			target := q.hwm
-			q.restart(why)
-			q.build.target = target
+			q.rebuild(why)
 		}
 		return q.loadSnapshot(ctx, addr, id)
 	case p.DivergingEpoch.EndOffset >= 0:
@@ -539,14 +555,11 @@ func (q *quorum) diverge(epoch int32, end int64, addr string) error {
 	// ends below what was applied, or has another epoch at the last record applied),
 	// the image rests on records the quorum no longer has: rebuild.
 	if end < q.applied || (end == q.applied && epoch != q.appliedEpoch) {
-		q.cfg.Metrics.Resets.Add(1)
 		why := fmt.Sprintf("the leader's log diverges at offset %d (epoch %d), at or below offset %d (epoch %d) already applied",
 			end, epoch, q.applied, q.appliedEpoch)
 		q.cfg.Logger.Warn("metadata log truncated under what was applied; rebuilding from the leader's snapshot",
 			"reason", why, "leader_addr", addr, "offset", q.applied-1)
-		target := q.hwm
-		q.restart(why)
-		q.build.target = target
+		q.rebuild(why)
 		return nil
 	}
 	kept := 0
@@ -623,10 +636,19 @@ func (q *quorum) appendBatches(data []byte, addr string) (got bool, err error) {
 }
 
 // applyCommitted hands on the fetched batches at or below the high watermark, and
-// publishes the rebuild once it reaches its target.
+// publishes the rebuild as soon as it reaches its target: the batches after it are
+// handed on one by one.
 func (q *quorum) applyCommitted() error {
 	src := "controller " + q.leaderAddr
-	for len(q.pending) > 0 && q.pending[0].b.NextOffset() <= q.hwm {
+	for {
+		if b := q.build; b != nil && b.target >= 0 && q.applied >= b.target {
+			q.build = nil
+			q.loadedSnapshot, q.loadedSnapshotEnd = b.snapshot, b.snapshotEnd
+			q.o.reset(b.delta, b.prov, b.why, b.snapshot)
+		}
+		if len(q.pending) == 0 || q.pending[0].b.NextOffset() > q.hwm {
+			break
+		}
 		pb := &q.pending[0]
 		q.cfg.Metrics.Batches.Add(1)
 		err := q.cut.records(&pb.b, pb.skipBelow, src, func(u Unit) error {
@@ -645,11 +667,6 @@ func (q *quorum) applyCommitted() error {
 		q.pending = q.pending[1:]
 	}
 	q.setUncommitted()
-	if b := q.build; b != nil && b.target >= 0 && q.applied >= b.target {
-		q.build = nil
-		q.loadedSnapshot, q.loadedSnapshotEnd = b.snapshot, b.snapshotEnd
-		q.o.reset(b.delta, b.prov, b.why, b.snapshot)
-	}
 	return nil
 }
 

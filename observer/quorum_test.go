@@ -266,15 +266,18 @@ func TestQuorumSnapshotBootstrap(t *testing.T) {
 
 	// Falling behind the log start (the observer was slow, the leader took a new
 	// snapshot and deleted the log): it rebuilds from the new snapshot, one Reset
-	// with the difference.
+	// with the difference, then the log after it as units.
 	c.SetSnapshot(200, 1, snapshotOf(observertest.Broker(1, "r1"), observertest.Topic("new", idB), observertest.Partition(idB, 0, 1)))
 	c.Append(observertest.NoOp())
 	c.Commit()
-	eventually(t, "the rebuild", func() bool { return hasTopic(r.Observer, "new") })
+	eventually(t, "the rebuild and the batch after it", func() bool { return r.Metrics().Offset.Load() == 200 })
 	u = r.Updates()
-	last := u[len(u)-1]
-	if !last.Reset || !strings.Contains(last.Reason, "snapshot 200-1") || len(last.Changes.Deleted) != 21 {
-		t.Errorf("last update %s, %d deleted", describe(last), len(last.Changes.Deleted))
+	if rb := u[len(u)-2]; !rb.Reset || !strings.Contains(rb.Reason, "snapshot 200-1") || rb.Provenance.Offset != 199 ||
+		len(rb.Changes.Deleted) != 21 || !hasTopic(r.Observer, "new") {
+		t.Errorf("rebuild %s, %d deleted", describe(rb), len(rb.Changes.Deleted))
+	}
+	if last := u[len(u)-1]; last.Unit == nil || last.Provenance.Offset != 200 {
+		t.Errorf("last update %s, want the NoOp batch at 200", describe(last))
 	}
 	if r.Metrics().Resets.Load() != 1 {
 		t.Errorf("%d resets", r.Metrics().Resets.Load())
@@ -961,4 +964,103 @@ func TestLeaderTrouble(t *testing.T) {
 			t.Errorf("leaderTrouble(%v) = %v", tc.err, got)
 		}
 	}
+}
+
+// gateFetches holds every Fetch the controller receives until the returned function
+// is called, then lets the model answer it, so that a test can change the log
+// between two fetches. It returns once a Fetch is held.
+func gateFetches(t *testing.T, c *observertest.Controller) (release func()) {
+	t.Helper()
+	gate, held := make(chan struct{}), make(chan struct{}, 1)
+	c.Hook(func(req kmsg.Request) *observertest.Reply {
+		if _, ok := req.(*kmsg.FetchRequest); ok {
+			select {
+			case held <- struct{}{}:
+			default:
+			}
+			<-gate
+		}
+		return nil
+	})
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no Fetch held")
+	}
+	return func() {
+		c.Hook(nil)
+		close(gate)
+	}
+}
+
+// TestQuorumRebuildHandsOnTheLogAfter: a rebuild after the initial load folds only the
+// snapshot (or the log already handed on, when that ends later); the batches after
+// it, committed before the observer asked, are handed on as their own units, a
+// transaction across two batches as one.
+func TestQuorumRebuildHandsOnTheLogAfter(t *testing.T) {
+	units := func(r *running, from int) []string {
+		var got []string
+		for _, u := range r.Updates()[from:] {
+			got = append(got, describe(u))
+		}
+		return got
+	}
+	check := func(t *testing.T, got, want []string) {
+		t.Helper()
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("updates after the initial load:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	idD, idE := observertest.ID(40), observertest.ID(41)
+
+	t.Run("log start moved past the observer", func(t *testing.T) {
+		c := observertest.NewController(t, 1)
+		c.Append(observertest.Broker(1, "r1"), observertest.Topic("a", idA), observertest.Partition(idA, 0, 1))
+		c.Commit()
+		r := runQuorum(t, []string{c.Addr}, nil)
+		<-r.Ready()
+		release := gateFetches(t, c)
+		c.SetSnapshot(100, 1, snapshotOf(observertest.Broker(1, "r1"), observertest.Topic("snap", idB), observertest.Partition(idB, 0, 1)))
+		c.Append(observertest.Topic("b", idC))                                    // 100
+		c.Append(observertest.Begin(), observertest.Topic("d", idD))              // 101-102
+		c.Append(observertest.Partition(idD, 0, 1), observertest.End())           // 103-104
+		c.Append(observertest.Topic("e", idE), observertest.Partition(idE, 0, 1)) // 105-106
+		c.Commit()
+		release()
+		eventually(t, "topic e", func() bool { return hasTopic(r.Observer, "e") })
+		check(t, units(r, 1), []string{
+			`reset "the leader's log starts after offset 3; loading its snapshot 100-1" at 99/1`,
+			"unit at 100/1 ts 1700000000001 txn=false aborted=false control=false [100:TopicRecord]",
+			"unit at 104/1 ts 1700000000003 txn=true aborted=false control=false [102:TopicRecord 103:PartitionRecord]",
+			"unit at 106/1 ts 1700000000004 txn=false aborted=false control=false [105:TopicRecord 106:PartitionRecord]",
+		})
+	})
+
+	t.Run("diverged below what was applied", func(t *testing.T) {
+		c := observertest.NewController(t, 1)
+		c.Append(observertest.Broker(1, "r1"), observertest.Topic("a", idA), observertest.Partition(idA, 0, 1)) // 0-2
+		c.Append(observertest.Topic("b", idB))                                                                  // 3
+		c.Append(observertest.Topic("c", idC))                                                                  // 4
+		c.Commit()
+		r := runQuorum(t, []string{c.Addr}, nil)
+		<-r.Ready()
+		release := gateFetches(t, c)
+		// A new leader whose log replaced committed records from offset 3 on (a broken
+		// quorum): the image must not keep b and c.
+		c.Truncate(3)
+		c.SetLeader(1, 2, "")
+		c.Append(observertest.Topic("x", idD))  // 3
+		c.Append(observertest.Topic("y", idE))  // 4: the rebuild folds up to here, what was handed on
+		c.Append(observertest.RemoveTopic(idA)) // 5
+		c.Commit()
+		release()
+		eventually(t, "topic a deleted", func() bool { return r.Image().NumTopics() == 2 && !hasTopic(r.Observer, "a") })
+		check(t, units(r, 1), []string{
+			`reset "the leader's log diverges at offset 3 (epoch 1), at or below offset 5 (epoch 1) already applied" at 4/2`,
+			"unit at 5/2 ts 1700000000005 txn=false aborted=false control=false [5:RemoveTopicRecord]",
+		})
+		if hasTopic(r.Observer, "b") || hasTopic(r.Observer, "c") {
+			t.Error("records the leader replaced are in the image")
+		}
+	})
 }
