@@ -250,16 +250,33 @@ func (w *Watcher) Expect(ctx context.Context, t testing.TB, want map[string]int,
 }
 
 // Stream reads every message of stream StreamName on the server at url, checking each
-// with Check against clusterID.
+// with Check against clusterID; it fails t on any error.
 func Stream(t testing.TB, url, clusterID string) Events {
 	t.Helper()
+	evs, err := ReadStream(url, clusterID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// ReadStream is Stream returning its error, for conditions of Wait that must retry a
+// server that has just restarted.
+func ReadStream(url, clusterID string) (Events, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	nc, js := connect(t, url)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return nil, err
+	}
 	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
 	s, err := js.Stream(ctx, StreamName)
 	if err != nil {
-		t.Fatalf("stream %s: %v", StreamName, err)
+		return nil, fmt.Errorf("stream %s: %w", StreamName, err)
 	}
 	st := s.CachedInfo().State
 	var out Events
@@ -269,15 +286,15 @@ func Stream(t testing.TB, url, clusterID string) Events {
 			continue
 		}
 		if err != nil {
-			t.Fatalf("stream %s message %d: %v", StreamName, seq, err)
+			return nil, fmt.Errorf("stream %s message %d: %w", StreamName, seq, err)
 		}
 		env, err := Check(clusterID, m.Subject, m.Header, m.Data)
 		if err != nil {
-			t.Fatalf("stream %s message %d: %v", StreamName, seq, err)
+			return nil, fmt.Errorf("stream %s message %d: %w", StreamName, seq, err)
 		}
 		out = append(out, Event{Subject: m.Subject, MsgID: m.Header.Get(jetstream.MsgIDHeader), Seq: m.Sequence, Env: env})
 	}
-	return out
+	return out, nil
 }
 
 // JetStream connects to the server at url and returns its JetStream API; the
