@@ -58,6 +58,7 @@ type config struct {
 	GroupInclude            string           `env:"GROUP_INCLUDE" envDefault:".*" desc:"announce only groups whose id fully matches this regex (RE2)"`
 	GroupExclude            string           `env:"GROUP_EXCLUDE" desc:"never announce groups whose id fully matches this regex (RE2)"`
 	StallAfter              string           `env:"STALL_AFTER" envDefault:"30s" desc:"how long the metadata source or a __consumer_offsets partition may stay unreadable before /readyz fails (Go duration)"`
+	MismatchAfter           string           `env:"COORDINATOR_MISMATCH_AFTER" envDefault:"2m" desc:"how long the kafka-scheme hash of a group with members may differ from its coordinator's stored MetadataHash before it counts in kraftwatch_hash_coordinator_mismatches (Go duration)"`
 	HTTPAddr                string           `env:"HTTP_ADDR" envDefault:":8080" desc:"listen address of /livez, /readyz and /metrics"`
 	LogLevel                string           `env:"LOG_LEVEL" envDefault:"info" desc:"debug, info, warn or error"`
 	LogFormat               string           `env:"LOG_FORMAT" envDefault:"json" desc:"json or text"`
@@ -183,6 +184,9 @@ func (c config) validate() error {
 	}
 	if d, err := time.ParseDuration(c.StallAfter); err != nil || d <= 0 {
 		bad("STALL_AFTER", "%q is not a positive Go duration such as 30s", c.StallAfter)
+	}
+	if d, err := time.ParseDuration(c.MismatchAfter); err != nil || d <= 0 {
+		bad("COORDINATOR_MISMATCH_AFTER", "%q is not a positive Go duration such as 2m", c.MismatchAfter)
 	}
 	if c.StreamMaxMsgsPerSubject == 0 || c.StreamMaxMsgsPerSubject < -1 {
 		bad("STREAM_MAX_MSGS_PER_SUBJECT", "%d: want -1 (no limit) or at least 1", c.StreamMaxMsgsPerSubject)

@@ -89,7 +89,7 @@ func metricsTable(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	families, err := newRegistry(obs, reader, pub, eng, eng.Ready).Gather()
+	families, err := newRegistry([]string{"dev", "cluster", "disk", "murmur3"}, obs, reader, pub, eng, eng.Ready).Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,6 +95,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	mismatchAfter, _ := time.ParseDuration(cfg.MismatchAfter)
 	var exclude *regexp.Regexp
 	if cfg.GroupExclude != "" {
 		exclude = regexp.MustCompile("^(?:" + cfg.GroupExclude + ")$")
@@ -106,6 +107,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		Exclude:        exclude,
 		GroupsCaughtUp: reader.CaughtUp(),
 		Publisher:      pub,
+		MismatchAfter:  mismatchAfter,
 		Logger:         log.With("stage", "engine"),
 	})
 	if err != nil {
@@ -154,7 +156,12 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		}
 		return ps
 	}
-	setHandler(httpHandler(ready, newRegistry(obs, reader, pub, eng, ready)))
+	source := "disk"
+	if cfg.networkMode() {
+		source = "controllers"
+	}
+	info := []string{version, clusterID, source, cfg.HashScheme}
+	setHandler(httpHandler(ready, newRegistry(info, obs, reader, pub, eng, ready)))
 	log.Info("kraftwatch running", "version", version, "cluster_id", clusterID, "metadata_source", cfg.metadataSource(),
 		"bootstrap_servers", cfg.BootstrapServers, "hash_scheme", cfg.HashScheme, "http_addr", ln.Addr().String())
 
@@ -356,9 +363,10 @@ func httpHandler(ready func() error, reg *prometheus.Registry) http.Handler {
 	return mux
 }
 
-// newRegistry exports the stages' counters. Every metric reads the stage's own
+// newRegistry exports the stages' counters, and kraftwatch_info with the labels info
+// (version, cluster id, metadata source, hash scheme). Every metric reads the stage's own
 // counters at scrape time; kraftwatch_ready asks ready, the function /readyz asks.
-func newRegistry(obs *observer.Observer, reader *groups.Reader, pub *publish.Publisher, eng *engine.Engine, ready func() error) *prometheus.Registry {
+func newRegistry(info []string, obs *observer.Observer, reader *groups.Reader, pub *publish.Publisher, eng *engine.Engine, ready func() error) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	counter := func(name, help string, f func() float64) {
@@ -413,12 +421,26 @@ func newRegistry(obs *observer.Observer, reader *groups.Reader, pub *publish.Pub
 		func() float64 { return float64(reader.Stalled()) })
 	counter("group_decode_errors_skipped_total", "__consumer_offsets records skipped: unknown type or version, or corrupt.",
 		func() float64 { return float64(eng.Stats().DecodeErrors) })
+	gauge("hash_coordinator_checked", "Groups whose kafka-scheme hash the last check compared with the coordinator's stored MetadataHash (groups with members and a stored hash).",
+		func() float64 { return float64(eng.Stats().CoordinatorChecked) })
+	gauge("hash_coordinator_mismatches", "Groups whose kafka-scheme hash has differed from the coordinator's stored MetadataHash for over KRAFTWATCH_COORDINATOR_MISMATCH_AFTER.",
+		func() float64 { return float64(eng.Stats().CoordinatorMismatches) })
 	gauge("groups_tracked", "Groups known from __consumer_offsets.", func() float64 { return float64(eng.Stats().Groups) })
 	counter("hash_cache_hits_total", "Topic hash cache hits.", func() float64 { return float64(eng.Stats().Cache.Hits) })
 	counter("hash_cache_misses_total", "Topic hash cache misses (hash computed).", func() float64 { return float64(eng.Stats().Cache.Misses) })
 	counter("hash_cache_invalidations_total", "Topic hash cache entries dropped by deltas.",
 		func() float64 { return float64(eng.Stats().Cache.Invalidations) })
 	counter("decisions_total", "Groups whose hash changed (rebalance needed).", func() float64 { return float64(eng.Stats().Decisions) })
+	reg.MustRegister(labeled{
+		desc: prometheus.NewDesc("kraftwatch_decision_reasons_total",
+			"Decisions by the kind of their reasons; a decision counts once under each kind it gives.", []string{"reason"}, nil),
+		kind: prometheus.CounterValue,
+		values: func(yield func(float64, ...string)) {
+			for k, n := range eng.Stats().DecisionReasons {
+				yield(float64(n), groups.ReasonKind(k).String())
+			}
+		},
+	})
 	ps := func(f func(publish.Stats) uint64) func() float64 {
 		return func() float64 { return float64(f(pub.Stats())) }
 	}
@@ -430,6 +452,12 @@ func newRegistry(obs *observer.Observer, reader *groups.Reader, pub *publish.Pub
 	counter("events_dropped_total", "Events given up (permanent error or drain timeout); each is logged.",
 		ps(func(s publish.Stats) uint64 { return s.Dropped }))
 	gauge("events_queued", "Events waiting to be published.", func() float64 { return float64(pub.Stats().Queued) })
+	reg.MustRegister(labeled{
+		desc: prometheus.NewDesc("kraftwatch_info", "Always 1; its labels say what this kraftwatch runs and follows (metadata_source: disk or controllers).",
+			[]string{"version", "cluster_id", "metadata_source", "hash_scheme"}, nil),
+		kind:   prometheus.GaugeValue,
+		values: func(yield func(float64, ...string)) { yield(1, info...) },
+	})
 	gauge("ready", "1 when /readyz answers 200.", func() float64 {
 		if ready() == nil {
 			return 1
@@ -437,4 +465,18 @@ func newRegistry(obs *observer.Observer, reader *groups.Reader, pub *publish.Pub
 		return 0
 	})
 	return reg
+}
+
+// labeled exports the series of one metric with labels, read from values at each scrape
+// (prometheus has CounterFunc and GaugeFunc, but none with labels).
+type labeled struct {
+	desc   *prometheus.Desc
+	kind   prometheus.ValueType
+	values func(yield func(v float64, labels ...string))
+}
+
+func (l labeled) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
+
+func (l labeled) Collect(ch chan<- prometheus.Metric) {
+	l.values(func(v float64, labels ...string) { ch <- prometheus.MustNewConstMetric(l.desc, l.kind, v, labels...) })
 }

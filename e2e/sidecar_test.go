@@ -55,7 +55,7 @@ func TestSidecarPartitionsAdded(t *testing.T) {
 	s, ctx := sidecar(t)
 	s.Admin.CreateTopic(ctx, t, "pa-orders", 2)
 	s.Admin.CreateTopic(ctx, t, "pa-audit", 1)
-	s.StartKraftwatch(ctx, t, "pa-.*")
+	kw := s.StartKraftwatch(ctx, t, "pa-.*", "KRAFTWATCH_COORDINATOR_MISMATCH_AFTER=1s")
 
 	e2etest.StartConsumers(ctx, t, s.Cluster, map[string]string{"pa-billing": "pa-orders", "pa-shipping": "pa-orders", "pa-auditor": "pa-audit"})
 	first := s.Watcher.Expect(ctx, t, map[string]int{"pa-billing": 1, "pa-shipping": 1, "pa-auditor": 1}, time.Minute)
@@ -95,6 +95,20 @@ func TestSidecarPartitionsAdded(t *testing.T) {
 		t.Fatalf("group pa-auditor: announced hash %d, kraftwatch hashes computes %d", h, fresh["pa-auditor"])
 	}
 	t.Logf("partitions added: one event each for pa-billing and pa-shipping, none for pa-auditor")
+
+	// The coordinators refresh their stored MetadataHash on the members' next
+	// heartbeats: kraftwatch's kafka-scheme hash (it publishes murmur3) then agrees for
+	// all three groups, and a lasting disagreement would fail the wait.
+	err := e2etest.Wait(ctx, time.Minute, func() error {
+		checked, bad := kw.Metric("kraftwatch_hash_coordinator_checked"), kw.Metric("kraftwatch_hash_coordinator_mismatches")
+		if checked != 3 || bad != 0 {
+			return fmt.Errorf("kraftwatch compared %v group(s) with their coordinator, %v disagree; want 3 and 0", checked, bad)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("unread topics", func(t *testing.T) {
 		s.Admin.CreateTopic(ctx, t, "pa-unread", 1)

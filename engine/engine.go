@@ -14,6 +14,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,16 +50,30 @@ type Config struct {
 	// GroupsCaughtUp is closed when the groups reader has caught up (groups.Reader.CaughtUp).
 	GroupsCaughtUp <-chan struct{}
 	Publisher      Publisher
-	Logger         *slog.Logger
+	// MismatchAfter is how long the kafka-scheme hash of a group the coordinator keeps
+	// refreshing may differ from its stored MetadataHash before it counts in
+	// Stats.CoordinatorMismatches; 0 means DefaultMismatchAfter.
+	MismatchAfter time.Duration
+	Logger        *slog.Logger
 }
 
 // Stats are the engine's counters, safe to read from any goroutine.
 type Stats struct {
-	Groups       int
-	Decisions    uint64
-	DecodeErrors uint64
-	Cache        hashcache.Stats
+	Groups    int
+	Decisions uint64
+	// DecisionReasons counts the decisions by the kinds of their reasons: a decision
+	// counts once under each distinct kind it gives.
+	DecisionReasons [NumReasonKinds]uint64
+	DecodeErrors    uint64
+	Cache           hashcache.Stats
+	// CoordinatorChecked is how many groups the last coordinator check compared;
+	// CoordinatorMismatches how many of them had disagreed for MismatchAfter or longer.
+	CoordinatorChecked, CoordinatorMismatches int
 }
+
+// NumReasonKinds is the number of groups.ReasonKind values, the indexes of
+// Stats.DecisionReasons.
+const NumReasonKinds = int(groups.RegexMatched) + 1
 
 // Engine decides rebalance-needed events. Create it with New, feed it with
 // OnMetadata and OnGroupRecord, and run it with Run.
@@ -83,7 +98,9 @@ type Engine struct {
 	// coordinator and created again chains its next event to the one before.
 	announced map[groups.GroupKey]int64
 	decided   uint64
+	byReason  [NumReasonKinds]uint64
 	decodeEr  uint64
+	coord     coordinatorCheck
 }
 
 type groupsPosition struct {
@@ -119,6 +136,10 @@ func New(cfg Config) (*Engine, error) {
 		position:  map[groups.GroupKey]groupsPosition{},
 		announced: map[groups.GroupKey]int64{},
 		img:       image.Empty,
+	}
+	e.coord = coordinatorCheck{grace: cmp.Or(cfg.MismatchAfter, DefaultMismatchAfter), since: map[groups.GroupKey]mismatch{}}
+	if cfg.Scheme != hashcache.SchemeKafka {
+		e.coord.kafka, _ = hashcache.New(hashcache.Config{Scheme: hashcache.SchemeKafka})
 	}
 	e.stats.Store(&Stats{})
 	return e, nil
@@ -186,6 +207,8 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.synced.Store(true)
 	e.log.Info("in sync: deciding live", "groups", e.state.Len(), "topics", e.img.NumTopics(),
 		"metadata_offset", e.img.Provenance().Offset)
+	check := time.NewTicker(e.coord.checkInterval())
+	defer check.Stop()
 	for {
 		var ds []groups.Decision
 		var at time.Time // when the cause happened; zero: the image's append time
@@ -201,6 +224,8 @@ func (e *Engine) Run(ctx context.Context) error {
 					ds, at = append(ds, d), m.Time
 				}
 			}
+		case now := <-check.C:
+			e.checkCoordinator(now)
 		}
 		for _, d := range ds {
 			if err := e.announce(ctx, d, at); err != nil {
@@ -333,11 +358,19 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time) 
 	}
 	e.announced[d.Group] = d.Hash
 	e.decided++
+	var kinds [NumReasonKinds]bool
+	for _, r := range d.Reasons {
+		if int(r.Kind) < NumReasonKinds && !kinds[r.Kind] {
+			kinds[r.Kind] = true
+			e.byReason[r.Kind]++
+		}
+	}
 	e.log.Info("rebalance needed", "group", d.Group.ID, "group_type", d.Group.Type.String(),
 		"previous_hash", ev.PreviousHash, "new_hash", d.Hash, "reasons", len(d.Reasons), "metadata_offset", prov.Offset)
 	return nil
 }
 
 func (e *Engine) publishStats() {
-	e.stats.Store(&Stats{Groups: e.state.Len(), Decisions: e.decided, DecodeErrors: e.decodeEr, Cache: e.cache.Stats()})
+	e.stats.Store(&Stats{Groups: e.state.Len(), Decisions: e.decided, DecisionReasons: e.byReason, DecodeErrors: e.decodeEr, Cache: e.cache.Stats(),
+		CoordinatorChecked: e.coord.checked, CoordinatorMismatches: e.coord.mismatches})
 }

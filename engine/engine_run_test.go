@@ -188,7 +188,11 @@ func TestRunStartupLiveRestart(t *testing.T) {
 	if got := events(t, js, "skip-me"); len(got) != 0 {
 		t.Fatalf("excluded group announced: %+v", got)
 	}
-	if s := e.Stats(); s.Groups != 3 || s.Decisions != 3 {
+	// billing's first event and late's are subscription_changed, billing's second
+	// partitions_added.
+	var byReason [NumReasonKinds]uint64
+	byReason[groups.SubscriptionChanged], byReason[groups.PartitionsAdded] = 2, 1
+	if s := e.Stats(); s.Groups != 3 || s.Decisions != 3 || s.DecisionReasons != byReason {
 		t.Fatalf("stats: %+v", s)
 	}
 	stop()

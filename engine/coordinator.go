@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/hashcache"
+)
+
+// DefaultMismatchAfter is Config.MismatchAfter's default. The coordinator recomputes a
+// group's MetadataHash on the first heartbeat after a metadata change (every few
+// seconds for an active group), so two minutes leave room for slow heartbeats and a
+// lagging __consumer_offsets reader.
+const DefaultMismatchAfter = 2 * time.Minute
+
+// coordinatorCheck compares, now and then, the kafka-scheme hash of each group with the
+// MetadataHash its coordinator stored, and counts the groups that have disagreed for
+// longer than the grace period: kraftwatch's hash or Kafka's hashing is wrong, or the
+// coordinator has stopped refreshing. Only groups the coordinator keeps refreshing are
+// compared: those with members and a stored hash (classic groups store none; Kafka 4.0
+// writes none; an empty group is never refreshed and keeps the hash of its last member).
+type coordinatorCheck struct {
+	grace time.Duration
+	// kafka hashes with the kafka scheme when the published scheme is another one; it
+	// is emptied before each check, so it never holds a stale topic hash.
+	kafka *hashcache.Cache
+	since map[groups.GroupKey]mismatch
+
+	checked, mismatches int // of the last check
+}
+
+type mismatch struct {
+	since  time.Time
+	warned bool
+}
+
+// checkInterval is how often Run checks: often enough to notice within a fraction of
+// the grace period, rarely enough to cost nothing (a check hashes the subscribed topics
+// once).
+func (c *coordinatorCheck) checkInterval() time.Duration {
+	return min(max(c.grace/4, time.Second), 30*time.Second)
+}
+
+// checkCoordinator runs one check at now.
+func (e *Engine) checkCoordinator(now time.Time) {
+	c := &e.coord
+	if c.kafka != nil {
+		c.kafka.Clear()
+	}
+	c.checked, c.mismatches = 0, 0
+	for _, k := range e.state.Keys() {
+		g, _ := e.state.Group(k)
+		if k.Type == groups.ClassicGroup || !g.HasMetadata || g.MetadataHash == 0 || g.NumMembers() == 0 || !e.wanted(k) {
+			delete(c.since, k)
+			continue
+		}
+		c.checked++
+		var h int64
+		if c.kafka != nil {
+			h = c.kafka.GroupHash(hashcache.ImageCluster{Image: e.img}, e.tracker.Topics(k))
+		} else {
+			h, _ = e.tracker.Hash(k)
+		}
+		if h == g.MetadataHash {
+			if m, ok := c.since[k]; ok && m.warned {
+				e.log.Info("the kafka-scheme hash agrees with the coordinator's again", "group", k.ID, "group_type", k.Type.String(),
+					"hash", h, "coordinator_epoch", g.Epoch)
+			}
+			delete(c.since, k)
+			continue
+		}
+		m, ok := c.since[k]
+		if !ok {
+			m.since = now
+		}
+		if now.Sub(m.since) >= c.grace {
+			c.mismatches++
+			if !m.warned {
+				m.warned = true
+				e.log.Warn("the kafka-scheme hash disagrees with the coordinator's stored MetadataHash", "group", k.ID,
+					"group_type", k.Type.String(), "kraftwatch_hash", h, "coordinator_hash", g.MetadataHash,
+					"coordinator_epoch", g.Epoch, "since", m.since, "topics", e.tracker.Topics(k))
+			}
+		}
+		c.since[k] = m
+	}
+}
