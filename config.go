@@ -36,32 +36,33 @@ type config struct {
 	BootstrapServers           string `env:"BOOTSTRAP_SERVERS" desc:"Kafka bootstrap servers, comma-separated, for reading __consumer_offsets"`
 	ClusterID                  string `env:"CLUSTER_ID" desc:"Kafka cluster id; empty reads it from meta.properties beside the metadata log, or asks the controllers (DescribeCluster) in network mode"`
 
-	Kafka                   kafkaconn.Config `envPrefix:"KAFKA_"`
-	Controller              kafkaconn.Config `envPrefix:"CONTROLLER_"`
-	NATSURL                 string           `env:"NATS_URL" desc:"NATS server URLs, comma-separated; empty starts an embedded NATS server with JetStream"`
-	NATSCredsFile           string           `env:"NATS_CREDS_FILE" desc:"NATS credentials file (JWT + nkey)"`
-	NATSUser                string           `env:"NATS_USER" desc:"NATS user name"`
-	NATSPassword            string           `env:"NATS_PASSWORD" desc:"NATS password"`
-	NATSToken               string           `env:"NATS_TOKEN" desc:"NATS token"`
-	NATSTLSCAFile           string           `env:"NATS_TLS_CA_FILE" desc:"PEM CA bundle for NATS's certificates"`
-	NATSTLSCertFile         string           `env:"NATS_TLS_CERT_FILE" desc:"PEM client certificate for NATS"`
-	NATSTLSKeyFile          string           `env:"NATS_TLS_KEY_FILE" desc:"PEM client key for NATS"`
-	NATSMode                string           `env:"NATS_MODE" envDefault:"jetstream" desc:"jetstream (durable, deduplicated) or core (plain publish, no replay after restart)"`
-	EmbeddedNATSPort        int              `env:"EMBEDDED_NATS_PORT" envDefault:"4222" desc:"port of the embedded NATS server (127.0.0.1)"`
-	EmbeddedNATSDir         string           `env:"EMBEDDED_NATS_DIR" desc:"JetStream store of the embedded NATS server; empty uses a temporary directory"`
-	SubjectPrefix           string           `env:"SUBJECT_PREFIX" envDefault:"kraftwatch" desc:"first token(s) of every subject"`
-	StreamName              string           `env:"STREAM_NAME" desc:"JetStream stream; empty means KRAFTWATCH_<cluster id>"`
-	StreamReplicas          int              `env:"STREAM_REPLICAS" envDefault:"1" desc:"replicas of the stream when kraftwatch creates it"`
-	StreamMaxAge            string           `env:"STREAM_MAX_AGE" envDefault:"0s" desc:"drop events older than this (Go duration); 0 keeps them"`
-	StreamMaxMsgsPerSubject int64            `env:"STREAM_MAX_MSGS_PER_SUBJECT" envDefault:"16" desc:"events kept per group; the last one is the record of its last announced hash"`
-	HashScheme              string           `env:"HASH_SCHEME" envDefault:"murmur3" desc:"murmur3 or kafka (bit-exact Kafka MetadataHash)"`
-	GroupInclude            string           `env:"GROUP_INCLUDE" envDefault:".*" desc:"announce only groups whose id fully matches this regex (RE2)"`
-	GroupExclude            string           `env:"GROUP_EXCLUDE" desc:"never announce groups whose id fully matches this regex (RE2)"`
-	StallAfter              string           `env:"STALL_AFTER" envDefault:"30s" desc:"how long the metadata source or a __consumer_offsets partition may stay unreadable before /readyz fails (Go duration)"`
-	MismatchAfter           string           `env:"COORDINATOR_MISMATCH_AFTER" envDefault:"2m" desc:"how long the kafka-scheme hash of a group with members may differ from its coordinator's stored MetadataHash before it counts in kraftwatch_hash_coordinator_mismatches (Go duration)"`
-	HTTPAddr                string           `env:"HTTP_ADDR" envDefault:":8080" desc:"listen address of /livez, /readyz and /metrics"`
-	LogLevel                string           `env:"LOG_LEVEL" envDefault:"info" desc:"debug, info, warn or error"`
-	LogFormat               string           `env:"LOG_FORMAT" envDefault:"json" desc:"json or text"`
+	Kafka                    kafkaconn.Config `envPrefix:"KAFKA_"`
+	Controller               kafkaconn.Config `envPrefix:"CONTROLLER_"`
+	ControllerMaxUncommitted int64            `env:"CONTROLLER_MAX_UNCOMMITTED_BYTES" envDefault:"33554432" desc:"network mode: most bytes of fetched records kept past the high watermark, waiting for the quorum to commit them; at the bound kraftwatch takes no more (it asks only for the high watermark) until the quorum commits"`
+	NATSURL                  string           `env:"NATS_URL" desc:"NATS server URLs, comma-separated; empty starts an embedded NATS server with JetStream"`
+	NATSCredsFile            string           `env:"NATS_CREDS_FILE" desc:"NATS credentials file (JWT + nkey)"`
+	NATSUser                 string           `env:"NATS_USER" desc:"NATS user name"`
+	NATSPassword             string           `env:"NATS_PASSWORD" desc:"NATS password"`
+	NATSToken                string           `env:"NATS_TOKEN" desc:"NATS token"`
+	NATSTLSCAFile            string           `env:"NATS_TLS_CA_FILE" desc:"PEM CA bundle for NATS's certificates"`
+	NATSTLSCertFile          string           `env:"NATS_TLS_CERT_FILE" desc:"PEM client certificate for NATS"`
+	NATSTLSKeyFile           string           `env:"NATS_TLS_KEY_FILE" desc:"PEM client key for NATS"`
+	NATSMode                 string           `env:"NATS_MODE" envDefault:"jetstream" desc:"jetstream (durable, deduplicated) or core (plain publish, no replay after restart)"`
+	EmbeddedNATSPort         int              `env:"EMBEDDED_NATS_PORT" envDefault:"4222" desc:"port of the embedded NATS server (127.0.0.1)"`
+	EmbeddedNATSDir          string           `env:"EMBEDDED_NATS_DIR" desc:"JetStream store of the embedded NATS server; empty uses a temporary directory"`
+	SubjectPrefix            string           `env:"SUBJECT_PREFIX" envDefault:"kraftwatch" desc:"first token(s) of every subject"`
+	StreamName               string           `env:"STREAM_NAME" desc:"JetStream stream; empty means KRAFTWATCH_<cluster id>"`
+	StreamReplicas           int              `env:"STREAM_REPLICAS" envDefault:"1" desc:"replicas of the stream when kraftwatch creates it"`
+	StreamMaxAge             string           `env:"STREAM_MAX_AGE" envDefault:"0s" desc:"drop events older than this (Go duration); 0 keeps them"`
+	StreamMaxMsgsPerSubject  int64            `env:"STREAM_MAX_MSGS_PER_SUBJECT" envDefault:"16" desc:"events kept per group; the last one is the record of its last announced hash"`
+	HashScheme               string           `env:"HASH_SCHEME" envDefault:"murmur3" desc:"murmur3 or kafka (bit-exact Kafka MetadataHash)"`
+	GroupInclude             string           `env:"GROUP_INCLUDE" envDefault:".*" desc:"announce only groups whose id fully matches this regex (RE2)"`
+	GroupExclude             string           `env:"GROUP_EXCLUDE" desc:"never announce groups whose id fully matches this regex (RE2)"`
+	StallAfter               string           `env:"STALL_AFTER" envDefault:"30s" desc:"how long the metadata source or a __consumer_offsets partition may stay unreadable before /readyz fails (Go duration)"`
+	MismatchAfter            string           `env:"COORDINATOR_MISMATCH_AFTER" envDefault:"2m" desc:"how long the kafka-scheme hash of a group with members may differ from its coordinator's stored MetadataHash before it counts in kraftwatch_hash_coordinator_mismatches (Go duration)"`
+	HTTPAddr                 string           `env:"HTTP_ADDR" envDefault:":8080" desc:"listen address of /livez, /readyz and /metrics"`
+	LogLevel                 string           `env:"LOG_LEVEL" envDefault:"info" desc:"debug, info, warn or error"`
+	LogFormat                string           `env:"LOG_FORMAT" envDefault:"json" desc:"json or text"`
 }
 
 // loadConfig reads the environment. A value that is not of its setting's type (a bool
@@ -126,6 +127,9 @@ func (c config) validate() error {
 	}
 	if c.ControllerBootstrapServers != "" && len(kafkaconn.SplitHosts(c.ControllerBootstrapServers)) == 0 {
 		bad("CONTROLLER_BOOTSTRAP_SERVERS", "no host:port in %q", c.ControllerBootstrapServers)
+	}
+	if c.ControllerMaxUncommitted < 1 {
+		bad("CONTROLLER_MAX_UNCOMMITTED_BYTES", "%d: at least 1 (a batch is always kept, whatever its size)", c.ControllerMaxUncommitted)
 	}
 	if c.BootstrapServers == "" {
 		bad("BOOTSTRAP_SERVERS", "required: host:port of at least one broker")
@@ -297,10 +301,11 @@ func (c config) observerConfig() (observer.Config, error) {
 		return observer.Config{}, fmt.Errorf("%sCONTROLLER_*: %w", envPrefix, err)
 	}
 	return observer.Config{
-		Controllers: kafkaconn.SplitHosts(c.ControllerBootstrapServers),
-		ClientOpts:  opts,
-		Principal:   c.Controller.Principal(),
-		ClusterID:   c.ClusterID,
+		Controllers:    kafkaconn.SplitHosts(c.ControllerBootstrapServers),
+		ClientOpts:     opts,
+		Principal:      c.Controller.Principal(),
+		ClusterID:      c.ClusterID,
+		MaxUncommitted: c.ControllerMaxUncommitted,
 	}, nil
 }
 

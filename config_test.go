@@ -25,6 +25,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"KRAFTWATCH_HTTP_ADDR=8080",
 		"KRAFTWATCH_LOG_LEVEL=loud",
 		"KRAFTWATCH_LOG_FORMAT=xml",
+		"KRAFTWATCH_CONTROLLER_MAX_UNCOMMITTED_BYTES=0",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +33,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	errs := splitErrors(cfg.validate())
 	want := []string{"METADATA_LOG_DIR", "BOOTSTRAP_SERVERS", "KAFKA_SASL_MECHANISM", "KAFKA_SASL_USERNAME",
 		"KAFKA_SASL_PASSWORD", "NATS_MODE", "STREAM_REPLICAS", "STREAM_MAX_AGE", "HASH_SCHEME", "GROUP_EXCLUDE",
-		"HTTP_ADDR", "LOG_LEVEL", "LOG_FORMAT"}
+		"HTTP_ADDR", "LOG_LEVEL", "LOG_FORMAT", "CONTROLLER_MAX_UNCOMMITTED_BYTES"}
 	if len(errs) != len(want) {
 		t.Errorf("%d errors, want %d: %v", len(errs), len(want), errs)
 	}

@@ -403,6 +403,8 @@ func newRegistry(info []string, obs *observer.Observer, reader *groups.Reader, p
 		func() float64 { return float64(m.HighWatermark.Load()) })
 	gauge("metadata_uncommitted_bytes", "Bytes fetched past the high watermark, not applied until it moves (network mode).",
 		func() float64 { return float64(m.Uncommitted.Load()) })
+	counter("metadata_uncommitted_full_total", "Times the bytes fetched past the high watermark reached KRAFTWATCH_CONTROLLER_MAX_UNCOMMITTED_BYTES, so that no more were taken until the quorum committed (network mode).",
+		func() float64 { return float64(m.UncommittedFull.Load()) })
 	gauge("metadata_offset", "Offset of the last metadata record applied.", func() float64 { return float64(m.Offset.Load()) })
 	gauge("metadata_epoch", "Leader epoch of the last metadata batch applied.", func() float64 { return float64(m.Epoch.Load()) })
 	gauge("metadata_lag_seconds", "Age of the last metadata batch applied (now minus its append time).", func() float64 {

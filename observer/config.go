@@ -17,6 +17,9 @@ const (
 	DefaultMaxBackoff     = 10 * time.Second
 	DefaultFetchMaxWait   = 500 * time.Millisecond
 	DefaultRequestTimeout = 10 * time.Second
+	// DefaultMaxUncommitted bounds the fetched records waiting for the high watermark:
+	// four of Kafka's largest Fetch answers (8 MiB each).
+	DefaultMaxUncommitted = 32 << 20
 )
 
 // Config configures an Observer. Exactly one of Dir (the disk source) and Controllers
@@ -46,6 +49,13 @@ type Config struct {
 	// RequestTimeout bounds each request to a controller beyond FetchMaxWait: dialing,
 	// TLS, SASL and reading the response. 0 means DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// MaxUncommitted bounds the bytes of fetched batches kept past the high watermark,
+	// waiting for the quorum to commit them (one batch is always kept, whatever its
+	// size). When it is reached the observer takes no more records: it asks the
+	// leader only for its high watermark, every FetchMaxWait, dropping the records
+	// of those answers, until the high watermark moves and room is made. 0 means
+	// DefaultMaxUncommitted.
+	MaxUncommitted int64
 	// Logger receives the observer's logs; nil discards them.
 	Logger *slog.Logger
 	// Handler, when set, is called on Run's goroutine for every update, in log order.
@@ -88,6 +98,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("observer: %s is negative (%v)", d.name, d.v))
 		}
 	}
+	if c.MaxUncommitted < 0 {
+		errs = append(errs, fmt.Errorf("observer: MaxUncommitted is negative (%d)", c.MaxUncommitted))
+	}
 	if c.MinBackoff > 0 && c.MaxBackoff > 0 && c.MinBackoff > c.MaxBackoff {
 		errs = append(errs, fmt.Errorf("observer: MinBackoff %v is above MaxBackoff %v", c.MinBackoff, c.MaxBackoff))
 	}
@@ -116,6 +129,9 @@ func (c *Config) withDefaults() {
 	}
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.MaxUncommitted == 0 {
+		c.MaxUncommitted = DefaultMaxUncommitted
 	}
 	if c.Principal == "" {
 		c.Principal = "User:ANONYMOUS"

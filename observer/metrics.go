@@ -61,6 +61,9 @@ type Metrics struct {
 	LeaderID      atomic.Int64
 	HighWatermark atomic.Int64
 	Uncommitted   atomic.Int64
+	// UncommittedFull counts the times the fetched records past the high watermark
+	// reached Config.MaxUncommitted, so that fetching stopped until it moved.
+	UncommittedFull atomic.Int64
 	// Offset is the offset of the last record published; Epoch its batch's epoch;
 	// Timestamp its append time (ms). -1 before the first load.
 	Offset    atomic.Int64

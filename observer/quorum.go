@@ -28,7 +28,10 @@ import (
 //     a new delta, and starts a rebuild.
 //   - Commit: batches are applied only once they are at or below the high watermark
 //     (every record below it): the leader also returns records not committed yet,
-//     which are kept until it moves, and which the leader may still truncate.
+//     which are kept until it moves, and which the leader may still truncate. What is
+//     kept is bounded (Config.MaxUncommitted): at the bound, the records of an answer
+//     are dropped (fetched again later) and only its high watermark counts, asked for
+//     every FetchMaxWait, until half of the bound is free again.
 //   - DivergingEpoch: fetched batches past the leader's end offset for that epoch are
 //     dropped. They are above the high watermark, so nothing applied changes; should
 //     the leader diverge below what was applied (a broken quorum), the observer
@@ -70,6 +73,9 @@ type quorum struct {
 	appliedEpoch int32 // epoch of the last batch applied (of the snapshot, after one)
 	hwm          int64 // the highest high watermark seen, -1 before one
 	pending      []pendingBatch
+	// full is set while pending holds Config.MaxUncommitted bytes: no more batches
+	// are taken until the high watermark moves.
+	full bool
 	// build is the rebuild in progress; nil once it is published.
 	build *build
 	// loadedSnapshot and loadedSnapshotEnd are the snapshot of the last rebuild
@@ -320,9 +326,15 @@ func (q *quorum) step(ctx context.Context) error {
 		return cerr(err)
 	}
 	// A leader holds a Fetch that has nothing new for up to MaxWaitMillis. One that
-	// answers at once with nothing new must not make this a busy loop.
+	// answers at once with nothing new must not make this a busy loop. With the
+	// uncommitted records at their bound, an answer's records are dropped and only its
+	// high watermark counts: ask for it every FetchMaxWait.
 	if !got && q.hwm == hwm && q.leader == leader && q.epoch == epoch {
-		if d := min(q.cfg.MinBackoff, wait) - q.now().Sub(start); d > 0 && !q.sleep(ctx, d) {
+		pause := min(q.cfg.MinBackoff, wait)
+		if q.full {
+			pause = q.cfg.FetchMaxWait
+		}
+		if d := pause - q.now().Sub(start); d > 0 && !q.sleep(ctx, d) {
 			return nil
 		}
 	}
@@ -591,6 +603,7 @@ func (q *quorum) diverge(epoch int32, end int64, addr string) error {
 // (Kafka cuts answers at MaxBytes) is fetched again next time.
 func (q *quorum) appendBatches(data []byte, addr string) (got bool, err error) {
 	pos := 0
+	over := q.uncommittedBytes()
 	for pos < len(data) {
 		b, err := recordbatch.Decode(data[pos:])
 		if errors.Is(err, recordbatch.ErrTruncated) {
@@ -619,6 +632,14 @@ func (q *quorum) appendBatches(data []byte, addr string) (got bool, err error) {
 		}
 		if b.PartitionLeaderEpoch < q.lastEpoch {
 			return got, bad("epoch went down from %d to %d at offset %d", q.lastEpoch, b.PartitionLeaderEpoch, b.BaseOffset)
+		}
+		if b.NextOffset() > q.hwm {
+			// Past the high watermark: kept only within the bound (one batch always).
+			if over > 0 && (q.full || over+int64(b.Size()) > q.cfg.MaxUncommitted) {
+				q.setFull(true, over)
+				break // fetched again once the high watermark has moved
+			}
+			over += int64(b.Size())
 		}
 		it := b.Iter()
 		for it.Next() {
@@ -670,12 +691,45 @@ func (q *quorum) applyCommitted() error {
 	return nil
 }
 
-func (q *quorum) setUncommitted() {
-	n := 0
+// uncommittedBytes is the size of the fetched batches past the high watermark.
+func (q *quorum) uncommittedBytes() int64 {
+	n := int64(0)
 	for i := range q.pending {
-		n += q.pending[i].b.Size()
+		if q.pending[i].b.NextOffset() > q.hwm {
+			n += int64(q.pending[i].b.Size())
+		}
 	}
-	q.cfg.Metrics.Uncommitted.Store(int64(n))
+	return n
+}
+
+func (q *quorum) setUncommitted() {
+	n := q.uncommittedBytes()
+	q.cfg.Metrics.Uncommitted.Store(n)
+	// Once the bound was reached, half of it must be free again before the records
+	// of an answer count once more, so that a quorum committing slowly does not make
+	// every answer a full one, mostly dropped.
+	if q.full && (n == 0 || n <= q.cfg.MaxUncommitted/2) {
+		q.setFull(false, n)
+	}
+}
+
+// setFull notes that the uncommitted records reached Config.MaxUncommitted (on), or
+// that there is room again.
+func (q *quorum) setFull(on bool, uncommitted int64) {
+	if q.full == on {
+		return
+	}
+	q.full = on
+	if on {
+		q.cfg.Metrics.UncommittedFull.Add(1)
+		q.cfg.Logger.Warn("fetched records waiting for the high watermark reached their bound; "+
+			"taking no more until the quorum commits (is a majority of the controllers down or slow?)",
+			"uncommitted_bytes", uncommitted, "max_uncommitted_bytes", q.cfg.MaxUncommitted,
+			"high_watermark", q.hwm, "offset", q.next)
+		return
+	}
+	q.cfg.Logger.Info("the high watermark moved; fetching records again",
+		"uncommitted_bytes", uncommitted, "high_watermark", q.hwm, "offset", q.next)
 }
 
 // LoadQuorum fetches the metadata log from the controllers in cfg.Controllers once, as

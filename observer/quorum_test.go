@@ -1064,3 +1064,44 @@ func TestQuorumRebuildHandsOnTheLogAfter(t *testing.T) {
 		}
 	})
 }
+
+// TestQuorumUncommittedBound: while the quorum commits nothing, the records fetched
+// past the high watermark stay within Config.MaxUncommitted; the observer then only
+// asks for the high watermark, every FetchMaxWait (no busy loop), with a log line and
+// a count, and takes every record once the quorum commits.
+func TestQuorumUncommittedBound(t *testing.T) {
+	c := observertest.NewController(t, 1)
+	c.Append(observertest.Topic("a", idA))
+	c.Commit()
+	const bound = 300
+	r := runQuorum(t, []string{c.Addr}, func(cfg *Config) { cfg.MaxUncommitted = bound })
+	<-r.Ready()
+	const stalled = 20
+	for i := range stalled {
+		c.Append(observertest.Topic(fmt.Sprintf("t%02d", i), observertest.ID(byte(50+i))))
+	}
+	m := r.Metrics()
+	eventually(t, "the bound to be reached", func() bool { return m.UncommittedFull.Load() == 1 })
+	before, held := c.Requests(1), m.Uncommitted.Load()
+	time.Sleep(time.Second)
+	if n := c.Requests(1) - before; n > 15 {
+		t.Errorf("%d fetches in a second at the bound; FetchMaxWait is 100 ms", n)
+	}
+	if u := m.Uncommitted.Load(); u != held || u > bound || u == 0 {
+		t.Errorf("uncommitted bytes %d then %d, bound %d", held, u, bound)
+	}
+	if !strings.Contains(r.logs.String(), "reached their bound") || m.UncommittedFull.Load() != 1 {
+		t.Errorf("no log line, or the bound counted %d times", m.UncommittedFull.Load())
+	}
+	c.Commit()
+	eventually(t, "every stalled record", func() bool { return m.Offset.Load() == stalled })
+	if u := r.Updates(); len(u) != 1+stalled {
+		t.Errorf("%d updates, want the initial load and one per batch", len(u))
+	}
+	if m.Uncommitted.Load() != 0 || !strings.Contains(r.logs.String(), "fetching records again") {
+		t.Errorf("uncommitted bytes %d after the commit", m.Uncommitted.Load())
+	}
+	if im := r.Image(); im.NumTopics() != 1+stalled {
+		t.Errorf("%d topics", im.NumTopics())
+	}
+}
