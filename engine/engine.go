@@ -9,8 +9,15 @@
 // Start-up: nothing is decided until the observer has loaded the metadata log and the
 // reader has caught up with __consumer_offsets. Then each group's hash is compared with
 // the last hash published for it (read back from JetStream): a group whose hash differs,
-// or that was never announced, gets one event. From then on every change is decided as
-// it arrives.
+// or that was never announced, gets one event. Its reasons come from comparing the
+// topics the last event covered (Event.Topics) with those the hash covers now, each
+// stamped with the metadata record that made the change (downtimeReasons), so a restart
+// words a change made while kraftwatch was down as a live run would have. From then on
+// every change is decided as it arrives.
+//
+// Every event lists the topics its hash covers (Event.Topics, cut at
+// publish.MaxTopicsBytes) and stamps each reason with the offset and time of its
+// record (image.Stamp).
 package engine
 
 import (
@@ -106,6 +113,7 @@ type Engine struct {
 type groupsPosition struct {
 	partition int32
 	offset    int64
+	time      time.Time // the record's timestamp
 }
 
 // New returns an Engine; it does nothing before Run.
@@ -227,8 +235,12 @@ func (e *Engine) Run(ctx context.Context) error {
 		case now := <-check.C:
 			e.checkCoordinator(now)
 		}
+		var st *stamper
 		for _, d := range ds {
-			if err := e.announce(ctx, d, at); err != nil {
+			if st == nil {
+				st = newStamper(e.img)
+			}
+			if err := e.announce(ctx, d, at, e.liveReasons(st, d, at)); err != nil {
 				return err
 			}
 		}
@@ -260,9 +272,22 @@ func (e *Engine) startup(ctx context.Context) error {
 			e.announced[gk] = l.Hash
 		}
 	}
+	st := newStamper(e.img)
 	for _, d := range e.tracker.Sync(e.img) {
-		d.Reasons = e.subscriptionReasons(d.Group)
-		if err := e.announce(ctx, d, time.Time{}); err != nil {
+		var subscribed time.Time
+		if p, ok := e.position[d.Group]; ok {
+			subscribed = p.time
+		}
+		var reasons []publish.Reason
+		l, ok := last[publish.GroupKey{Type: publish.GroupType(d.Group.Type), ID: d.Group.ID}]
+		if ok && l.HashScheme == e.cfg.Scheme {
+			reasons = downtimeReasons(st, l, e.coveredTopics(d.Group), subscribed)
+		}
+		if len(reasons) == 0 {
+			// The group's first event, or nothing in the last one explains the move.
+			reasons = e.subscriptionReasons(d.Group, subscribed)
+		}
+		if err := e.announce(ctx, d, latest(reasons), reasons); err != nil {
 			return err
 		}
 	}
@@ -284,50 +309,30 @@ func (e *Engine) applyRecord(m groups.Message) (groups.Change, bool) {
 	if ch.Removed {
 		delete(e.position, ch.Group)
 	} else {
-		e.position[ch.Group] = groupsPosition{partition: int32(m.Partition), offset: m.Offset}
+		e.position[ch.Group] = groupsPosition{partition: int32(m.Partition), offset: m.Offset, time: m.Time}
 	}
 	return ch, true
 }
 
 // subscriptionReasons lists the topics a group reads, for an event whose cause is not
-// known (the group's first event, or a change made while kraftwatch was down).
-func (e *Engine) subscriptionReasons(k groups.GroupKey) []groups.Reason {
-	var rs []groups.Reason
+// known: the group's first event, or one whose last event does not explain the move.
+// at is the time of the group's last record, zero when not known.
+func (e *Engine) subscriptionReasons(k groups.GroupKey, at time.Time) []publish.Reason {
+	var rs []publish.Reason
 	for _, name := range e.tracker.Topics(k) {
-		r := groups.Reason{Kind: groups.SubscriptionChanged, Topic: name}
+		r := publish.Reason{Kind: publish.SubscriptionChanged, Topic: name, Time: at}
 		if t, ok := e.img.TopicByName(name); ok {
-			r.TopicID, r.NewPartitions = t.ID(), int32(t.NumPartitions())
+			r.TopicID, r.NewPartitions = t.ID().String(), int32(t.NumPartitions())
 		}
 		rs = append(rs, r)
 	}
 	return rs
 }
 
-func (e *Engine) wanted(k groups.GroupKey) bool {
-	return (e.cfg.Include == nil || e.cfg.Include.MatchString(k.ID)) &&
-		(e.cfg.Exclude == nil || !e.cfg.Exclude.MatchString(k.ID))
-}
-
-// announce hands a decision to the publisher as an event. at is when its cause was
-// written (a __consumer_offsets record's timestamp); zero means the append time of the
-// metadata batch the image is at. Both come from the logs, so replicas agree on them.
-func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time) error {
-	if !e.wanted(d.Group) {
-		return nil
-	}
-	ev := publish.Event{
-		GroupID:          d.Group.ID,
-		GroupType:        publish.GroupType(d.Group.Type),
-		NewHash:          publish.Hash(d.Hash),
-		Reasons:          make([]publish.Reason, 0, len(d.Reasons)),
-		CoordinatorEpoch: -1,
-	}
-	// previous_hash is the hash of the group's last event, not the Tracker's last
-	// computed one: a group first seen reading no existing topic (hash 0, not announced)
-	// has none.
-	if h, ok := e.announced[d.Group]; ok {
-		ev.PreviousHash = publish.SomeHash(h)
-	}
+// liveReasons turns a live decision's reasons into the event's, each stamped with its
+// metadata record (a subscription change with at, its record's time).
+func (e *Engine) liveReasons(st *stamper, d groups.Decision, at time.Time) []publish.Reason {
+	out := make([]publish.Reason, 0, len(d.Reasons))
 	for _, r := range d.Reasons {
 		pr := publish.Reason{Kind: publish.ReasonKind(r.Kind), Topic: r.Topic,
 			OldPartitions: r.OldPartitions, NewPartitions: r.NewPartitions, Regex: r.Regex}
@@ -337,7 +342,62 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time) 
 		if r.OldTopicID != (image.UUID{}) {
 			pr.OldTopicID = r.OldTopicID.String()
 		}
-		ev.Reasons = append(ev.Reasons, pr)
+		if pr.Kind == publish.SubscriptionChanged {
+			pr.Time = at
+		} else {
+			st.stampReason(&pr)
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+// coveredTopics lists the existing topics the group's hash covers, with their
+// topic hashes, sorted by name; empty, not nil, when none.
+func (e *Engine) coveredTopics(k groups.GroupKey) []publish.CoveredTopic {
+	names := e.tracker.Topics(k)
+	out := make([]publish.CoveredTopic, 0, len(names))
+	cl := hashcache.ImageCluster{Image: e.img}
+	for _, name := range names {
+		t, ok := e.img.TopicByName(name)
+		if !ok {
+			continue
+		}
+		h, ok := e.cache.TopicHash(cl, name)
+		if !ok {
+			continue
+		}
+		out = append(out, publish.CoveredTopic{Name: name, TopicID: t.ID().String(), Partitions: int32(t.NumPartitions()), Hash: publish.Hash(h)})
+	}
+	return out
+}
+
+func (e *Engine) wanted(k groups.GroupKey) bool {
+	return (e.cfg.Include == nil || e.cfg.Include.MatchString(k.ID)) &&
+		(e.cfg.Exclude == nil || !e.cfg.Exclude.MatchString(k.ID))
+}
+
+// announce hands a decision to the publisher as an event with reasons. at is when its
+// cause was written (a __consumer_offsets record's timestamp, or at start-up the latest
+// of the reasons' times); zero means the append time of the metadata batch the image
+// is at. All come from the logs, so replicas agree on them.
+func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, reasons []publish.Reason) error {
+	if !e.wanted(d.Group) {
+		return nil
+	}
+	ev := publish.Event{
+		GroupID:          d.Group.ID,
+		GroupType:        publish.GroupType(d.Group.Type),
+		NewHash:          publish.Hash(d.Hash),
+		Reasons:          reasons,
+		CoordinatorEpoch: -1,
+	}
+	ev.Topics, ev.TopicsTruncated = publish.FitTopics(e.coveredTopics(d.Group), publish.MaxTopicsBytes)
+	// previous_hash is the hash of the group's last event, not the Tracker's last
+	// computed one: a group first seen reading no existing topic (hash 0, not announced)
+	// has none.
+	if h, ok := e.announced[d.Group]; ok {
+		ev.PreviousHash = publish.SomeHash(h)
 	}
 	if g, ok := e.state.Group(d.Group); ok && g.HasMetadata {
 		ev.CoordinatorEpoch = g.Epoch
@@ -366,7 +426,7 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time) 
 		}
 	}
 	e.log.Info("rebalance needed", "group", d.Group.ID, "group_type", d.Group.Type.String(),
-		"previous_hash", ev.PreviousHash, "new_hash", d.Hash, "reasons", len(d.Reasons), "metadata_offset", prov.Offset)
+		"previous_hash", ev.PreviousHash, "new_hash", d.Hash, "reasons", len(reasons), "metadata_offset", prov.Offset)
 	return nil
 }
 

@@ -127,7 +127,7 @@ func decodeRebalanceNeeded(attrs *Envelope[json.RawMessage]) (*RebalanceNeeded, 
 		return nil, bad("datacontenttype %q, want %s", attrs.DataContentType, DataContentType)
 	}
 	fields, err := object(data, "data", []string{"cluster_id", "group_id", "group_type", "hash_scheme", "previous_hash",
-		"new_hash", "reasons", "metadata_offset", "metadata_epoch", "coordinator_epoch"}, []string{"consumer_offsets"}, true)
+		"new_hash", "reasons", "metadata_offset", "metadata_epoch", "coordinator_epoch"}, []string{"consumer_offsets", "topics", "topics_truncated"}, true)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
@@ -150,7 +150,7 @@ func decodeRebalanceNeeded(attrs *Envelope[json.RawMessage]) (*RebalanceNeeded, 
 	}
 	for i, r := range reasons {
 		rf, err := object(r, fmt.Sprintf("data.reasons[%d]", i), []string{"kind", "topic"},
-			[]string{"topic_id", "old_topic_id", "old_partitions", "new_partitions", "regex"}, true)
+			[]string{"topic_id", "old_topic_id", "old_partitions", "new_partitions", "regex", "metadata_offset", "time"}, true)
 		if err != nil {
 			return nil, bad("%v", err)
 		}
@@ -169,6 +169,26 @@ func decodeRebalanceNeeded(attrs *Envelope[json.RawMessage]) (*RebalanceNeeded, 
 			var n int32
 			if v, ok := rf[k]; ok && (json.Unmarshal(v, &n) != nil || n < 1) {
 				return nil, bad("data.reasons[%d].%s %s is not a partition count of 1 or more", i, k, v)
+			}
+		}
+		var off int64
+		if v, ok := rf["metadata_offset"]; ok && (json.Unmarshal(v, &off) != nil || off < 1) {
+			return nil, bad("data.reasons[%d].metadata_offset %s is not an offset of 1 or more (absent when not known)", i, v)
+		}
+	}
+	if v, ok := fields["topics"]; ok {
+		var topics []json.RawMessage
+		if err := json.Unmarshal(v, &topics); err != nil || topics == nil {
+			return nil, bad("data.topics is not an array")
+		}
+		for i, t := range topics {
+			tf, err := object(t, fmt.Sprintf("data.topics[%d]", i), []string{"name", "topic_id", "partitions", "hash"}, nil, true)
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			var h string
+			if json.Unmarshal(tf["hash"], &h) != nil || !hashPattern.MatchString(h) {
+				return nil, bad("data.topics[%d].hash %s is not a decimal string of a signed 64-bit hash", i, tf["hash"])
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -130,7 +131,20 @@ func TestDecodeAgreesWithSchema(t *testing.T) {
 		{name: "null previous hash", old: `"previous_hash":"6148914691236517205"`, new: `"previous_hash":null`, ok: true},
 		{name: "no consumer offsets", old: `,"consumer_offsets":{"partition":17,"offset":9001}`, new: ``, ok: true},
 		{name: "unknown data member", old: `"reasons":[`, new: `"reasons":[],"x":[`},
-		{name: "empty reasons", old: `[{"kind":"partitions_added","topic":"orders","topic_id":"b2KQm1tqRBCzb0Y5bXy2WQ","old_partitions":3,"new_partitions":6},{"kind":"regex_matched","topic":"orders-eu","topic_id":"Zm9vYmFyYmF6cXV4MTIzNA","new_partitions":1,"regex":"orders-.*"}]`, new: `[]`, ok: true},
+		{name: "empty reasons", old: `"reasons":[{"kind":"partitions_added"`, new: `"reasons":[],"x":[{"kind":"partitions_added"`},
+		{name: "empty topics", old: `"topics":[{"name":"orders"`, new: `"topics":[],"x":[{"name":"orders"`},
+		{name: "no topics (an older kraftwatch)", old: `"topics":[`, new: `"x":[`},
+		{name: "topics truncated", old: `"topics":[`, new: `"topics_truncated":true,"topics":[`, ok: true},
+		{name: "topics null", old: `"topics":[`, new: `"topics":null,"x":[`},
+		{name: "topic hash as number", old: `"hash":"3131961357"`, new: `"hash":3131961357`},
+		{name: "topic hash leading zero", old: `"hash":"3131961357"`, new: `"hash":"03131961357"`},
+		{name: "topic without id", old: `"topic_id":"b2KQm1tqRBCzb0Y5bXy2WQ","partitions"`, new: `"partitions"`},
+		{name: "topic with empty name", old: `"name":"orders"`, new: `"name":""`},
+		{name: "topic with zero partitions", old: `"partitions":6`, new: `"partitions":0`},
+		{name: "extra topic field", old: `"partitions":6`, new: `"partitions":6,"leader":1`},
+		{name: "reason time", old: `"time":"2025-11-03T14:12`, new: `"time":"later`},
+		{name: "reason without time and offset", old: `,"metadata_offset":1187,"time":"2025-11-03T14:12:01.005Z"`, new: ``, ok: true},
+		{name: "reason offset zero", old: `"metadata_offset":1187`, new: `"metadata_offset":0`},
 		{name: "hash as number", old: `"new_hash":"-6148914691236517206"`, new: `"new_hash":-6148914691236517206`},
 		{name: "hash with plus", old: `"new_hash":"-6148914691236517206"`, new: `"new_hash":"+1"`},
 		{name: "hash leading zero", old: `"new_hash":"-6148914691236517206"`, new: `"new_hash":"01"`},
@@ -192,5 +206,44 @@ func TestDecodeAgreesWithSchema(t *testing.T) {
 			}
 			t.Log(decodeErr)
 		})
+	}
+}
+
+// TestFitTopics: the topics list of an event stays within its byte budget, cut at
+// the last topic that fits, and the bound is never below the real JSON size.
+func TestFitTopics(t *testing.T) {
+	var ts []events.CoveredTopic
+	for i := range 10_000 {
+		ts = append(ts, events.CoveredTopic{Name: fmt.Sprintf("orders.eu-west-%05d.v2", i), TopicID: "b2KQm1tqRBCzb0Y5bXy2WQ",
+			Partitions: int32(i%64 + 1), Hash: events.Hash(-int64(i) * 1_000_003_000_001)})
+	}
+	kept, cut := events.FitTopics(ts, events.MaxTopicsBytes)
+	if !cut || len(kept) == 0 || len(kept) >= len(ts) {
+		t.Fatalf("10,000 topics: kept %d, cut %v", len(kept), cut)
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, _ := json.Marshal(ts[:len(kept)+1])
+	if len(b) > events.MaxTopicsBytes || len(next) <= events.MaxTopicsBytes-200 {
+		t.Fatalf("kept %d topics, %d bytes (with one more %d), budget %d", len(kept), len(b), len(next), events.MaxTopicsBytes)
+	}
+	t.Logf("10,000 topics of 25-character names: %d kept, %d bytes of JSON", len(kept), len(b))
+	if kept, cut := events.FitTopics(ts[:100], events.MaxTopicsBytes); cut || len(kept) != 100 {
+		t.Fatalf("100 topics: kept %d, cut %v", len(kept), cut)
+	}
+	// A whole event with the cut list stays under NATS's default max payload.
+	env, err := (events.RebalanceNeeded{ClusterID: "c", GroupID: "g", GroupType: events.ConsumerGroup, HashScheme: events.SchemeMurmur3,
+		Topics: kept, TopicsTruncated: true}).Wrap(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(env)
+	if len(body) > 1<<20 {
+		t.Fatalf("event of %d bytes", len(body))
+	}
+	if _, err := events.Decode(body); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -206,6 +206,59 @@ type Reason struct {
 	NewPartitions int32 `json:"new_partitions,omitempty"`
 	// Regex is the group's regex that matched the topic, for RegexMatched.
 	Regex string `json:"regex,omitempty"`
+	// MetadataOffset and Time say where the change was written, for the kinds a
+	// __cluster_metadata record causes (all but SubscriptionChanged): the offset of
+	// that record (the TopicRecord, RemoveTopicRecord, PartitionRecord,
+	// PartitionChangeRecord or broker registration) and its batch's append time. Also
+	// after a restart, when the change was made while kraftwatch was down. 0 and zero
+	// when not known (a change only a snapshot holds, whose records keep no offset;
+	// a deleted topic the image no longer remembers). For SubscriptionChanged, Time is the __consumer_offsets record's timestamp
+	// when known.
+	MetadataOffset int64     `json:"metadata_offset,omitempty"`
+	Time           time.Time `json:"time,omitzero"`
+}
+
+// CoveredTopic is one topic a group's new hash covers, as it was when the hash was
+// computed. A subscriber (and kraftwatch itself, after a restart) compares it with
+// the topic now to say what changed.
+type CoveredTopic struct {
+	Name    string `json:"name"`
+	TopicID string `json:"topic_id"`
+	// Partitions is the partition count.
+	Partitions int32 `json:"partitions"`
+	// Hash is the topic hash in the event's hash scheme.
+	Hash Hash `json:"hash"`
+}
+
+// MaxTopicsBytes bounds the JSON size of an event's topics list (about 2,500 topics
+// of 30-character names), so that an event stays well under NATS's default max
+// payload (1 MiB) however many topics its group reads: FitTopics truncates the list
+// beyond it.
+const MaxTopicsBytes = 256 << 10
+
+// coveredTopicJSON is the JSON size of a CoveredTopic apart from its name's characters
+// and its numbers: {"name":"","topic_id":"<22>","partitions":,"hash":""} and a comma.
+const coveredTopicJSON = len(`{"name":"","topic_id":"","partitions":,"hash":""},`) + 22
+
+// FitTopics returns the longest prefix of ts whose JSON takes at most maxBytes, and
+// whether it is shorter than ts. The size is an upper bound (every character that JSON
+// may escape counted as six).
+func FitTopics(ts []CoveredTopic, maxBytes int) ([]CoveredTopic, bool) {
+	n := 0
+	for i, t := range ts {
+		n += coveredTopicJSON + len(strconv.Itoa(int(t.Partitions))) + len(strconv.FormatInt(int64(t.Hash), 10))
+		for j := 0; j < len(t.Name); j++ {
+			if c := t.Name[j]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+				n += 6
+			} else {
+				n++
+			}
+		}
+		if n > maxBytes {
+			return ts[:i], true
+		}
+	}
+	return ts, false
 }
 
 // OffsetsPosition is a position in __consumer_offsets.
@@ -262,6 +315,12 @@ type RebalanceNeeded struct {
 	PreviousHash NullHash `json:"previous_hash"`
 	NewHash      Hash     `json:"new_hash"`
 	Reasons      []Reason `json:"reasons"`
+	// Topics lists, sorted by name, the existing topics NewHash covers; empty (not
+	// nil) when it covers none, nil when not given (events of older kraftwatch).
+	// TopicsTruncated is set when the list was cut at MaxTopicsBytes: it then holds
+	// the first topics by name only.
+	Topics          []CoveredTopic `json:"topics,omitzero"`
+	TopicsTruncated bool           `json:"topics_truncated,omitempty"`
 	Cause
 	// CoordinatorEpoch is the group epoch (classic: generation) last read from
 	// __consumer_offsets, -1 when none was seen.
@@ -338,6 +397,23 @@ func (e *RebalanceNeeded) Validate() error {
 		if r.Kind == RegexMatched && r.Regex == "" {
 			return fmt.Errorf("%w: group %q: reason %d: regex_matched without regex", ErrInvalidEvent, e.GroupID, i)
 		}
+		if r.MetadataOffset < 0 {
+			return fmt.Errorf("%w: group %q: reason %d: negative metadata offset %d", ErrInvalidEvent, e.GroupID, i, r.MetadataOffset)
+		}
+	}
+	for i, t := range e.Topics {
+		if t.Name == "" || !utf8.ValidString(t.Name) {
+			return fmt.Errorf("%w: group %q: topics[%d]: empty or not valid UTF-8 name %q", ErrInvalidEvent, e.GroupID, i, t.Name)
+		}
+		if !validTopicID(t.TopicID) {
+			return fmt.Errorf("%w: group %q: topics[%d] %s: topic id %q is not 22 characters of URL-safe base64", ErrInvalidEvent, e.GroupID, i, t.Name, t.TopicID)
+		}
+		if t.Partitions < 1 {
+			return fmt.Errorf("%w: group %q: topics[%d] %s: partition count %d (want 1 or more)", ErrInvalidEvent, e.GroupID, i, t.Name, t.Partitions)
+		}
+	}
+	if e.TopicsTruncated && e.Topics == nil {
+		return fmt.Errorf("%w: group %q: topics_truncated without topics", ErrInvalidEvent, e.GroupID)
 	}
 	if e.MetadataEpoch < -1 {
 		return fmt.Errorf("%w: group %q: metadata epoch %d (want -1 or more)", ErrInvalidEvent, e.GroupID, e.MetadataEpoch)

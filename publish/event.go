@@ -17,6 +17,7 @@ type (
 	GroupKey        = events.GroupKey
 	ReasonKind      = events.ReasonKind
 	Reason          = events.Reason
+	CoveredTopic    = events.CoveredTopic
 	Hash            = events.Hash
 	NullHash        = events.NullHash
 	Cause           = events.Cause
@@ -58,6 +59,14 @@ const (
 	SubscriptionChanged = events.SubscriptionChanged
 	RegexMatched        = events.RegexMatched
 )
+
+// MaxTopicsBytes is events.MaxTopicsBytes.
+const MaxTopicsBytes = events.MaxTopicsBytes
+
+// FitTopics is events.FitTopics.
+func FitTopics(ts []CoveredTopic, maxBytes int) ([]CoveredTopic, bool) {
+	return events.FitTopics(ts, maxBytes)
+}
 
 // ParseGroupType is events.ParseGroupType.
 func ParseGroupType(s string) (GroupType, error) { return events.ParseGroupType(s) }

@@ -28,8 +28,14 @@ func goldenEvent() publish.Event {
 		PreviousHash: publish.SomeHash(6148914691236517205),
 		NewHash:      -6148914691236517206,
 		Reasons: []publish.Reason{
-			{Kind: publish.PartitionsAdded, Topic: "orders", TopicID: "b2KQm1tqRBCzb0Y5bXy2WQ", OldPartitions: 3, NewPartitions: 6},
-			{Kind: publish.RegexMatched, Topic: "orders-eu", TopicID: "Zm9vYmFyYmF6cXV4MTIzNA", Regex: "orders-.*", NewPartitions: 1},
+			{Kind: publish.PartitionsAdded, Topic: "orders", TopicID: "b2KQm1tqRBCzb0Y5bXy2WQ", OldPartitions: 3, NewPartitions: 6,
+				MetadataOffset: 1230, Time: time.Date(2025, 11, 3, 14, 15, 16, 789000000, time.UTC)},
+			{Kind: publish.RegexMatched, Topic: "orders-eu", TopicID: "Zm9vYmFyYmF6cXV4MTIzNA", Regex: "orders-.*", NewPartitions: 1,
+				MetadataOffset: 1187, Time: time.Date(2025, 11, 3, 14, 12, 1, 5000000, time.UTC)},
+		},
+		Topics: []publish.CoveredTopic{
+			{Name: "orders", TopicID: "b2KQm1tqRBCzb0Y5bXy2WQ", Partitions: 6, Hash: 3131961357},
+			{Name: "orders-eu", TopicID: "Zm9vYmFyYmF6cXV4MTIzNA", Partitions: 1, Hash: -8070450532247928832},
 		},
 		Cause: publish.Cause{
 			MetadataOffset:  1234,

@@ -319,7 +319,11 @@ func (p *Publisher) readLast(ctx context.Context, s jetstream.Stream, subject st
 		}
 		return lastState{}, fmt.Errorf("reading the last event of %s: %w", subject, err)
 	}
-	return lastState{seq: m.Sequence, ev: p.decodeLast(subject, m.Sequence, m.Data)}, nil
+	ev := p.decodeLast(subject, m.Sequence, m.Data)
+	if ev != nil {
+		ev.topics = nil // only LoadLastPublished returns them
+	}
+	return lastState{seq: m.Sequence, ev: ev}, nil
 }
 
 // decodeLast decodes a stored event, or logs why it cannot and returns nil: such a
@@ -335,7 +339,8 @@ func (p *Publisher) decodeLast(subject string, seq uint64, data []byte) *lastEve
 		return nil
 	}
 	d := &env.Data
-	return &lastEvent{key: d.Key(), id: env.ID, hash: int64(d.NewHash), scheme: d.HashScheme, cause: d.Cause, time: env.Time}
+	return &lastEvent{key: d.Key(), id: env.ID, hash: int64(d.NewHash), scheme: d.HashScheme, cause: d.Cause, time: env.Time,
+		topics: d.Topics, truncated: d.TopicsTruncated}
 }
 
 // remember records st as subject's last message and returns it. The latest read or ack
@@ -445,6 +450,7 @@ func (p *Publisher) LoadLastPublished(ctx context.Context) (map[GroupKey]Last, e
 	for _, st := range p.last {
 		if st.ev != nil {
 			out[st.ev.key] = st.ev.export(st.seq)
+			st.ev.topics = nil // returned; not kept
 		}
 	}
 	p.mu.Unlock()

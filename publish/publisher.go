@@ -83,10 +83,15 @@ type lastEvent struct {
 	scheme string
 	cause  Cause
 	time   time.Time
+	// topics and truncated are the stored event's, read by LoadLastPublished and
+	// dropped once it has returned them (the engine needs them only at start-up).
+	topics    []CoveredTopic
+	truncated bool
 }
 
 func (l *lastEvent) export(seq uint64) Last {
-	return Last{Hash: l.hash, HashScheme: l.scheme, Cause: l.cause, MsgID: l.id, Seq: seq, Time: l.time}
+	return Last{Hash: l.hash, HashScheme: l.scheme, Cause: l.cause, MsgID: l.id, Seq: seq, Time: l.time,
+		Topics: l.topics, TopicsTruncated: l.truncated}
 }
 
 // Last is the last event stored for a group.
@@ -97,6 +102,10 @@ type Last struct {
 	MsgID      string
 	Seq        uint64 // stream sequence; 0 in ModeCore
 	Time       time.Time
+	// Topics and TopicsTruncated are the event's (Event.Topics): what Hash covered.
+	// Nil for an event of a kraftwatch that did not list them, and in ModeCore.
+	Topics          []CoveredTopic
+	TopicsTruncated bool
 }
 
 // Stats are counters since New. Events counts each event once, by how it ended;

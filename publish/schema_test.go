@@ -74,6 +74,13 @@ func TestSchemaRejects(t *testing.T) {
 		{"recreated without old id", `"kind":"partitions_added"`, `"kind":"recreated"`},
 		{"negative offset", `"metadata_offset":1234`, `"metadata_offset":-1`},
 		{"bad id", `"id":"kw1-`, `"id":"kw2-`},
+		{"topic hash as number", `"hash":"3131961357"`, `"hash":3131961357`},
+		{"topic without id", `"topic_id":"b2KQm1tqRBCzb0Y5bXy2WQ","partitions"`, `"partitions"`},
+		{"topic with zero partitions", `"partitions":6`, `"partitions":0`},
+		{"extra topic field", `"partitions":6`, `"partitions":6,"leader":1`},
+		{"truncated not boolean", `"topics":[`, `"topics_truncated":"yes","topics":[`},
+		{"reason time not a date", `"time":"2025-11-03T14:12`, `"time":"later`},
+		{"reason offset negative", `"metadata_offset":1187`, `"metadata_offset":-5`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(valid, tc.old) {
