@@ -419,7 +419,7 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, 
 	e.announced[d.Group] = d.Hash
 	e.decided++
 	var kinds [NumReasonKinds]bool
-	for _, r := range d.Reasons {
+	for _, r := range reasons {
 		if int(r.Kind) < NumReasonKinds && !kinds[r.Kind] {
 			kinds[r.Kind] = true
 			e.byReason[r.Kind]++
