@@ -13,9 +13,16 @@ const FrameVersion = 1
 // version. Every record it returns is newly allocated, except byte-slice fields,
 // which share memory with value. Errors are *DecodeError.
 func Decode(value []byte) (Record, int16, error) {
-	var p PartitionRecord
-	if v, ok := decodePartitionFast(value, &p, nil); ok {
-		return &p, v, nil
+	if len(value) >= 2 && value[1] == byte(TypePartitionChange) {
+		var c PartitionChangeRecord
+		if v, ok := decodePartitionChangeFast(value, &c, nil); ok {
+			return &c, v, nil
+		}
+	} else {
+		var p PartitionRecord
+		if v, ok := decodePartitionFast(value, &p, nil); ok {
+			return &p, v, nil
+		}
 	}
 	r := &reader{}
 	r.Reset(value)
@@ -41,7 +48,11 @@ type Decoder struct {
 // the lifetime of its result.
 func (d *Decoder) Decode(value []byte) (Record, int16, error) {
 	d.arena.reset()
-	if v, ok := decodePartitionFast(value, &d.partition, &d.arena); ok {
+	if len(value) >= 2 && value[1] == byte(TypePartitionChange) {
+		if v, ok := decodePartitionChangeFast(value, &d.change, &d.arena); ok {
+			return &d.change, v, nil
+		}
+	} else if v, ok := decodePartitionFast(value, &d.partition, &d.arena); ok {
 		return &d.partition, v, nil
 	}
 	d.r = reader{arena: &d.arena}
@@ -108,6 +119,17 @@ func (d *BatchDecoder) Decode(value []byte) (Record, int16, error) {
 			return &d.partitions[n], v, nil
 		}
 		d.partitions = d.partitions[:n]
+	}
+	if len(value) >= 2 && value[1] == byte(TypePartitionChange) {
+		n := len(d.changes)
+		if n == cap(d.changes) {
+			d.changes = append(d.changes, PartitionChangeRecord{})
+		}
+		d.changes = d.changes[:n+1]
+		if v, ok := decodePartitionChangeFast(value, &d.changes[n], &d.arena); ok {
+			return &d.changes[n], v, nil
+		}
+		d.changes = d.changes[:n]
 	}
 	d.r = reader{arena: &d.arena}
 	d.r.Reset(value)

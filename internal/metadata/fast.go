@@ -32,7 +32,7 @@ func decodePartitionFast(value []byte, x *PartitionRecord, a *arena) (int16, boo
 	rec.PartitionEpoch = f.int32()
 	rec.Directories = nil
 	if v >= 1 {
-		rec.Directories = f.uuidArray()
+		rec.Directories = f.uuidArray(false)
 	}
 	rec.LeaderRecoveryState, rec.EligibleLeaderReplicas, rec.LastKnownELR = 0, nil, nil
 	n := f.uvarint()
@@ -57,6 +57,76 @@ func decodePartitionFast(value []byte, x *PartitionRecord, a *arena) (int16, boo
 		case tag == 2 && v >= 2:
 			rec.LastKnownELR = p.int32s(true)
 		case tag <= 2:
+			p.bad = true // a known tag at a version without it
+		default:
+			continue // unknown tags are skipped
+		}
+		if p.bad || len(p.b) != 0 {
+			f.bad = true
+		}
+	}
+	if f.bad || len(f.b) != 0 {
+		if a != nil {
+			a.ints, a.uuids = a.ints[:ints], a.uuids[:uuids]
+		}
+		return 0, false
+	}
+	return v, true
+}
+
+// decodePartitionChangeFast is decodePartitionFast for a PartitionChangeRecord (a
+// leader change, the record of a rolling restart's burst): one-byte frame header,
+// the partition and topic ids, then only tagged fields, each known one as Kafka
+// writes it, unknown ones skipped, nothing after them. For anything else it leaves
+// the arena as it was and returns false (TestPartitionChangeFastMatchesGeneral,
+// FuzzRecord).
+func decodePartitionChangeFast(value []byte, x *PartitionChangeRecord, a *arena) (int16, bool) {
+	if len(value) < 3 || value[0] != FrameVersion || value[1] != byte(TypePartitionChange) || value[2] > 2 {
+		return 0, false
+	}
+	v := int16(value[2])
+	var ints, uuids int
+	if a != nil {
+		ints, uuids = len(a.ints), len(a.uuids)
+	}
+	f := fastReader{b: value[3:], a: a}
+	*x = PartitionChangeRecord{Leader: LeaderUnchanged, LeaderRecoveryState: LeaderRecoveryUnchanged}
+	x.PartitionID = f.int32()
+	x.TopicID = f.uuid()
+	n := f.uvarint()
+	if n > uint64(len(f.b)/2) {
+		f.bad = true
+	}
+	prev := int64(-1)
+	for ; n > 0 && !f.bad; n-- {
+		tag, size := f.uvarint(), f.uvarint()
+		if f.bad || tag > 1<<31 || int64(tag) <= prev || size > uint64(len(f.b)) {
+			f.bad = true
+			break
+		}
+		prev = int64(tag)
+		p := fastReader{b: f.b[:size], a: a}
+		f.b = f.b[size:]
+		switch {
+		case tag == 0:
+			x.ISR = p.int32s(true)
+		case tag == 1:
+			x.Leader = p.int32()
+		case tag == 2:
+			x.Replicas = p.int32s(true)
+		case tag == 3:
+			x.RemovingReplicas = p.int32s(true)
+		case tag == 4:
+			x.AddingReplicas = p.int32s(true)
+		case tag == 5:
+			x.LeaderRecoveryState = int8(p.byte())
+		case tag == 6 && v >= 2:
+			x.EligibleLeaderReplicas = p.int32s(true)
+		case tag == 7 && v >= 2:
+			x.LastKnownELR = p.int32s(true)
+		case tag == 8 && v >= 1:
+			x.Directories = p.uuidArray(true)
+		case tag <= 8:
 			p.bad = true // a known tag at a version without it
 		default:
 			continue // unknown tags are skipped
@@ -168,10 +238,16 @@ func (f *fastReader) int32s(nullable bool) []int32 {
 	return s
 }
 
-// uuidArray reads a non-nullable compact []uuid with reader.uuidArray's rules.
-func (f *fastReader) uuidArray() []UUID {
-	n := f.count(false, 16)
-	if f.bad || n <= 0 {
+// uuidArray reads a compact []uuid with reader.uuidArray's rules for null and empty.
+func (f *fastReader) uuidArray(nullable bool) []UUID {
+	n := f.count(nullable, 16)
+	switch {
+	case f.bad || n < 0:
+		return nil
+	case n == 0:
+		if nullable {
+			return emptyUUIDs
+		}
 		return nil
 	}
 	var s []UUID

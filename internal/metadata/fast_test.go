@@ -99,6 +99,72 @@ func TestPartitionFastMatchesGeneral(t *testing.T) {
 	}
 }
 
+// TestPartitionChangeFastMatchesGeneral: PartitionChangeRecords the fast path takes,
+// and ones it leaves to the general path, decode alike.
+func TestPartitionChangeFastMatchesGeneral(t *testing.T) {
+	leader := NewPartitionChangeRecord(topicU, 3)
+	leader.Leader = 2
+	full := &PartitionChangeRecord{PartitionID: 7, TopicID: topicU, ISR: []int32{1, 2}, Leader: 1, Replicas: []int32{1, 2, 3},
+		RemovingReplicas: []int32{3}, AddingReplicas: []int32{}, LeaderRecoveryState: 1, EligibleLeaderReplicas: []int32{2},
+		LastKnownELR: []int32{}, Directories: []UUID{dirA, {}, dirA}}
+	emptyDirs := NewPartitionChangeRecord(topicU, 0)
+	emptyDirs.Directories = []UUID{}
+	var values [][]byte
+	for v := int16(0); v <= 2; v++ {
+		for _, r := range []*PartitionChangeRecord{leader, full, NewPartitionChangeRecord(topicU, 1), emptyDirs} {
+			b, err := Append(nil, r, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := decodePartitionChangeFast(b, new(PartitionChangeRecord), nil); !ok {
+				t.Fatalf("the fast path refuses %+v at v%d as Kafka writes it", r, v)
+			}
+			values = append(values, b)
+			for i := range b { // every prefix, and extra bytes after it
+				values = append(values, b[:i])
+			}
+			values = append(values, append(bytes.Clone(b), 0))
+		}
+	}
+	body := func(v byte, tags ...[]byte) []byte {
+		b := []byte{1, 5, v}
+		b = binary.BigEndian.AppendUint32(b, 1)
+		b = append(b, topicU[:]...)
+		b = kbin.AppendUvarint(b, uint64(len(tags)))
+		for _, tg := range tags {
+			b = append(b, tg...)
+		}
+		return b
+	}
+	values = append(values,
+		body(0, []byte{1, 4, 0, 0, 0, 9}),                           // leader 9
+		body(0, []byte{1, 3, 0, 0, 9}),                              // leader of 3 bytes
+		body(0, []byte{1, 5, 0, 0, 0, 9, 1}),                        // leader with a byte left over
+		body(0, []byte{0, 1, 0}),                                    // null ISR
+		body(0, []byte{0, 1, 1}),                                    // empty ISR
+		body(0, []byte{0, 1, 3}),                                    // ISR count beyond the payload
+		body(0, []byte{5, 1, 1}),                                    // leader recovery state
+		body(0, []byte{5, 0}),                                       // leader recovery state empty
+		body(0, []byte{6, 1, 1}),                                    // ELR tag at v0
+		body(2, []byte{6, 5, 2, 0, 0, 0, 4}),                        // ELR [4]
+		body(0, []byte{8, 1, 1}),                                    // directories tag at v0
+		body(1, []byte{8, 1, 0}),                                    // null directories
+		body(1, []byte{8, 1, 2}),                                    // directories beyond the payload
+		body(0, []byte{2, 1, 1}, []byte{1, 4, 0, 0, 0, 1}),          // tags out of order
+		body(0, []byte{1, 4, 0, 0, 0, 1}, []byte{1, 4, 0, 0, 0, 1}), // tag repeated
+		body(0, []byte{9, 3, 1, 2, 3}),                              // unknown tag
+		body(0, []byte{9, 9, 1}),                                    // unknown tag beyond the input
+		body(0, []byte{0x80, 0x80, 0x80, 0x80, 0x01, 0}),            // five-byte tag varint
+		body(0, []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0}),      // six-byte tag varint
+		body(0, []byte{0x81, 0x00, 1, 1}),                           // non-canonical tag varint
+		[]byte{1, 5, 3, 0},                                          // unknown version
+		[]byte{0x81, 0, 5, 0},                                       // non-canonical frame
+	)
+	for i, v := range values {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { sameDecode(t, v) })
+	}
+}
+
 // TestBatchDecoderKeepsRecords: records stay valid until Reset, and Reset reuses the
 // memory.
 func TestBatchDecoderKeepsRecords(t *testing.T) {
