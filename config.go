@@ -58,6 +58,7 @@ type config struct {
 	HashScheme               string           `env:"HASH_SCHEME" envDefault:"murmur3" desc:"murmur3 or kafka (bit-exact Kafka MetadataHash)"`
 	GroupInclude             string           `env:"GROUP_INCLUDE" envDefault:".*" desc:"announce only groups whose id fully matches this regex (RE2)"`
 	GroupExclude             string           `env:"GROUP_EXCLUDE" desc:"never announce groups whose id fully matches this regex (RE2)"`
+	GroupMetrics             string           `env:"GROUP_METRICS" desc:"export per-group series (kraftwatch_group_*) for groups whose id fully matches this regex (RE2); empty exports none"`
 	StallAfter               string           `env:"STALL_AFTER" envDefault:"30s" desc:"how long the metadata source or a __consumer_offsets partition may stay unreadable before /readyz fails (Go duration)"`
 	MismatchAfter            string           `env:"COORDINATOR_MISMATCH_AFTER" envDefault:"2m" desc:"how long the kafka-scheme hash of a group with members may differ from its coordinator's stored MetadataHash before it counts in kraftwatch_hash_coordinator_mismatches (Go duration)"`
 	HTTPAddr                 string           `env:"HTTP_ADDR" envDefault:":8080" desc:"listen address of /livez, /readyz and /metrics"`
@@ -198,7 +199,7 @@ func (c config) validate() error {
 	if _, err := hashcache.NewScheme(c.HashScheme); err != nil {
 		bad("HASH_SCHEME", "%q is not murmur3 or kafka", c.HashScheme)
 	}
-	for field, re := range map[string]string{"GROUP_INCLUDE": c.GroupInclude, "GROUP_EXCLUDE": c.GroupExclude} {
+	for field, re := range map[string]string{"GROUP_INCLUDE": c.GroupInclude, "GROUP_EXCLUDE": c.GroupExclude, "GROUP_METRICS": c.GroupMetrics} {
 		if _, err := regexp.Compile(re); err != nil {
 			bad(field, "%v", err)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/kraftwatch/kraftwatch/api"
 	"github.com/kraftwatch/kraftwatch/engine"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/kafkaconn"
@@ -52,7 +53,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		stopping.Wait()
 	}()
 	waiting := func(err error) { // until the stages exist: not ready, for the reason given
-		setHandler(httpHandler(func() error { return notReady{{Component: "metadata", Reason: err.Error()}} }, prometheus.NewRegistry()))
+		setHandler(httpHandler(func() error { return notReady{{Component: "metadata", Reason: err.Error()}} }, prometheus.NewRegistry(), nil))
 	}
 	waiting(errors.New("starting"))
 	stopping.Go(func() {
@@ -161,7 +162,13 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		source = "controllers"
 	}
 	info := []string{version, clusterID, source, cfg.HashScheme}
-	setHandler(httpHandler(ready, newRegistry(info, obs, reader, pub, eng, ready)))
+	reg := newRegistry(info, obs, reader, pub, eng, ready)
+	var perGroup *regexp.Regexp
+	if cfg.GroupMetrics != "" {
+		perGroup = regexp.MustCompile("^(?:" + cfg.GroupMetrics + ")$")
+	}
+	reg.MustRegister(newGroupsCollector(eng.Query, perGroup))
+	setHandler(httpHandler(ready, reg, eng.Query))
 	log.Info("kraftwatch running", "version", version, "cluster_id", clusterID, "metadata_source", cfg.metadataSource(),
 		"bootstrap_servers", cfg.BootstrapServers, "hash_scheme", cfg.HashScheme, "http_addr", ln.Addr().String())
 
@@ -340,9 +347,12 @@ type readyzBody struct {
 
 // httpHandler serves /livez (the process answers), /readyz (200 when ready() is nil,
 // else 503 listing its problems: a notReady, or any other error as one problem; a JSON
-// body either way) and /metrics.
-func httpHandler(ready func() error, reg *prometheus.Registry) http.Handler {
+// body either way), /metrics and, when groups is not nil, the group state API (/v1/).
+func httpHandler(ready func() error, reg *prometheus.Registry, groups api.Source) http.Handler {
 	mux := http.NewServeMux()
+	if groups != nil {
+		api.Register(mux, groups)
+	}
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -62,6 +63,9 @@ type Config struct {
 	// Stats.CoordinatorMismatches; 0 means DefaultMismatchAfter.
 	MismatchAfter time.Duration
 	Logger        *slog.Logger
+	// HistorySize is the number of events kept per group for Query (History);
+	// 0 means DefaultHistorySize.
+	HistorySize int
 }
 
 // Stats are the engine's counters, safe to read from any goroutine.
@@ -89,6 +93,7 @@ type Engine struct {
 	log     *slog.Logger
 	meta    chan observer.Update
 	records chan groups.Message
+	queries chan query
 	done    chan struct{}
 	synced  atomic.Bool
 	stats   atomic.Pointer[Stats]
@@ -104,6 +109,7 @@ type Engine struct {
 	// JetStream at start-up). It outlives the group's records: a group deleted by the
 	// coordinator and created again chains its next event to the one before.
 	announced map[groups.GroupKey]int64
+	history   *History
 	decided   uint64
 	byReason  [NumReasonKinds]uint64
 	decodeEr  uint64
@@ -137,6 +143,7 @@ func New(cfg Config) (*Engine, error) {
 		log:       cfg.Logger,
 		meta:      make(chan observer.Update, 64),
 		records:   make(chan groups.Message, 1024),
+		queries:   make(chan query),
 		done:      make(chan struct{}),
 		cache:     cache,
 		state:     state,
@@ -144,6 +151,7 @@ func New(cfg Config) (*Engine, error) {
 		position:  map[groups.GroupKey]groupsPosition{},
 		announced: map[groups.GroupKey]int64{},
 		img:       image.Empty,
+		history:   NewHistory(cfg.HistorySize),
 	}
 	e.coord = coordinatorCheck{grace: cmp.Or(cfg.MismatchAfter, DefaultMismatchAfter), since: map[groups.GroupKey]mismatch{}}
 	if cfg.Scheme != hashcache.SchemeKafka {
@@ -200,6 +208,8 @@ func (e *Engine) Run(ctx context.Context) error {
 			e.img, e.loaded = u.Image, true
 		case m := <-e.records:
 			e.applyRecord(m)
+		case q := <-e.queries:
+			e.serve(q)
 		case <-caughtUp:
 			// The reader queued every record up to its start-time end offsets
 			// before closing caughtUp: apply those still queued.
@@ -234,6 +244,9 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 		case now := <-check.C:
 			e.checkCoordinator(now)
+		case q := <-e.queries:
+			e.serve(q)
+			continue
 		}
 		var st *stamper
 		for _, d := range ds {
@@ -308,6 +321,7 @@ func (e *Engine) applyRecord(m groups.Message) (groups.Change, bool) {
 	}
 	if ch.Removed {
 		delete(e.position, ch.Group)
+		e.history.forget(ch.Group)
 	} else {
 		e.position[ch.Group] = groupsPosition{partition: int32(m.Partition), offset: m.Offset, time: m.Time}
 	}
@@ -425,6 +439,7 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, 
 			e.byReason[r.Kind]++
 		}
 	}
+	e.recordAnnounced(ev)
 	e.log.Info("rebalance needed", "group", d.Group.ID, "group_type", d.Group.Type.String(),
 		"previous_hash", ev.PreviousHash, "new_hash", d.Hash, "reasons", len(reasons), "metadata_offset", prov.Offset)
 	return nil
@@ -433,4 +448,33 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, 
 func (e *Engine) publishStats() {
 	e.stats.Store(&Stats{Groups: e.state.Len(), Decisions: e.decided, DecisionReasons: e.byReason, DecodeErrors: e.decodeEr, Cache: e.cache.Stats(),
 		CoordinatorChecked: e.coord.checked, CoordinatorMismatches: e.coord.mismatches})
+}
+
+// recordAnnounced adds a rebalance-needed event to its group's history.
+func (e *Engine) recordAnnounced(ev publish.Event) {
+	ev.ClusterID, ev.HashScheme = e.cfg.ClusterID, e.cfg.Scheme // as Enqueue fills them
+	h := HistoryEvent{Type: publish.EventType, ID: ev.MsgID(), Time: ev.Time, CoordinatorEpoch: ev.CoordinatorEpoch,
+		HasPreviousHash: ev.PreviousHash.Valid, PreviousHash: int64(ev.PreviousHash.Hash), NewHash: int64(ev.NewHash)}
+	var b strings.Builder
+	for i, r := range ev.Reasons {
+		if i == 3 {
+			fmt.Fprintf(&b, "; +%d more", len(ev.Reasons)-3)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(r.Kind.String())
+		if r.Topic != "" {
+			b.WriteString(" " + r.Topic)
+		}
+		if r.Kind == publish.PartitionsAdded {
+			fmt.Fprintf(&b, " %d->%d", r.OldPartitions, r.NewPartitions)
+		}
+		if r.Regex != "" {
+			fmt.Fprintf(&b, " regex %q", r.Regex)
+		}
+	}
+	h.Summary = b.String()
+	e.history.Record(groups.GroupKey{Type: groups.GroupType(ev.GroupType), ID: ev.GroupID}, h)
 }

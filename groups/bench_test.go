@@ -1,6 +1,8 @@
 package groups_test
 
 import (
+	"fmt"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -74,4 +76,33 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkStateHeap measures the heap a State holds per group (of each of the four
+// types) after replaying a synthetic log, without and with the assignment records
+// of consumer and share groups.
+//
+//	go test ./groups -run '^$' -bench StateHeap -benchtime 1x
+func BenchmarkStateHeap(b *testing.B) {
+	for _, assignments := range []bool{false, true} {
+		cfg := groupstest.SyntheticConfig{Groups: 25000, Members: 3, Topics: 2000, TopicsPerMember: 3, Assignments: assignments}
+		log := groupstest.Synthetic(cfg)
+		b.Run(fmt.Sprintf("assignments=%v", assignments), func(b *testing.B) {
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				s := groups.NewState()
+				for _, kv := range log {
+					if _, err := s.Replay(kv.Key, kv.Value); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(s.Len()), "heap-B/group")
+				runtime.KeepAlive(s)
+			}
+		})
+	}
 }

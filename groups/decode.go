@@ -220,7 +220,10 @@ func maxVersion(t RecordType) (int16, bool) {
 		return 4, true
 	case ConsumerGroupMetadata, ConsumerGroupPartitionMetadata, ConsumerGroupMemberMetadata,
 		ConsumerGroupRegularExpression, ShareGroupPartitionMetadata, ShareGroupMetadata,
-		ShareGroupMemberMetadata, StreamsGroupMetadata, StreamsGroupMemberMetadata, StreamsGroupTopology:
+		ShareGroupMemberMetadata, StreamsGroupMetadata, StreamsGroupMemberMetadata, StreamsGroupTopology,
+		ConsumerGroupTargetAssignmentMetadata, ConsumerGroupTargetAssignmentMember, ConsumerGroupCurrentMemberAssignment,
+		ShareGroupTargetAssignmentMetadata, ShareGroupTargetAssignmentMember, ShareGroupCurrentMemberAssignment,
+		StreamsGroupTargetAssignmentMetadata, StreamsGroupCurrentMemberAssignment:
 		return 0, true
 	}
 	return 0, false
@@ -262,6 +265,24 @@ func (d *Decoder) decodeValue(t RecordType, version int16, b []byte) (Value, err
 		v = r.streamsGroupMember()
 	case StreamsGroupTopology:
 		v = r.streamsGroupTopology()
+	case ConsumerGroupTargetAssignmentMetadata:
+		v = r.targetAssignmentMetadata()
+	case ShareGroupTargetAssignmentMetadata:
+		v = (*ShareGroupTargetAssignmentMetadataValue)(r.targetAssignmentMetadata())
+	case ConsumerGroupTargetAssignmentMember:
+		v = r.targetAssignmentMember()
+	case ShareGroupTargetAssignmentMember:
+		v = (*ShareGroupTargetAssignmentMemberValue)(r.targetAssignmentMember())
+	case ConsumerGroupCurrentMemberAssignment:
+		v = r.currentMemberAssignment(true)
+	case ShareGroupCurrentMemberAssignment:
+		c := r.currentMemberAssignment(false)
+		v = &ShareGroupCurrentMemberAssignmentValue{MemberEpoch: c.MemberEpoch, PreviousMemberEpoch: c.PreviousMemberEpoch,
+			State: c.State, AssignedPartitions: c.AssignedPartitions}
+	case StreamsGroupTargetAssignmentMetadata:
+		v = (*StreamsGroupTargetAssignmentMetadataValue)(r.targetAssignmentMetadata())
+	case StreamsGroupCurrentMemberAssignment:
+		v = r.streamsCurrentMemberAssignment()
 	}
 	if err := r.finish(); err != nil {
 		return nil, err

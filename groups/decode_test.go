@@ -317,16 +317,16 @@ func TestDecode(t *testing.T) {
 			want:  groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "g", Version: -1, Tombstone: true},
 		},
 		{
-			name:  "assignment record: key decoded, value not",
-			key:   h("0008", s16("g"), s16("m1")),
+			name:  "streams target assignment member: key decoded, value not",
+			key:   h("0015", s16("g"), s16("m1")),
 			value: h("0000 ffff"),
-			want:  groups.Record{Type: groups.ConsumerGroupCurrentMemberAssignment, GroupID: "g", MemberID: "m1", Version: 0},
+			want:  groups.Record{Type: groups.StreamsGroupTargetAssignmentMember, GroupID: "g", MemberID: "m1", Version: 0},
 		},
 		{
-			name:  "target assignment metadata of a newer version is not an error",
-			key:   h("0006", s16("g")),
+			name:  "share state partition metadata of a newer version is not an error",
+			key:   h("000f", s16("g")),
 			value: h("0001 00000001 00"),
-			want:  groups.Record{Type: groups.ConsumerGroupTargetAssignmentMetadata, GroupID: "g", Version: 1},
+			want:  groups.Record{Type: groups.ShareGroupStatePartitionMetadata, GroupID: "g", Version: 1},
 		},
 	}
 	for _, tt := range tests {

@@ -189,3 +189,38 @@ func TestFixturesReencode(t *testing.T) {
 		t.Logf("%s: re-encoded %v", path, checked)
 	}
 }
+
+// TestFixtureStates replays every fixture and writes, beside the summary, each
+// change of a group's derived state (Group.State) with the record that caused it:
+// the coordinator's own sequence of assigning, reconciling and stable.
+func TestFixtureStates(t *testing.T) {
+	for _, path := range fixtureFiles(t) {
+		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
+			var b bytes.Buffer
+			fmt.Fprintf(&b, "# %s: each change of a group's state, after the record that caused it.\n", filepath.ToSlash(path))
+			s := groups.NewState()
+			last := map[groups.GroupKey]string{}
+			for _, r := range readFixture(t, path) {
+				rec, err := groups.Decode(r.Key, r.Value)
+				if err != nil {
+					t.Fatalf("partition %s offset %s: %v", r.Partition, r.Offset, err)
+				}
+				if rec.Type.IsOffsetCommit() {
+					continue
+				}
+				s.Apply(&rec)
+				k := rec.GroupKey()
+				now := "removed"
+				if g, ok := s.Group(k); ok {
+					now = fmt.Sprintf("%s members=%d reconciling=%d epoch=%d target_assignment_epoch=%d",
+						g.State(), g.NumMembers(), g.Reconciling(), g.Epoch, g.TargetAssignmentEpoch)
+				}
+				if now != last[k] {
+					fmt.Fprintf(&b, "%s/%s %s %s: %s\n", r.Partition, r.Offset, k, rec.Type, now)
+					last[k] = now
+				}
+			}
+			golden(t, filepath.Join("testdata", filepath.Base(filepath.Dir(path)), "states.golden"), b.Bytes())
+		})
+	}
+}

@@ -161,7 +161,8 @@ type Record struct {
 	Version int16
 	// Value is the decoded value (one of the *XxxValue types of this package), or nil
 	// for tombstones and for record types whose value this package does not need
-	// (offset commits, assignments, share state). Its dynamic type always matches Type.
+	// (offset commits, streams assignments, share state). Its dynamic type always
+	// matches Type.
 	Value Value
 }
 

@@ -44,6 +44,14 @@ type Member struct {
 	// SubscriptionErr is set for a classic member whose subscription bytes did not
 	// parse; the group's topics are then unknown (Group.TopicsUnknown).
 	SubscriptionErr error
+
+	// Who the member is, from its member record (classic: its GroupMetadata entry;
+	// RackID from its subscription). "" when not written.
+	InstanceID, RackID, ClientID, ClientHost string
+
+	// Assignment is the member's current and target assignment (consumer and share
+	// groups), nil until one of its assignment records is seen.
+	Assignment *MemberAssignment
 }
 
 // Group is the State's view of one group. Read it; do not modify it or keep it
@@ -72,6 +80,12 @@ type Group struct {
 	// PartitionMetadata is the Kafka 4.0 subscription metadata record (type 4 or 9),
 	// nil when absent or deleted.
 	PartitionMetadata []TopicMetadata
+	// TargetAssignmentEpoch is the epoch of the target assignment (type 6, 12 or
+	// 20), -1 when none was written.
+	TargetAssignmentEpoch int32
+	// ValidatedTopologyEpoch is a streams group's (StreamsGroupMetadataValue), -1
+	// when absent.
+	ValidatedTopologyEpoch int32
 
 	required []string // streams: Topology.RequiredTopics()
 	members  map[string]*Member
@@ -127,7 +141,7 @@ func (g *Group) ResolvedRegex(regex string) (*ConsumerGroupRegularExpressionValu
 // empty reports whether nothing keeps the group alive.
 func (g *Group) empty() bool {
 	return !g.HasMetadata && len(g.members) == 0 && len(g.resolved) == 0 &&
-		g.Topology == nil && g.PartitionMetadata == nil
+		g.Topology == nil && g.PartitionMetadata == nil && g.TargetAssignmentEpoch < 0
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -231,6 +245,10 @@ func (s *State) Group(k GroupKey) (*Group, bool) {
 	g, ok := s.groups[k]
 	return g, ok
 }
+
+// All yields every group, in map order, without copying. Do not Apply while
+// ranging over it.
+func (s *State) All() iter.Seq[*Group] { return maps.Values(s.groups) }
 
 // Keys returns the keys of every group, sorted.
 func (s *State) Keys() []GroupKey {
@@ -490,18 +508,21 @@ func (s *State) Apply(rec *Record) Change {
 		ch.Metadata = s.setMetadata(g, v.Epoch, v.MetadataHash)
 	case *StreamsGroupMetadataValue:
 		ch.Metadata = s.setMetadata(g, v.Epoch, v.MetadataHash)
+		g.ValidatedTopologyEpoch = v.ValidatedTopologyEpoch
 	case *ConsumerGroupMemberMetadataValue:
 		s.setMember(g, &Member{
 			ID:                   rec.MemberID,
 			SubscribedTopicNames: sortedSet(v.SubscribedTopicNames),
 			SubscribedTopicRegex: v.SubscribedTopicRegex,
+			InstanceID:           v.InstanceID, RackID: v.RackID, ClientID: v.ClientID, ClientHost: v.ClientHost,
 		})
 		ch.Subscription = s.subscriptionChanged(g)
 	case *ShareGroupMemberMetadataValue:
-		s.setMember(g, &Member{ID: rec.MemberID, SubscribedTopicNames: sortedSet(v.SubscribedTopicNames)})
+		s.setMember(g, &Member{ID: rec.MemberID, SubscribedTopicNames: sortedSet(v.SubscribedTopicNames),
+			RackID: v.RackID, ClientID: v.ClientID, ClientHost: v.ClientHost})
 		ch.Subscription = s.subscriptionChanged(g)
 	case *StreamsGroupMemberMetadataValue:
-		s.setMember(g, &Member{ID: rec.MemberID})
+		s.setMember(g, &Member{ID: rec.MemberID, InstanceID: v.InstanceID, RackID: v.RackID, ClientID: v.ClientID, ClientHost: v.ClientHost})
 	case *ConsumerGroupRegularExpressionValue:
 		if g.resolved == nil {
 			g.resolved = make(map[string]*ConsumerGroupRegularExpressionValue)
@@ -514,6 +535,8 @@ func (s *State) Apply(rec *Record) Change {
 		g.PartitionMetadata = nonNil(v.Topics)
 	case *ShareGroupPartitionMetadataValue:
 		g.PartitionMetadata = nonNil(v.Topics)
+	default:
+		s.applyAssignment(g, rec)
 	}
 	return ch
 }
@@ -549,7 +572,9 @@ func (s *State) applyTombstone(rec *Record, k GroupKey) Change {
 	case ConsumerGroupPartitionMetadata, ShareGroupPartitionMetadata:
 		g.PartitionMetadata = nil
 	default:
-		return Change{}
+		if !s.deleteAssignment(g, rec) {
+			return Change{}
+		}
 	}
 	if g.empty() {
 		s.removeGroup(g)
@@ -562,7 +587,8 @@ func (s *State) group(k GroupKey) (*Group, bool) {
 	if g := s.groups[k]; g != nil {
 		return g, false
 	}
-	g := &Group{Key: k, members: make(map[string]*Member), names: make(map[string]int32)}
+	g := &Group{Key: k, members: make(map[string]*Member), names: make(map[string]int32),
+		TargetAssignmentEpoch: -1, ValidatedTopologyEpoch: -1}
 	s.groups[k] = g
 	return g, true
 }
@@ -587,6 +613,7 @@ func (s *State) removeGroup(g *Group) {
 // setMember replaces (or adds) a member.
 func (s *State) setMember(g *Group, m *Member) {
 	if old := g.members[m.ID]; old != nil {
+		m.Assignment = old.Assignment
 		if slices.Equal(old.SubscribedTopicNames, m.SubscribedTopicNames) &&
 			old.SubscribedTopicRegex == m.SubscribedTopicRegex {
 			m.RegexErr = old.RegexErr
@@ -622,9 +649,11 @@ func (s *State) setClassicMembers(g *Group, v *GroupMetadataValue) {
 	g.TopicsUnknown = false
 	for i := range v.Members {
 		gm := &v.Members[i]
-		m := &Member{ID: gm.MemberID, SubscriptionErr: gm.SubscriptionErr}
+		m := &Member{ID: gm.MemberID, SubscriptionErr: gm.SubscriptionErr,
+			InstanceID: gm.GroupInstanceID, ClientID: gm.ClientID, ClientHost: gm.ClientHost}
 		if gm.Subscription != nil {
 			m.SubscribedTopicNames = sortedSet(gm.Subscription.Topics)
+			m.RackID = gm.Subscription.RackID
 		}
 		if gm.SubscriptionErr != nil {
 			g.TopicsUnknown = true
@@ -811,6 +840,10 @@ func (s *State) String() string {
 		if g.TopicsUnknown {
 			b.WriteString(" topics_unknown")
 		}
+		fmt.Fprintf(&b, " state=%s", g.State())
+		if g.TargetAssignmentEpoch >= 0 {
+			fmt.Fprintf(&b, " target_assignment_epoch=%d", g.TargetAssignmentEpoch)
+		}
 		b.WriteByte('\n')
 		fmt.Fprintf(&b, "  topics=%s", list(g.SubscribedTopicNames()))
 		if res := g.SubscribedRegexes(); len(res) > 0 {
@@ -827,6 +860,14 @@ func (s *State) String() string {
 			}
 			if m.SubscriptionErr != nil {
 				fmt.Fprintf(&b, " subscription_error=%q", m.SubscriptionErr)
+			}
+			if a := m.Assignment; a != nil {
+				if a.HasCurrent {
+					fmt.Fprintf(&b, " member_epoch=%d state=%s assigned=%s", a.MemberEpoch, a.State, DescribePartitions(a.Assigned))
+				}
+				if a.HasTarget {
+					fmt.Fprintf(&b, " target=%s", DescribePartitions(a.Target))
+				}
 			}
 			b.WriteByte('\n')
 		}

@@ -83,7 +83,7 @@ func TestStateConsumerGroup(t *testing.T) {
 	if !reflect.DeepEqual(ch, want) {
 		t.Fatalf("changes:\n got %+v\nwant %+v", ch, want)
 	}
-	wantDump := `consumer:"cg" epoch=1 metadata_hash=0x0000000000001234
+	wantDump := `consumer:"cg" epoch=1 metadata_hash=0x0000000000001234 state=assigning
   topics=[a b] regexes=["(" "orders\\..*"]
   member "m1" topics=[a b]
   member "m2" topics=[] regex="orders\\..*"
@@ -278,7 +278,7 @@ func TestStateClassicGroup(t *testing.T) {
 	if !reflect.DeepEqual(ch, want) {
 		t.Fatalf("changes:\n got %+v\nwant %+v", ch, want)
 	}
-	wantDump := `classic:"cg" epoch=6 metadata_hash=0x0000000000000000 protocol_type="consumer" protocol="range"
+	wantDump := `classic:"cg" epoch=6 metadata_hash=0x0000000000000000 protocol_type="consumer" protocol="range" state=stable
   topics=[c]
   member "m4" topics=[c]
 `
@@ -320,7 +320,7 @@ func TestStateIgnoresOtherRecords(t *testing.T) {
 	for _, kv := range [][2][]byte{
 		{groupstest.OffsetCommitKey("g", "t", 0), groupstest.OffsetCommitValue(1, 0, "", 0)},
 		{groupstest.OffsetCommitKey("g", "t", 0), nil},
-		{h("0008", s16("g"), s16("m")), h("0000 00")},
+		{h("0015", s16("g"), s16("m")), h("0000 00")},
 		{h("0006", s16("g")), nil},
 	} {
 		ch, err := s.Replay(kv[0], kv[1])

@@ -254,6 +254,9 @@ func (*GroupMetadataValue) RecordType() RecordType              { return GroupMe
 
 // describe gives a short readable form of a value for Record.String.
 func describe(v Value) string {
+	if s, ok := describeAssignment(v); ok {
+		return s
+	}
 	switch v := v.(type) {
 	case *ConsumerGroupMetadataValue:
 		return fmt.Sprintf("epoch=%d metadata_hash=%#016x", v.Epoch, uint64(v.MetadataHash))

@@ -260,6 +260,51 @@ func Value(version int16, v groups.Value) ([]byte, error) {
 			w.Tags()
 		}
 		w.Tags()
+	case *groups.ConsumerGroupTargetAssignmentMetadataValue:
+		targetAssignmentMetadata(w, v)
+	case *groups.ShareGroupTargetAssignmentMetadataValue:
+		targetAssignmentMetadata(w, (*groups.ConsumerGroupTargetAssignmentMetadataValue)(v))
+	case *groups.StreamsGroupTargetAssignmentMetadataValue:
+		targetAssignmentMetadata(w, (*groups.ConsumerGroupTargetAssignmentMetadataValue)(v))
+	case *groups.StreamsGroupCurrentMemberAssignmentValue:
+		w.Int32(v.MemberEpoch)
+		w.Int32(v.PreviousMemberEpoch)
+		w.Int8(int8(v.State))
+		for _, ts := range [][]groups.TaskIDs{v.ActiveTasks, v.StandbyTasks, v.WarmupTasks,
+			v.ActiveTasksPendingRevocation, v.StandbyTasksPendingRevocation, v.WarmupTasksPendingRevocation} {
+			w.Uvarint(uint64(len(ts)) + 1)
+			for _, t := range ts {
+				w.CompactString(t.SubtopologyID)
+				int32s(w, t.Partitions)
+				if t.AssignmentEpochs != nil {
+					e := &Writer{}
+					int32s(e, t.AssignmentEpochs)
+					w.Tags(Tag{0, e.B})
+				} else {
+					w.Tags()
+				}
+			}
+		}
+		w.Tags()
+	case *groups.ConsumerGroupTargetAssignmentMemberValue:
+		topicIDPartitions(w, v.TopicPartitions)
+		w.Tags()
+	case *groups.ShareGroupTargetAssignmentMemberValue:
+		topicIDPartitions(w, v.TopicPartitions)
+		w.Tags()
+	case *groups.ConsumerGroupCurrentMemberAssignmentValue:
+		w.Int32(v.MemberEpoch)
+		w.Int32(v.PreviousMemberEpoch)
+		w.Int8(int8(v.State))
+		topicIDPartitions(w, v.AssignedPartitions)
+		topicIDPartitions(w, v.PartitionsPendingRevocation)
+		w.Tags()
+	case *groups.ShareGroupCurrentMemberAssignmentValue:
+		w.Int32(v.MemberEpoch)
+		w.Int32(v.PreviousMemberEpoch)
+		w.Int8(int8(v.State))
+		topicIDPartitions(w, v.AssignedPartitions)
+		w.Tags()
 	case *groups.GroupMetadataValue:
 		if version < 0 || version > 4 {
 			return nil, fmt.Errorf("groupstest: GroupMetadataValue v%d", version)
@@ -269,6 +314,40 @@ func Value(version int16, v groups.Value) ([]byte, error) {
 		return nil, fmt.Errorf("groupstest: cannot encode %T", v)
 	}
 	return w.B, nil
+}
+
+// targetAssignmentMetadata writes types 6 and 12; tag 0 only when set, as Kafka
+// leaves out a tagged field at its default.
+func targetAssignmentMetadata(w *Writer, v *groups.ConsumerGroupTargetAssignmentMetadataValue) {
+	w.Int32(v.AssignmentEpoch)
+	if v.AssignmentTimestamp != 0 {
+		w.Tags(Tag{0, be64(v.AssignmentTimestamp)})
+	} else {
+		w.Tags()
+	}
+}
+
+// topicIDPartitions writes a compact array of {uuid, []int32, tag 0 []int32}.
+func topicIDPartitions(w *Writer, ts []groups.TopicIDPartitions) {
+	w.Uvarint(uint64(len(ts)) + 1)
+	for _, t := range ts {
+		w.UUID(t.TopicID)
+		int32s(w, t.Partitions)
+		if t.AssignmentEpochs != nil {
+			e := &Writer{}
+			int32s(e, t.AssignmentEpochs)
+			w.Tags(Tag{0, e.B})
+		} else {
+			w.Tags()
+		}
+	}
+}
+
+func int32s(w *Writer, vs []int32) {
+	w.Uvarint(uint64(len(vs)) + 1)
+	for _, v := range vs {
+		w.Int32(v)
+	}
 }
 
 func be64(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(v)) }

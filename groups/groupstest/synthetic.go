@@ -23,6 +23,10 @@ type SyntheticConfig struct {
 	// for the index); otherwise members share the group's topics, as in most real
 	// groups, and every fourth member adds one topic of its own.
 	DistinctMembers bool
+	// Assignments adds the assignment records of consumer and share groups: per
+	// member a target and a current assignment of two partitions of each of
+	// TopicsPerMember topics, and the group's target assignment epoch.
+	Assignments bool
 }
 
 // Synthetic returns a deterministic log of records as Kafka 4.x writes them for
@@ -70,6 +74,18 @@ func Synthetic(cfg SyntheticConfig) []KV {
 		}
 		add(groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: id,
 			Value: &groups.ConsumerGroupMetadataValue{Epoch: int32(g + 1), MetadataHash: int64(g) * 0x7e3779b97f4a7c15, CreationTimeMs: -1}})
+		if cfg.Assignments {
+			for m := range cfg.Members {
+				mid := fmt.Sprintf("member-%05d-%03d", g, m)
+				tps := assignment(cfg.TopicsPerMember, g, m)
+				add(groups.Record{Type: groups.ConsumerGroupTargetAssignmentMember, GroupID: id, MemberID: mid,
+					Value: &groups.ConsumerGroupTargetAssignmentMemberValue{TopicPartitions: tps}})
+				add(groups.Record{Type: groups.ConsumerGroupCurrentMemberAssignment, GroupID: id, MemberID: mid,
+					Value: &groups.ConsumerGroupCurrentMemberAssignmentValue{MemberEpoch: int32(g + 1), PreviousMemberEpoch: int32(g), AssignedPartitions: tps}})
+			}
+			add(groups.Record{Type: groups.ConsumerGroupTargetAssignmentMetadata, GroupID: id,
+				Value: &groups.ConsumerGroupTargetAssignmentMetadataValue{AssignmentEpoch: int32(g + 1)}})
+		}
 		if cfg.RegexEvery > 0 {
 			add(groups.Record{Type: groups.ConsumerGroupRegularExpression, GroupID: id, Regex: fmt.Sprintf(`topic-00%d.*`, g%10),
 				Value: &groups.ConsumerGroupRegularExpressionValue{Topics: topics(g, 0), Version: 100, Timestamp: 1700000000000}})
@@ -81,6 +97,18 @@ func Synthetic(cfg SyntheticConfig) []KV {
 				Value: &groups.ShareGroupMemberMetadataValue{ClientID: "c", ClientHost: "/10.1.2.3", SubscribedTopicNames: sortedSet(topics(g, m))}})
 		}
 		add(groups.Record{Type: groups.ShareGroupMetadata, GroupID: sid, Value: &groups.ShareGroupMetadataValue{Epoch: 2, MetadataHash: 42}})
+		if cfg.Assignments {
+			for m := range cfg.Members {
+				mid := fmt.Sprintf("sm-%05d-%03d", g, m)
+				tps := assignment(cfg.TopicsPerMember, g, m)
+				add(groups.Record{Type: groups.ShareGroupTargetAssignmentMember, GroupID: sid, MemberID: mid,
+					Value: &groups.ShareGroupTargetAssignmentMemberValue{TopicPartitions: tps}})
+				add(groups.Record{Type: groups.ShareGroupCurrentMemberAssignment, GroupID: sid, MemberID: mid,
+					Value: &groups.ShareGroupCurrentMemberAssignmentValue{MemberEpoch: 2, PreviousMemberEpoch: 1, AssignedPartitions: tps}})
+			}
+			add(groups.Record{Type: groups.ShareGroupTargetAssignmentMetadata, GroupID: sid,
+				Value: &groups.ShareGroupTargetAssignmentMetadataValue{AssignmentEpoch: 2}})
+		}
 
 		aid := "streams-" + id
 		add(groups.Record{Type: groups.StreamsGroupMetadata, GroupID: aid,
@@ -104,6 +132,18 @@ func Synthetic(cfg SyntheticConfig) []KV {
 		for i := range cfg.OffsetCommits {
 			out = append(out, KV{OffsetCommitKey(id, topic(i), int32(i)), offsetCommitValue})
 		}
+	}
+	return out
+}
+
+// assignment gives member m of group g two partitions of each of n topics, the
+// topic ids derived from the group and the member.
+func assignment(n, g, m int) []groups.TopicIDPartitions {
+	out := make([]groups.TopicIDPartitions, n)
+	for i := range out {
+		var id groups.UUID
+		id[0], id[1], id[2], id[3] = byte(i), byte(g), byte(g>>8), byte(g>>16)
+		out[i] = groups.TopicIDPartitions{TopicID: id, Partitions: []int32{int32(2 * m), int32(2*m + 1)}}
 	}
 	return out
 }

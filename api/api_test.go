@@ -1,0 +1,199 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/kraftwatch/kraftwatch/api"
+	"github.com/kraftwatch/kraftwatch/engine"
+	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/hashcache"
+	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/fixture"
+	"github.com/kraftwatch/kraftwatch/observer"
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+// fixtureView replays version's __consumer_offsets fixture up to (and including)
+// partition/offset stop, over the fixture's metadata log, with a synced Tracker.
+func fixtureView(t testing.TB, version string, stopPartition int32, stopOffset int64) *engine.View {
+	t.Helper()
+	loaded, err := observer.Load(fixture.MetadataDir(t, version), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := groups.NewState()
+	for _, r := range fixture.ReadConsumerOffsets(t, version) {
+		if r.Partition > stopPartition || (r.Partition == stopPartition && r.Offset > stopOffset) {
+			continue
+		}
+		if _, err := s.Replay(r.Key, r.Value); err != nil {
+			t.Fatalf("%d/%d: %v", r.Partition, r.Offset, err)
+		}
+	}
+	return syncedView(t, s, loaded.Image)
+}
+
+func syncedView(t testing.TB, s *groups.State, im *image.Image) *engine.View {
+	cache, err := hashcache.New(hashcache.Config{Scheme: hashcache.SchemeMurmur3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := groups.NewTracker(s, cache)
+	tr.Sync(im)
+	return &engine.View{State: s, Image: im, Tracker: tr, Scheme: hashcache.SchemeMurmur3, Synced: true}
+}
+
+// server serves v; the tests run one request at a time, so v needs no owner.
+func server(t testing.TB, v *engine.View) *httptest.Server {
+	mux := http.NewServeMux()
+	api.Register(mux, func(_ context.Context, fn func(*engine.View)) error { fn(v); return nil })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// validator checks requests and responses against api/openapi.yaml with
+// kin-openapi's openapi3filter.
+type validator struct {
+	t      *testing.T
+	router routers.Router
+}
+
+func newValidator(t *testing.T) *validator {
+	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)
+	if err != nil {
+		t.Fatalf("openapi.yaml: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("openapi.yaml is not a valid OpenAPI 3 document: %v", err)
+	}
+	doc.Servers = nil // match any host
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &validator{t: t, router: router}
+}
+
+// get fetches url, checks request and response against the document and returns
+// the status and body.
+func (v *validator) get(url string) (int, []byte) {
+	v.t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	route, params, err := v.router.FindRoute(req)
+	if err != nil {
+		v.t.Fatalf("GET %s: not in openapi.yaml: %v", url, err)
+	}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route}
+	reqErr := openapi3filter.ValidateRequest(context.Background(), in)
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header,
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
+	out.SetBodyBytes(body)
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		v.t.Errorf("GET %s (%d): response does not match openapi.yaml: %v\n%s", url, resp.StatusCode, err, body)
+	}
+	if reqErr != nil && resp.StatusCode != http.StatusBadRequest {
+		v.t.Errorf("GET %s: the document rejects the request (%v) but the server answered %d", url, reqErr, resp.StatusCode)
+	}
+	return resp.StatusCode, body
+}
+
+// TestOpenAPI checks the server's real answers, for every group of every fixture at
+// several points of its replay and for bad requests, against openapi.yaml.
+func TestOpenAPI(t *testing.T) {
+	val := newValidator(t)
+	for _, version := range fixture.Versions(t) {
+		for _, stop := range [][2]int64{{0, 4}, {0, 161}, {1, 200}, {1, 1 << 40}} {
+			v := fixtureView(t, version, int32(stop[0]), stop[1])
+			v.History = engine.NewHistory(4)
+			v.History.Record(groups.GroupKey{Type: groups.ConsumerGroup, ID: "g-list"}, engine.HistoryEvent{Type: publish.EventType, ID: "kw1-x",
+				CoordinatorEpoch: 3, HasPreviousHash: true, PreviousHash: -5, NewHash: 7, Summary: "partitions_added orders 3->5"})
+			srv := server(t, v)
+			status, body := val.get(srv.URL + "/v1/groups")
+			if status != http.StatusOK {
+				t.Fatalf("%s: %d %s", version, status, body)
+			}
+			var list api.GroupList
+			if err := json.Unmarshal(body, &list); err != nil {
+				t.Fatal(err)
+			}
+			if list.Matched != v.State.Len() || len(list.Groups) != v.State.Len() {
+				t.Fatalf("%s: listed %d of %d matched, state has %d", version, len(list.Groups), list.Matched, v.State.Len())
+			}
+			for _, g := range list.Groups {
+				if status, body := val.get(srv.URL + "/v1/groups/" + g.Type + "/" + g.ID); status != http.StatusOK {
+					t.Fatalf("%s %s/%s: %d %s", version, g.Type, g.ID, status, body)
+				}
+			}
+			val.get(srv.URL + "/v1/groups?type=consumer&state=stable&prefix=g-&limit=1")
+		}
+	}
+	srv := server(t, fixtureView(t, "4.3.1", 0, 0))
+	for _, bad := range []string{"/v1/groups?type=nope", "/v1/groups?state=dead", "/v1/groups?limit=0", "/v1/groups?after=!!", "/v1/groups/nope/x"} {
+		if status, _ := val.get(srv.URL + bad); status != http.StatusBadRequest {
+			t.Errorf("GET %s: %d, want 400", bad, status)
+		}
+	}
+	if status, _ := val.get(srv.URL + "/v1/groups/consumer/missing"); status != http.StatusNotFound {
+		t.Errorf("unknown group: %d, want 404", status)
+	}
+	if status, body := val.get(srv.URL + "/v1/openapi.yaml"); status != http.StatusOK || !strings.HasPrefix(string(body), "openapi: 3") {
+		t.Errorf("openapi.yaml: %d", status)
+	}
+}
+
+// TestDetailReconciling stops the 4.3.1 replay where the coordinator has moved
+// payments away from g-list's only member (offset 161: it still owns it, pending
+// revocation) and checks what the API shows of it, then the stable state after. The
+// image is the fixture's last, in which payments was deleted and recreated: the
+// partitions pending revocation are of the old id, which has no name any more.
+func TestDetailReconciling(t *testing.T) {
+	k := groups.GroupKey{Type: groups.ConsumerGroup, ID: "g-list"}
+	d, ok := api.Detail(fixtureView(t, "4.3.1", 0, 161), k)
+	if !ok {
+		t.Fatal("g-list missing")
+	}
+	if d.State != "reconciling" || d.ReconcilingMembers != 1 || len(d.Members) != 1 {
+		t.Fatalf("state %s, %d reconciling of %d", d.State, d.ReconcilingMembers, len(d.Members))
+	}
+	m := d.Members[0]
+	got := fmt.Sprintf("epoch=%d state=%s reconciled=%v assigned=%v pending=%v target=%v client=%s host=%s",
+		*m.MemberEpoch, *m.MemberState, *m.Reconciled, names(m.Assigned), names(m.PendingRevocation), names(m.Target), m.ClientID, m.ClientHost)
+	want := "epoch=3 state=unrevoked_partitions reconciled=false assigned=[orders:0,1,2,3,4] pending=[:0,1] target=[orders:0,1,2,3,4] client=g-list-member host=/127.0.0.1"
+	if got != want {
+		t.Errorf("member:\n got %s\nwant %s", got, want)
+	}
+	d, _ = api.Detail(fixtureView(t, "4.3.1", 0, 167), k)
+	if d.State != "stable" || !*d.Members[0].Reconciled || names(d.Members[0].PendingRevocation) != "[]" {
+		t.Errorf("after offset 167: state %s, member %+v", d.State, d.Members[0])
+	}
+	if d.Hashes.CoordinatorMetadataHash == nil || d.Hashes.CoordinatorAgrees == nil {
+		t.Errorf("hashes %+v: the 4.3.1 coordinator stores a MetadataHash", d.Hashes)
+	}
+}
+
+func names(ts []api.TopicPartitions) string {
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, fmt.Sprintf("%s:%s", t.Topic, strings.Trim(strings.ReplaceAll(fmt.Sprint(t.Partitions), " ", ","), "[]")))
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
