@@ -1,0 +1,447 @@
+package groups
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// CauseKind says what the coordinator wrote, with or before a group epoch bump, that
+// explains the bump. The values follow kraftwatch's events.CauseKind.
+type CauseKind uint8
+
+// Cause kinds; String gives the names the rebalanced event's JSON uses.
+const (
+	// UnknownCause: nothing the coordinator wrote since the previous epoch explains
+	// the bump (it is said plainly, never guessed).
+	UnknownCause CauseKind = iota
+	// CauseMetadata: the group's stored MetadataHash changed (OldHash -> NewHash).
+	CauseMetadata
+	// CauseMemberJoined: a member record for a member the group did not have.
+	CauseMemberJoined
+	// CauseMemberLeft: the tombstone of a member's record (or, for classic groups, a
+	// member missing from the new generation). Left and fenced look the same.
+	CauseMemberLeft
+	// CauseSubscriptionChanged: a member's subscribed topic names or regex changed.
+	CauseSubscriptionChanged
+	// CauseRegexResolutionChanged: the coordinator resolved one of the group's
+	// regexes to other topics (TopicsAdded, TopicsRemoved).
+	CauseRegexResolutionChanged
+	// CauseSharePartitionsInitialized: a share group's ShareGroupStatePartitionMetadata
+	// record was written (share partitions being or having been initialized).
+	CauseSharePartitionsInitialized
+	// CauseAssignorChanged: a consumer member's ServerAssignor, or a classic group's
+	// selected protocol, changed (OldValue -> NewValue).
+	CauseAssignorChanged
+	// CauseConfigChanged: a streams group's assignment configs changed.
+	CauseConfigChanged
+	// CauseTopologyChanged: a streams group's topology changed the topics it requires.
+	CauseTopologyChanged
+)
+
+var causeNames = [...]string{"unknown", "metadata", "member_joined", "member_left", "subscription_changed",
+	"regex_resolution_changed", "share_partitions_initialized", "assignor_changed", "config_changed",
+	"topology_changed"}
+
+// NumCauseKinds is the number of cause kinds, UnknownCause included.
+const NumCauseKinds = len(causeNames)
+
+// String returns the kind's JSON name, or "unknown".
+func (k CauseKind) String() string {
+	if int(k) < len(causeNames) {
+		return causeNames[k]
+	}
+	return "unknown"
+}
+
+// RebalanceCause is one thing the coordinator wrote that explains a bump. Which
+// fields are set depends on Kind (see the kinds).
+type RebalanceCause struct {
+	Kind CauseKind
+	// MemberID is set for member_joined, member_left, subscription_changed and a
+	// member's assignor_changed.
+	MemberID string
+	// InstanceID, ClientID, ClientHost and RackID describe a joining member, as far as
+	// its record carries them (share members have no instance id; classic members'
+	// rack is their subscription's).
+	InstanceID, ClientID, ClientHost, RackID string
+	// Topics and Regex are a joining or leaving member's subscription, or the
+	// subscription after a change; Regex is also the resolved regex of
+	// regex_resolution_changed.
+	Topics []string
+	Regex  string
+	// OldTopics and OldRegex are the subscription before a change.
+	OldTopics []string
+	OldRegex  string
+	// TopicsAdded and TopicsRemoved are set for regex_resolution_changed and
+	// topology_changed.
+	TopicsAdded, TopicsRemoved []string
+	// OldHash and NewHash are the stored MetadataHash before and after, for metadata.
+	OldHash, NewHash int64
+	// OldValue and NewValue are the assignor (or a config, "key=value" sorted and
+	// comma-joined) before and after.
+	OldValue, NewValue string
+}
+
+// Rebalance is one group epoch bump the coordinator wrote.
+type Rebalance struct {
+	Group GroupKey
+	// OldEpoch is the epoch before the bump; HasOldEpoch is false when the group's
+	// metadata record was not seen before (a new group, or one whose earlier records
+	// were compacted away).
+	OldEpoch    int32
+	HasOldEpoch bool
+	NewEpoch    int32
+	// MetadataHash is the coordinator's stored hash after the bump (0 for classic
+	// groups and for groups Kafka stored none for).
+	MetadataHash int64
+	// Causes are in the order the coordinator wrote them; never empty (UnknownCause
+	// when nothing explains the bump).
+	Causes []RebalanceCause
+}
+
+// String gives a one-line form for logs and golden files.
+func (r *Rebalance) String() string {
+	var b strings.Builder
+	b.WriteString(r.Group.String())
+	if r.HasOldEpoch {
+		fmt.Fprintf(&b, " epoch %d->%d", r.OldEpoch, r.NewEpoch)
+	} else {
+		fmt.Fprintf(&b, " epoch ?->%d", r.NewEpoch)
+	}
+	for _, c := range r.Causes {
+		b.WriteString(" | ")
+		b.WriteString(c.String())
+	}
+	return b.String()
+}
+
+// String gives a short readable form of a cause.
+func (c *RebalanceCause) String() string {
+	var b strings.Builder
+	b.WriteString(c.Kind.String())
+	if c.MemberID != "" {
+		fmt.Fprintf(&b, " member=%q", c.MemberID)
+	}
+	for _, f := range []struct{ k, v string }{{"instance", c.InstanceID}, {"client", c.ClientID},
+		{"host", c.ClientHost}, {"rack", c.RackID}} {
+		if f.v != "" {
+			fmt.Fprintf(&b, " %s=%q", f.k, f.v)
+		}
+	}
+	if c.OldTopics != nil || c.OldRegex != "" {
+		fmt.Fprintf(&b, " topics=%s regex=%q ->", list(c.OldTopics), c.OldRegex)
+	}
+	if c.Topics != nil {
+		fmt.Fprintf(&b, " topics=%s", list(c.Topics))
+	}
+	if c.Regex != "" {
+		fmt.Fprintf(&b, " regex=%q", c.Regex)
+	}
+	if c.TopicsAdded != nil || c.TopicsRemoved != nil {
+		fmt.Fprintf(&b, " added=%s removed=%s", list(c.TopicsAdded), list(c.TopicsRemoved))
+	}
+	if c.Kind == CauseMetadata {
+		fmt.Fprintf(&b, " hash=%#016x->%#016x", uint64(c.OldHash), uint64(c.NewHash))
+	}
+	if c.OldValue != "" || c.NewValue != "" {
+		fmt.Fprintf(&b, " %q->%q", c.OldValue, c.NewValue)
+	}
+	return b.String()
+}
+
+// Rebalances follows the group epochs of a State and attributes each bump to what the
+// coordinator wrote with or before it since the group's previous epoch. Feed it every
+// record, in log order, through Replay or Apply (which apply the record to the State
+// too): it must see the State as it was before each record.
+//
+// What the records can tell: Kafka writes, in one batch, a joining member's record (or
+// a leaving member's tombstones) and then the group's epoch record, so the causes of a
+// bump are the records of the group since its previous epoch record. A member that
+// left (LeaveGroup, consumer close) and one the coordinator fenced (session timeout,
+// rebalance timeout) get the same tombstones: the records do not say which
+// (docs/consumer-offsets.md#rebalances). Records of a compacted part of the log may be
+// gone, so causes replayed from it can be missing; the bump is then UnknownCause.
+//
+// A Rebalances is not safe for concurrent use; it does no I/O.
+type Rebalances struct {
+	pending map[GroupKey][]RebalanceCause
+	// assignor is, per group, the non-empty ServerAssignor of each consumer member
+	// that has one.
+	assignor map[GroupKey]map[string]string
+	// configs is each streams group's last assignment configs (configString).
+	configs map[GroupKey]string
+}
+
+// NewRebalances returns a Rebalances with nothing pending.
+func NewRebalances() *Rebalances {
+	return &Rebalances{pending: map[GroupKey][]RebalanceCause{}, assignor: map[GroupKey]map[string]string{},
+		configs: map[GroupKey]string{}}
+}
+
+// Pending returns the number of groups with causes waiting for a bump.
+func (r *Rebalances) Pending() int { return len(r.pending) }
+
+// Replay decodes one record with s's Decoder and applies it (Apply). A record that
+// does not decode leaves both unchanged and returns the *DecodeError.
+func (r *Rebalances) Replay(s *State, key, value []byte) (Change, *Rebalance, error) {
+	rec, err := s.dec.Decode(key, value)
+	if err != nil {
+		return Change{}, nil, err
+	}
+	ch, rb := r.Apply(s, &rec)
+	return ch, rb, nil
+}
+
+// Apply notes what rec changes in its group, applies it to s and returns s's Change
+// and, when rec is a group metadata record with another epoch than the group had, the
+// Rebalance with the causes noted since the previous epoch.
+func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
+	if rec.Type.IsOffsetCommit() || !rec.Type.Known() {
+		return s.Apply(rec), nil
+	}
+	k := rec.GroupKey()
+	g, _ := s.Group(k)
+	var rb *Rebalance
+	switch {
+	case rec.Tombstone:
+		r.noteTombstone(g, rec)
+	case rec.Type == ShareGroupStatePartitionMetadata: // its value is not decoded
+		// Kafka writes one when initializing starts and one when it is done: one cause.
+		if !slices.ContainsFunc(r.pending[k], func(c RebalanceCause) bool { return c.Kind == CauseSharePartitionsInitialized }) {
+			r.add(k, RebalanceCause{Kind: CauseSharePartitionsInitialized})
+		}
+	case rec.Value != nil && rec.Value.RecordType() == rec.Type:
+		rb = r.note(g, rec)
+	}
+	return s.Apply(rec), rb
+}
+
+func (r *Rebalances) add(k GroupKey, c RebalanceCause) {
+	r.pending[k] = append(r.pending[k], c)
+}
+
+// noteTombstone notes a deleted member, regex or topology; a deleted group forgets
+// what was pending.
+func (r *Rebalances) noteTombstone(g *Group, rec *Record) {
+	if g == nil {
+		return
+	}
+	k := g.Key
+	switch rec.Type {
+	case GroupMetadata, ConsumerGroupMetadata, ShareGroupMetadata, StreamsGroupMetadata:
+		delete(r.pending, k)
+		delete(r.configs, k)
+		delete(r.assignor, k)
+	case ConsumerGroupMemberMetadata, ShareGroupMemberMetadata, StreamsGroupMemberMetadata:
+		if m, ok := g.Member(rec.MemberID); ok {
+			r.add(k, RebalanceCause{Kind: CauseMemberLeft, MemberID: m.ID, Topics: m.SubscribedTopicNames, Regex: m.SubscribedTopicRegex})
+		}
+		r.setAssignor(k, rec.MemberID, "")
+	case ConsumerGroupRegularExpression:
+		if v, ok := g.ResolvedRegex(rec.Regex); ok && len(v.Topics) > 0 {
+			r.add(k, RebalanceCause{Kind: CauseRegexResolutionChanged, Regex: rec.Regex, TopicsRemoved: v.Topics})
+		}
+	case StreamsGroupTopology:
+		if len(g.required) > 0 {
+			r.add(k, RebalanceCause{Kind: CauseTopologyChanged, TopicsRemoved: g.required})
+		}
+	}
+}
+
+// note notes what a record with a value changes; for a metadata record with a new
+// epoch it returns the Rebalance.
+func (r *Rebalances) note(g *Group, rec *Record) *Rebalance {
+	k := rec.GroupKey()
+	switch v := rec.Value.(type) {
+	case *ConsumerGroupMetadataValue:
+		return r.bump(g, k, v.Epoch, v.MetadataHash)
+	case *ShareGroupMetadataValue:
+		return r.bump(g, k, v.Epoch, v.MetadataHash)
+	case *StreamsGroupMetadataValue:
+		after := configString(v.AssignmentConfigs)
+		if before, ok := r.configs[k]; ok && before != after {
+			r.add(k, RebalanceCause{Kind: CauseConfigChanged, OldValue: before, NewValue: after})
+		}
+		r.configs[k] = after
+		return r.bump(g, k, v.Epoch, v.MetadataHash)
+	case *GroupMetadataValue:
+		r.noteClassic(g, k, v)
+		return r.bump(g, k, v.Generation, 0)
+	case *ConsumerGroupMemberMetadataValue:
+		r.noteMember(g, k, &RebalanceCause{MemberID: rec.MemberID, InstanceID: v.InstanceID, ClientID: v.ClientID,
+			ClientHost: v.ClientHost, RackID: v.RackID, Topics: sortedSet(v.SubscribedTopicNames), Regex: v.SubscribedTopicRegex})
+		if old, joined := r.assignor[k][rec.MemberID], g == nil || !g.hasMember(rec.MemberID); !joined && old != v.ServerAssignor {
+			r.add(k, RebalanceCause{Kind: CauseAssignorChanged, MemberID: rec.MemberID, OldValue: old, NewValue: v.ServerAssignor})
+		}
+		r.setAssignor(k, rec.MemberID, v.ServerAssignor)
+	case *ShareGroupMemberMetadataValue:
+		r.noteMember(g, k, &RebalanceCause{MemberID: rec.MemberID, ClientID: v.ClientID, ClientHost: v.ClientHost,
+			RackID: v.RackID, Topics: sortedSet(v.SubscribedTopicNames)})
+	case *StreamsGroupMemberMetadataValue:
+		if g == nil || !g.hasMember(rec.MemberID) {
+			r.add(k, RebalanceCause{Kind: CauseMemberJoined, MemberID: rec.MemberID, InstanceID: v.InstanceID,
+				ClientID: v.ClientID, ClientHost: v.ClientHost, RackID: v.RackID})
+		}
+	case *ConsumerGroupRegularExpressionValue:
+		var before []string
+		if g != nil {
+			if old, ok := g.ResolvedRegex(rec.Regex); ok {
+				before = old.Topics
+			}
+		}
+		if added, removed := diff(before, sortedSet(v.Topics)); added != nil || removed != nil {
+			r.add(k, RebalanceCause{Kind: CauseRegexResolutionChanged, Regex: rec.Regex, TopicsAdded: added, TopicsRemoved: removed})
+		}
+	case *StreamsGroupTopologyValue:
+		var before []string
+		if g != nil {
+			before = g.required
+		}
+		if added, removed := diff(before, v.RequiredTopics()); added != nil || removed != nil {
+			r.add(k, RebalanceCause{Kind: CauseTopologyChanged, TopicsAdded: added, TopicsRemoved: removed})
+		}
+	}
+	return nil
+}
+
+// setAssignor keeps a member's non-empty ServerAssignor ("" forgets it).
+func (r *Rebalances) setAssignor(k GroupKey, member, assignor string) {
+	m := r.assignor[k]
+	switch {
+	case assignor != "" && m == nil:
+		r.assignor[k] = map[string]string{member: assignor}
+	case assignor != "":
+		m[member] = assignor
+	case m != nil:
+		delete(m, member)
+		if len(m) == 0 {
+			delete(r.assignor, k)
+		}
+	}
+}
+
+// noteMember notes a consumer or share member record: joined, or its subscription
+// changed. c holds the new record's fields.
+func (r *Rebalances) noteMember(g *Group, k GroupKey, c *RebalanceCause) {
+	var old *Member
+	if g != nil {
+		old, _ = g.Member(c.MemberID)
+	}
+	if old == nil {
+		c.Kind, c.Topics = CauseMemberJoined, nonNilStrings(c.Topics)
+		r.add(k, *c)
+		return
+	}
+	if !slices.Equal(old.SubscribedTopicNames, c.Topics) || old.SubscribedTopicRegex != c.Regex {
+		r.add(k, RebalanceCause{Kind: CauseSubscriptionChanged, MemberID: c.MemberID,
+			OldTopics: nonNilStrings(old.SubscribedTopicNames), OldRegex: old.SubscribedTopicRegex,
+			Topics: nonNilStrings(c.Topics), Regex: c.Regex})
+	}
+}
+
+// noteClassic compares a classic group's new generation record with its members.
+func (r *Rebalances) noteClassic(g *Group, k GroupKey, v *GroupMetadataValue) {
+	if g != nil && g.Protocol != "" && v.Protocol != "" && g.Protocol != v.Protocol {
+		r.add(k, RebalanceCause{Kind: CauseAssignorChanged, OldValue: g.Protocol, NewValue: v.Protocol})
+	}
+	seen := make(map[string]bool, len(v.Members))
+	for i := range v.Members {
+		m := &v.Members[i]
+		seen[m.MemberID] = true
+		var topics []string
+		rack := ""
+		if m.Subscription != nil {
+			topics, rack = sortedSet(m.Subscription.Topics), m.Subscription.RackID
+		}
+		var old *Member
+		if g != nil {
+			old, _ = g.Member(m.MemberID)
+		}
+		switch {
+		case old == nil:
+			r.add(k, RebalanceCause{Kind: CauseMemberJoined, MemberID: m.MemberID, InstanceID: m.GroupInstanceID,
+				ClientID: m.ClientID, ClientHost: m.ClientHost, RackID: rack, Topics: nonNilStrings(topics)})
+		case !slices.Equal(old.SubscribedTopicNames, topics):
+			r.add(k, RebalanceCause{Kind: CauseSubscriptionChanged, MemberID: m.MemberID,
+				OldTopics: nonNilStrings(old.SubscribedTopicNames), Topics: nonNilStrings(topics)})
+		}
+	}
+	if g == nil {
+		return
+	}
+	for _, m := range g.Members() {
+		if !seen[m.ID] {
+			r.add(k, RebalanceCause{Kind: CauseMemberLeft, MemberID: m.ID, Topics: m.SubscribedTopicNames})
+		}
+	}
+}
+
+// bump returns the Rebalance when epoch differs from the group's, with the causes
+// pending and the hash change, and forgets them.
+func (r *Rebalances) bump(g *Group, k GroupKey, epoch int32, hash int64) *Rebalance {
+	has := g != nil && g.HasMetadata
+	if !has && epoch == 0 {
+		// A classic group's first record, written before any generation: the group
+		// exists, nothing was rebalanced. What is pending waits for generation 1.
+		return nil
+	}
+	if has && g.Epoch == epoch {
+		if g.MetadataHash != hash {
+			// A hash stored without a bump: remembered for the next one.
+			r.add(k, RebalanceCause{Kind: CauseMetadata, OldHash: g.MetadataHash, NewHash: hash})
+		}
+		return nil
+	}
+	rb := &Rebalance{Group: k, NewEpoch: epoch, MetadataHash: hash, Causes: r.pending[k]}
+	delete(r.pending, k)
+	var oldHash int64
+	if has {
+		rb.OldEpoch, rb.HasOldEpoch, oldHash = g.Epoch, true, g.MetadataHash
+	}
+	if hash != oldHash {
+		rb.Causes = append(rb.Causes, RebalanceCause{Kind: CauseMetadata, OldHash: oldHash, NewHash: hash})
+	}
+	if len(rb.Causes) == 0 {
+		rb.Causes = []RebalanceCause{{Kind: UnknownCause}}
+	}
+	return rb
+}
+
+// diff returns what after adds to before and what it removes; both sorted, nil
+// when empty.
+func diff(before, after []string) (added, removed []string) {
+	for _, t := range after {
+		if !slices.Contains(before, t) {
+			added = append(added, t)
+		}
+	}
+	for _, t := range before {
+		if !slices.Contains(after, t) {
+			removed = append(removed, t)
+		}
+	}
+	return added, removed
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// configString gives configs as sorted "key=value" pairs joined by commas.
+func configString(kvs []KeyValue) string {
+	parts := make([]string, len(kvs))
+	for i, kv := range kvs {
+		parts[i] = kv.Key + "=" + kv.Value
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
+}
+
+func (g *Group) hasMember(id string) bool {
+	_, ok := g.members[id]
+	return ok
+}

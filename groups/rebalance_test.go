@@ -1,0 +1,149 @@
+package groups_test
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/groups/groupstest"
+)
+
+// TestRebalancesFixtures replays every record captured from a real Kafka through a
+// Rebalances and compares each epoch bump, with its causes, with the golden file
+// beside the fixture (go test ./groups -run TestRebalancesFixtures -update rewrites
+// it). The fixtures' scenario (internal/kafkatest/fixtures_test.go) has members of
+// consumer, classic and share groups joining and leaving, a regex matching a new topic
+// and subscribed topics deleted and recreated.
+func TestRebalancesFixtures(t *testing.T) {
+	for _, path := range fixtureFiles(t) {
+		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
+			var b bytes.Buffer
+			fmt.Fprintf(&b, "# %s: every group epoch bump, with its causes (partition/offset of the bump record).\n", filepath.ToSlash(path))
+			s, r := groups.NewState(), groups.NewRebalances()
+			kinds := map[groups.CauseKind]int{}
+			for _, rec := range readFixture(t, path) {
+				_, rb, err := r.Replay(s, rec.Key, rec.Value)
+				if err != nil {
+					t.Errorf("%s/%s: %v", rec.Partition, rec.Offset, err)
+					continue
+				}
+				if rb == nil {
+					continue
+				}
+				if len(rb.Causes) == 0 {
+					t.Errorf("%s/%s: bump without causes", rec.Partition, rec.Offset)
+				}
+				for _, c := range rb.Causes {
+					kinds[c.Kind]++
+				}
+				fmt.Fprintf(&b, "%s/%s %s\n", rec.Partition, rec.Offset, rb)
+			}
+			b.WriteString("\n# causes\n")
+			for k := groups.CauseKind(0); int(k) < groups.NumCauseKinds; k++ {
+				if kinds[k] > 0 {
+					fmt.Fprintf(&b, "%s %d\n", k, kinds[k])
+				}
+			}
+			for _, want := range []groups.CauseKind{groups.CauseMemberJoined, groups.CauseMemberLeft, groups.CauseMetadata, groups.CauseRegexResolutionChanged} {
+				if kinds[want] == 0 {
+					t.Errorf("no %s cause in %s", want, path)
+				}
+			}
+			golden(t, filepath.Join("testdata", filepath.Base(filepath.Dir(path)), "rebalances.golden"), b.Bytes())
+		})
+	}
+}
+
+// TestRebalancesSequences shows the attribution of sequences the fixtures lack, written
+// in Kafka's record order (member records, then the epoch record, in one batch).
+func TestRebalancesSequences(t *testing.T) {
+	g := groups.GroupKey{Type: groups.ConsumerGroup, ID: "g"}
+	member := func(id string, topics []string, regex, assignor string) groups.Record {
+		return groups.Record{Type: groups.ConsumerGroupMemberMetadata, GroupID: "g", MemberID: id,
+			Value: &groups.ConsumerGroupMemberMetadataValue{ClientID: "c-" + id, ClientHost: "/10.0.0.1", RackID: "r1",
+				SubscribedTopicNames: topics, SubscribedTopicRegex: regex, ServerAssignor: assignor}}
+	}
+	epoch := func(e int32, hash int64) groups.Record {
+		return groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "g", Value: &groups.ConsumerGroupMetadataValue{Epoch: e, MetadataHash: hash}}
+	}
+	regex := func(re string, topics ...string) groups.Record {
+		return groups.Record{Type: groups.ConsumerGroupRegularExpression, GroupID: "g", Regex: re,
+			Value: &groups.ConsumerGroupRegularExpressionValue{Topics: topics}}
+	}
+	tomb := func(id string) groups.Record {
+		return groups.Record{Type: groups.ConsumerGroupMemberMetadata, GroupID: "g", MemberID: id, Tombstone: true}
+	}
+	share := groups.Record{Type: groups.ShareGroupStatePartitionMetadata, GroupID: "s", Version: 0}
+	shareEpoch := groups.Record{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 3, MetadataHash: 7}}
+	shareSeed := groups.Record{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 2, MetadataHash: 7}}
+	_ = g
+	for _, tc := range []struct {
+		name string
+		recs []groups.Record
+		want string
+	}{
+		{"join", []groups.Record{member("m1", []string{"b", "a"}, "", ""), epoch(1, 5)},
+			`consumer:"g" epoch ?->1 | member_joined member="m1" client="c-m1" host="/10.0.0.1" rack="r1" topics=[a b] | metadata hash=0x0000000000000000->0x0000000000000005`},
+		{"subscription change", []groups.Record{member("m1", []string{"a"}, "", ""), epoch(1, 5), member("m1", []string{"a"}, "t.*", ""), epoch(2, 5)},
+			`consumer:"g" epoch 1->2 | subscription_changed member="m1" topics=[a] regex="" -> topics=[a] regex="t.*"`},
+		{"regex resolved", []groups.Record{member("m1", nil, "t.*", ""), regex("t.*", "t1"), epoch(1, 5), regex("t.*", "t1", "t2"), epoch(2, 6)},
+			`consumer:"g" epoch 1->2 | regex_resolution_changed regex="t.*" added=[t2] removed=[] | metadata hash=0x0000000000000005->0x0000000000000006`},
+		{"leave", []groups.Record{member("m1", []string{"a"}, "", ""), member("m2", []string{"a"}, "", ""), epoch(1, 5), tomb("m2"), epoch(2, 5)},
+			`consumer:"g" epoch 1->2 | member_left member="m2" topics=[a]`},
+		{"assignor", []groups.Record{member("m1", []string{"a"}, "", "range"), epoch(1, 5), member("m1", []string{"a"}, "", "uniform"), epoch(2, 5)},
+			`consumer:"g" epoch 1->2 | assignor_changed member="m1" "range"->"uniform"`},
+		{"unknown", []groups.Record{epoch(1, 5), epoch(2, 5)}, `consumer:"g" epoch 1->2 | unknown`},
+		{"share partitions", []groups.Record{shareSeed, share, shareEpoch}, `share:"s" epoch 2->3 | share_partitions_initialized`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, r := groups.NewState(), groups.NewRebalances()
+			var last *groups.Rebalance
+			for i := range tc.recs {
+				if _, rb := r.Apply(s, &tc.recs[i]); rb != nil {
+					last = rb
+				}
+			}
+			if last == nil {
+				t.Fatal("no rebalance")
+			}
+			if got := last.String(); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+			if r.Pending() != 0 {
+				t.Errorf("%d groups left pending", r.Pending())
+			}
+		})
+	}
+}
+
+// FuzzRebalances replays arbitrary records through a Rebalances: it must not panic,
+// and every bump it reports has causes.
+func FuzzRebalances(f *testing.F) {
+	for _, kv := range groupstest.Synthetic(groupstest.SyntheticConfig{Groups: 2, Members: 2, Topics: 5, TopicsPerMember: 2, RegexEvery: 2}) {
+		f.Add(kv.Key, kv.Value, kv.Value == nil)
+	}
+	for _, kv := range fixtureRecords(f) {
+		f.Add(kv.Key, kv.Value, kv.Value == nil)
+	}
+	s, r := groups.NewState(), groups.NewRebalances()
+	f.Fuzz(func(t *testing.T, key, value []byte, tombstone bool) {
+		if tombstone {
+			value = nil
+		}
+		if s.Len() > 1000 {
+			s, r = groups.NewState(), groups.NewRebalances()
+		}
+		_, rb, err := r.Replay(s, key, value)
+		if err != nil {
+			return
+		}
+		if rb != nil {
+			if len(rb.Causes) == 0 {
+				t.Fatal("bump without causes")
+			}
+			_ = rb.String()
+		}
+	})
+}
