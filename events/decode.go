@@ -10,9 +10,10 @@ import (
 	"strings"
 )
 
-// Data is the data of an event Decode knows: *RebalanceNeeded for TypeRebalanceNeeded.
-// Further types (a rebalanced event is planned) will be further implementations; switch
-// on the concrete type, and skip events whose Decode error wraps ErrUnknownType.
+// Data is the data of an event Decode knows: *RebalanceNeeded for TypeRebalanceNeeded,
+// *GroupRebalanced for TypeGroupRebalanced. Further types will be further
+// implementations; switch on the concrete type, and skip events whose Decode error wraps
+// ErrUnknownType.
 type Data interface {
 	// EventType is the CloudEvents type of events carrying this data.
 	EventType() string
@@ -28,7 +29,7 @@ type Event = Envelope[Data]
 
 // Decode reads one kraftwatch event (the body of a NATS message) and checks it as its
 // type's JSON Schema does (publish/schema/rebalance_needed.v1.json for
-// TypeRebalanceNeeded: required and unknown fields, value forms and ranges), then
+// TypeRebalanceNeeded, publish/schema/rebalanced.v1.json for TypeGroupRebalanced: required and unknown fields, value forms and ranges), then
 // Validate. Data is a pointer to the type's struct, with Time set from the envelope.
 //
 // Errors wrap ErrNotEvent, or ErrUnknownType for a well-formed CloudEvent of a type this
@@ -44,6 +45,13 @@ func Decode(b []byte) (Event, error) {
 	switch attrs.Type {
 	case TypeRebalanceNeeded:
 		d, err := decodeRebalanceNeeded(&attrs)
+		if err != nil {
+			return Event{}, err
+		}
+		ev.Data = d
+		return ev, nil
+	case TypeGroupRebalanced:
+		d, err := decodeGroupRebalanced(&attrs)
 		if err != nil {
 			return Event{}, err
 		}

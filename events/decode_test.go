@@ -75,9 +75,9 @@ func TestDecodeGolden(t *testing.T) {
 }
 
 func TestDecodeUnknownType(t *testing.T) {
-	b := []byte(`{"specversion":"1.0","id":"kw1-00000000000000000000000000000000","source":"kraftwatch/c","type":"kraftwatch.group.rebalanced.v1","subject":"group/consumer/g","time":"2025-01-01T00:00:00Z","datacontenttype":"application/json","data":{"whatever":1}}`)
+	b := []byte(`{"specversion":"1.0","id":"kw1-00000000000000000000000000000000","source":"kraftwatch/c","type":"kraftwatch.group.rebalanced.v2","subject":"group/consumer/g","time":"2025-01-01T00:00:00Z","datacontenttype":"application/json","data":{"whatever":1}}`)
 	ev, err := events.Decode(b)
-	if !errors.Is(err, events.ErrUnknownType) || ev.Type != "kraftwatch.group.rebalanced.v1" || ev.ID == "" || ev.Data != nil {
+	if !errors.Is(err, events.ErrUnknownType) || ev.Type != "kraftwatch.group.rebalanced.v2" || ev.ID == "" || ev.Data != nil {
 		t.Fatalf("Decode = %+v, %v; want the attributes and ErrUnknownType", ev, err)
 	}
 	if _, err := events.DecodeRebalanceNeeded(b); !errors.Is(err, events.ErrNotEvent) {

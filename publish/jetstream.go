@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kraftwatch/kraftwatch/events"
 )
 
 // ensureStream returns the stream that captures this cluster's internal subjects,
@@ -329,6 +331,9 @@ func (p *Publisher) readLast(ctx context.Context, s jetstream.Stream, subject st
 // decodeLast decodes a stored event, or logs why it cannot and returns nil: such a
 // message still gives the subject's last sequence, but announces nothing.
 func (p *Publisher) decodeLast(subject string, seq uint64, data []byte) *lastEvent {
+	if strings.HasPrefix(subject, p.root+"."+events.RebalancedFamily+".") {
+		return p.decodeLastRebalanced(subject, seq, data)
+	}
 	env, err := Decode(data)
 	if err == nil && p.Subject(env.Data.GroupType, env.Data.GroupID) != subject {
 		err = fmt.Errorf("its group %s %q belongs on another subject", env.Data.GroupType, env.Data.GroupID)
@@ -395,9 +400,10 @@ func (p *Publisher) LastPublished(ctx context.Context, t GroupType, groupID stri
 	return st.ev.hash, true, nil
 }
 
-// LoadLastPublished reads the last event of every group subject of this cluster in one
-// pass (a JetStream consumer delivering the last message per subject) and returns them
-// by group, whatever their hash scheme. It also primes what LastPublished and the workers
+// LoadLastPublished reads the last event of every group subject of this cluster, of both
+// families (rebalance-needed and rebalanced), in one pass (a JetStream consumer
+// delivering the last message per subject) and returns the rebalance-needed ones by
+// group, whatever their hash scheme. It also primes what LastPublished and the workers
 // know: afterwards a group without an entry is taken to have no event, without asking the
 // server (a publish that finds otherwise is refused by the server and re-reads). In
 // ModeCore it returns what this process published.
@@ -407,7 +413,7 @@ func (p *Publisher) LoadLastPublished(ctx context.Context) (map[GroupKey]Last, e
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		for _, st := range p.last {
-			if st.ev != nil {
+			if st.ev != nil && st.ev.kind == kindNeeded {
 				out[st.ev.key] = st.ev.export(st.seq)
 			}
 		}
@@ -422,7 +428,7 @@ func (p *Publisher) LoadLastPublished(ctx context.Context) (map[GroupKey]Last, e
 		Description:       "kraftwatch: read the last event of each group",
 		DeliverPolicy:     jetstream.DeliverLastPerSubjectPolicy,
 		AckPolicy:         jetstream.AckNonePolicy,
-		FilterSubject:     p.root + ".group.>",
+		FilterSubjects:    []string{p.root + ".group.>", p.root + "." + events.RebalancedFamily + ".>"},
 		MemoryStorage:     true,
 		InactiveThreshold: time.Minute,
 	})
@@ -448,7 +454,7 @@ func (p *Publisher) LoadLastPublished(ctx context.Context) (map[GroupKey]Last, e
 	}
 	p.loaded = true
 	for _, st := range p.last {
-		if st.ev != nil {
+		if st.ev != nil && st.ev.kind == kindNeeded {
 			out[st.ev.key] = st.ev.export(st.seq)
 			st.ev.topics = nil // returned; not kept
 		}

@@ -56,8 +56,17 @@ type Publisher struct {
 	stats   counters
 }
 
+// eventKind tells the two event types apart in the workers and the last-event cache.
+type eventKind uint8
+
+const (
+	kindNeeded     eventKind = iota // rebalance-needed (Enqueue)
+	kindRebalanced                  // rebalanced (EnqueueRebalanced)
+)
+
 // pending is an event encoded by Enqueue, waiting for a worker.
 type pending struct {
+	kind    eventKind
 	key     GroupKey
 	subject string // the group's public subject
 	target  string // the subject published to: subject, or in ModeJetStream the internal one
@@ -77,6 +86,7 @@ type lastState struct {
 }
 
 type lastEvent struct {
+	kind   eventKind
 	key    GroupKey
 	id     string
 	hash   int64
@@ -229,7 +239,7 @@ func (p *Publisher) Enqueue(ctx context.Context, ev Event) error {
 	if err != nil {
 		return fmt.Errorf("%w: group %q: %w", ErrInvalidEvent, ev.GroupID, err)
 	}
-	pm := &pending{
+	return p.enqueue(ctx, &pending{
 		key:     ev.Key(),
 		subject: p.Subject(ev.GroupType, ev.GroupID),
 		id:      env.ID,
@@ -238,7 +248,11 @@ func (p *Publisher) Enqueue(ctx context.Context, ev Event) error {
 		scheme:  ev.HashScheme,
 		cause:   ev.Cause,
 		time:    env.Time,
-	}
+	})
+}
+
+// enqueue hands an encoded event to its subject's worker (Enqueue's blocking and errors).
+func (p *Publisher) enqueue(ctx context.Context, pm *pending) error {
 	pm.target = pm.subject
 	if p.js != nil {
 		pm.target = internal(pm.subject)
@@ -465,17 +479,17 @@ func (p *Publisher) drop(pm *pending, attempts int, err error) {
 }
 
 // judge applies the rules that make an event unnecessary given the subject's last
-// stored event l: the same event; a later one; or one announcing the same hash (same
-// scheme). It returns false when pm must be published.
+// stored event l: the same event; a later one; or, for rebalance-needed events, one
+// announcing the same hash (same scheme). It returns false when pm must be published.
 func judge(l *lastEvent, pm *pending) (outcome, bool) {
 	switch {
-	case l == nil:
+	case l == nil || l.kind != pm.kind:
 		return 0, false
 	case l.id == pm.id:
 		return outAlready, true
 	case l.cause.Supersedes(pm.cause):
 		return outSuperseded, true
-	case l.scheme == pm.scheme && l.hash == pm.hash:
+	case pm.kind == kindNeeded && l.scheme == pm.scheme && l.hash == pm.hash:
 		return outAlready, true
 	}
 	return 0, false
@@ -492,7 +506,7 @@ func (pm *pending) newMsg() *nats.Msg {
 }
 
 func (pm *pending) lastEvent() *lastEvent {
-	return &lastEvent{key: pm.key, id: pm.id, hash: pm.hash, scheme: pm.scheme, cause: pm.cause, time: pm.time}
+	return &lastEvent{kind: pm.kind, key: pm.key, id: pm.id, hash: pm.hash, scheme: pm.scheme, cause: pm.cause, time: pm.time}
 }
 
 // tryCore makes one core-NATS attempt: publish, then flush so the server has it.

@@ -1,0 +1,328 @@
+package events
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// TypeGroupRebalanced: the group coordinator wrote a new group epoch (classic groups: a
+// new generation); data is GroupRebalanced.
+const TypeGroupRebalanced = "kraftwatch.group.rebalanced.v1"
+
+// CauseKind says what the coordinator wrote, with or before an epoch bump, that explains
+// it. The values follow kraftwatch's groups.CauseKind.
+type CauseKind uint8
+
+// Cause kinds; String gives the JSON names.
+const (
+	// UnknownCause: nothing the coordinator wrote since the previous epoch explains the
+	// bump. It is a valid kind on the wire ("unknown"), said plainly, never guessed.
+	UnknownCause CauseKind = iota
+	// CauseMetadata: the group's stored MetadataHash changed; PredictedBy links the
+	// rebalance-needed event that announced the new hash, when kraftwatch published one.
+	CauseMetadata
+	// CauseMemberJoined: a member record for a member the group did not have.
+	CauseMemberJoined
+	// CauseMemberLeft: a member's record was deleted (it left or was fenced: the records
+	// are the same).
+	CauseMemberLeft
+	// CauseSubscriptionChanged: a member's topic names or regex changed.
+	CauseSubscriptionChanged
+	// CauseRegexResolutionChanged: the coordinator resolved a regex of the group to
+	// other topics.
+	CauseRegexResolutionChanged
+	// CauseSharePartitionsInitialized: a share group's share partitions state record
+	// (ShareGroupStatePartitionMetadata) was written.
+	CauseSharePartitionsInitialized
+	// CauseAssignorChanged: a member's server assignor, or a classic group's protocol,
+	// changed.
+	CauseAssignorChanged
+	// CauseConfigChanged: a streams group's assignment configs changed.
+	CauseConfigChanged
+	// CauseTopologyChanged: a streams group's topology changed the topics it requires.
+	CauseTopologyChanged
+)
+
+var causeNames = [...]string{"unknown", "metadata", "member_joined", "member_left", "subscription_changed",
+	"regex_resolution_changed", "share_partitions_initialized", "assignor_changed", "config_changed",
+	"topology_changed"}
+
+// String returns the kind's JSON name.
+func (k CauseKind) String() string {
+	if int(k) < len(causeNames) {
+		return causeNames[k]
+	}
+	return "unknown"
+}
+
+// ParseCauseKind is the inverse of String.
+func ParseCauseKind(s string) (CauseKind, error) {
+	for i, n := range causeNames {
+		if n == s {
+			return CauseKind(i), nil
+		}
+	}
+	return UnknownCause, fmt.Errorf("unknown cause kind %q", s)
+}
+
+// MarshalText refuses kinds out of range.
+func (k CauseKind) MarshalText() ([]byte, error) {
+	if int(k) >= len(causeNames) {
+		return nil, fmt.Errorf("cannot encode cause kind %d", k)
+	}
+	return []byte(k.String()), nil
+}
+
+// UnmarshalText accepts the names ParseCauseKind accepts.
+func (k *CauseKind) UnmarshalText(b []byte) error {
+	v, err := ParseCauseKind(string(b))
+	*k = v
+	return err
+}
+
+// Prediction links a metadata cause to the rebalance-needed event that announced it.
+type Prediction struct {
+	// EventID is the rebalance-needed event's id.
+	EventID string `json:"event_id"`
+	// NewHash is that event's new_hash.
+	NewHash Hash `json:"new_hash"`
+	// Time is that event's time: the append time of the metadata batch (or the
+	// __consumer_offsets record) that caused it.
+	Time time.Time `json:"time"`
+	// LeadTimeMs is the bump record's time minus Time, in milliseconds: how long
+	// before the coordinator kraftwatch said the group must rebalance.
+	LeadTimeMs int64 `json:"lead_time_ms"`
+	// MatchedBy is "hash" when the event's new_hash is the coordinator's new stored
+	// hash (hash scheme "kafka"), "order" when the scheme differs and the event is
+	// the group's last rebalance-needed event since the previous bump.
+	MatchedBy string `json:"matched_by"`
+}
+
+// RebalanceCause is one thing the coordinator wrote that explains a bump; the fields
+// set depend on Kind.
+type RebalanceCause struct {
+	Kind       CauseKind `json:"kind"`
+	MemberID   string    `json:"member_id,omitempty"`
+	InstanceID string    `json:"instance_id,omitempty"`
+	ClientID   string    `json:"client_id,omitempty"`
+	ClientHost string    `json:"client_host,omitempty"`
+	RackID     string    `json:"rack_id,omitempty"`
+	// SubscribedTopicNames and SubscribedTopicRegex are a joining or leaving member's
+	// subscription, or the one after a change; the Previous fields the one before.
+	SubscribedTopicNames         []string `json:"subscribed_topic_names,omitempty"`
+	SubscribedTopicRegex         string   `json:"subscribed_topic_regex,omitempty"`
+	PreviousSubscribedTopicNames []string `json:"previous_subscribed_topic_names,omitempty"`
+	PreviousSubscribedTopicRegex string   `json:"previous_subscribed_topic_regex,omitempty"`
+	// Regex, TopicsAdded and TopicsRemoved: a regex's new resolution
+	// (regex_resolution_changed) or a topology's topics (topology_changed).
+	Regex         string   `json:"regex,omitempty"`
+	TopicsAdded   []string `json:"topics_added,omitempty"`
+	TopicsRemoved []string `json:"topics_removed,omitempty"`
+	// PreviousHash and NewHash are the stored MetadataHash before and after (metadata).
+	PreviousHash *Hash `json:"previous_hash,omitempty"`
+	NewHash      *Hash `json:"new_hash,omitempty"`
+	// PredictedBy is set for metadata when kraftwatch announced the change.
+	PredictedBy *Prediction `json:"predicted_by,omitempty"`
+	// PreviousValue and NewValue: the assignor, or the configs ("k=v" pairs, sorted,
+	// comma-joined), before and after.
+	PreviousValue string `json:"previous_value,omitempty"`
+	NewValue      string `json:"new_value,omitempty"`
+}
+
+// GroupRebalanced is the data of a TypeGroupRebalanced event: the coordinator wrote a
+// new epoch for a group, and why. (kraftwatch's publish.Rebalanced is this type.)
+type GroupRebalanced struct {
+	ClusterID string    `json:"cluster_id"`
+	GroupID   string    `json:"group_id"`
+	GroupType GroupType `json:"group_type"`
+	// PreviousEpoch is null when the group's previous epoch record was not seen (a
+	// new group, or one whose earlier records were compacted away).
+	PreviousEpoch *int32 `json:"previous_epoch"`
+	NewEpoch      int32  `json:"new_epoch"`
+	// MetadataHash is the coordinator's stored hash after the bump ("0": none stored,
+	// as for classic groups).
+	MetadataHash Hash `json:"metadata_hash"`
+	// ConsumerOffsets is the position of the bump record.
+	ConsumerOffsets OffsetsPosition  `json:"consumer_offsets"`
+	Causes          []RebalanceCause `json:"causes"`
+
+	// Time is the CloudEvent's time attribute (not part of the JSON data): the bump
+	// record's timestamp.
+	Time time.Time `json:"-"`
+}
+
+// Key returns the event's group.
+func (e *GroupRebalanced) Key() GroupKey { return GroupKey{Type: e.GroupType, ID: e.GroupID} }
+
+// EventType returns TypeGroupRebalanced.
+func (*GroupRebalanced) EventType() string { return TypeGroupRebalanced }
+
+// Validate checks what a rebalanced event's data must hold and returns an error wrapping
+// ErrInvalidEvent naming the first problem.
+func (e *GroupRebalanced) Validate() error {
+	if e.ClusterID == "" {
+		return fmt.Errorf("%w: empty cluster id", ErrInvalidEvent)
+	}
+	if !utf8.ValidString(e.GroupID) {
+		return fmt.Errorf("%w: group id %q is not valid UTF-8 (JSON cannot carry it)", ErrInvalidEvent, e.GroupID)
+	}
+	if e.GroupType == UnknownGroup || int(e.GroupType) >= len(groupTypeNames) {
+		return fmt.Errorf("%w: group %q: unknown group type %d", ErrInvalidEvent, e.GroupID, e.GroupType)
+	}
+	if e.NewEpoch < 0 || e.PreviousEpoch != nil && *e.PreviousEpoch < 0 {
+		return fmt.Errorf("%w: group %q: negative epoch", ErrInvalidEvent, e.GroupID)
+	}
+	if c := e.ConsumerOffsets; c.Partition < 0 || c.Offset < 0 {
+		return fmt.Errorf("%w: group %q: negative __consumer_offsets position %d/%d", ErrInvalidEvent, e.GroupID, c.Partition, c.Offset)
+	}
+	if len(e.Causes) == 0 {
+		return fmt.Errorf("%w: group %q: no causes (an unexplained bump has cause unknown)", ErrInvalidEvent, e.GroupID)
+	}
+	for i, c := range e.Causes {
+		if int(c.Kind) >= len(causeNames) {
+			return fmt.Errorf("%w: group %q: cause %d: unknown kind %d", ErrInvalidEvent, e.GroupID, i, c.Kind)
+		}
+		strs := append([]string{c.MemberID, c.InstanceID, c.ClientID, c.ClientHost, c.RackID, c.SubscribedTopicRegex,
+			c.PreviousSubscribedTopicRegex, c.Regex, c.PreviousValue, c.NewValue}, c.SubscribedTopicNames...)
+		strs = append(append(append(strs, c.PreviousSubscribedTopicNames...), c.TopicsAdded...), c.TopicsRemoved...)
+		for _, s := range strs {
+			if !utf8.ValidString(s) {
+				return fmt.Errorf("%w: group %q: cause %d: %q is not valid UTF-8", ErrInvalidEvent, e.GroupID, i, s)
+			}
+		}
+		if p := c.PredictedBy; p != nil {
+			if !idPattern.MatchString(p.EventID) || p.MatchedBy != "hash" && p.MatchedBy != "order" {
+				return fmt.Errorf("%w: group %q: cause %d: predicted_by needs a kw1- event id and matched_by hash or order", ErrInvalidEvent, e.GroupID, i)
+			}
+		}
+	}
+	return nil
+}
+
+// MsgID returns the event's deterministic id, the CloudEvent id and Nats-Msg-Id: "kwr1-"
+// and 32 hex digits of SHA-256 over the cluster id, group type, group id, new epoch and
+// the bump record's __consumer_offsets partition and offset. Replicas reading the same
+// log give the same id, whatever causes each could attribute.
+func (e *GroupRebalanced) MsgID() string {
+	h := sha256.New()
+	var b [8]byte
+	str := func(s string) {
+		binary.BigEndian.PutUint64(b[:], uint64(len(s)))
+		h.Write(b[:])
+		h.Write([]byte(s))
+	}
+	i64 := func(v int64) {
+		binary.BigEndian.PutUint64(b[:], uint64(v))
+		h.Write(b[:])
+	}
+	str(TypeGroupRebalanced)
+	str(e.ClusterID)
+	str(e.GroupType.String())
+	str(e.GroupID)
+	i64(int64(e.NewEpoch))
+	i64(int64(e.ConsumerOffsets.Partition))
+	i64(e.ConsumerOffsets.Offset)
+	return "kwr1-" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// Wrap validates e and wraps it in the CloudEvent that is published; now is the time
+// attribute when e.Time is zero.
+func (e GroupRebalanced) Wrap(now time.Time) (Envelope[GroupRebalanced], error) {
+	if err := e.Validate(); err != nil {
+		return Envelope[GroupRebalanced]{}, err
+	}
+	t := e.Time
+	if t.IsZero() {
+		t = now
+	}
+	e.Time = time.Time{}
+	return Envelope[GroupRebalanced]{
+		SpecVersion:     SpecVersion,
+		ID:              e.MsgID(),
+		Source:          SourcePrefix + e.ClusterID,
+		Type:            TypeGroupRebalanced,
+		Subject:         "group/" + e.GroupType.String() + "/" + e.GroupID,
+		Time:            t.UTC(),
+		DataContentType: DataContentType,
+		Data:            e,
+	}, nil
+}
+
+// RebalancedSubject returns the subject of a group's rebalanced events:
+// <prefix>.<cluster token>.rebalanced.<group type>.<group token>, the tokens of Subject.
+// The family is beside Subject's ("group"), so "<prefix>.<cluster token>.>" has both and
+// "<prefix>.*.group.>" only rebalance-needed events.
+func RebalancedSubject(prefix, clusterID string, t GroupType, groupID string) string {
+	return prefix + "." + EscapeToken(clusterID) + "." + RebalancedFamily + "." + t.String() + "." + EscapeToken(groupID)
+}
+
+// RebalancedFamily is the subject token that follows the cluster token in rebalanced
+// events' subjects.
+const RebalancedFamily = "rebalanced"
+
+var rebalancedIDPattern = regexp.MustCompile(`^kwr1-[0-9a-f]{32}$`)
+
+// DecodeGroupRebalanced is Decode for a rebalanced event only: another type is an error
+// wrapping ErrNotEvent.
+func DecodeGroupRebalanced(b []byte) (Envelope[GroupRebalanced], error) {
+	attrs, err := decodeAttributes(b)
+	if err != nil {
+		return Envelope[GroupRebalanced]{}, err
+	}
+	if attrs.Type != TypeGroupRebalanced {
+		return Envelope[GroupRebalanced]{}, fmt.Errorf("%w: type %q, want %s", ErrNotEvent, attrs.Type, TypeGroupRebalanced)
+	}
+	d, err := decodeGroupRebalanced(&attrs)
+	if err != nil {
+		return Envelope[GroupRebalanced]{}, err
+	}
+	return Envelope[GroupRebalanced]{SpecVersion: attrs.SpecVersion, ID: attrs.ID, Source: attrs.Source, Type: attrs.Type,
+		Subject: attrs.Subject, Time: attrs.Time, DataContentType: attrs.DataContentType, Data: *d}, nil
+}
+
+// decodeGroupRebalanced checks what schema/rebalanced.v1.json says beyond the common
+// attributes and decodes the data.
+func decodeGroupRebalanced(attrs *Envelope[json.RawMessage]) (*GroupRebalanced, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s %s: %s", ErrNotEvent, TypeGroupRebalanced, attrs.ID, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case !rebalancedIDPattern.MatchString(attrs.ID):
+		return nil, bad("id is not kwr1- and 32 hex digits")
+	case !strings.HasPrefix(attrs.Source, SourcePrefix) || len(attrs.Source) == len(SourcePrefix):
+		return nil, bad("source %q is not kraftwatch/<cluster id>", attrs.Source)
+	case !subjectPattern.MatchString(attrs.Subject):
+		return nil, bad("subject %q is not group/<group type>/<group id>", attrs.Subject)
+	case attrs.DataContentType != DataContentType:
+		return nil, bad("datacontenttype %q, want %s", attrs.DataContentType, DataContentType)
+	}
+	if _, err := object(attrs.Data, "data", []string{"cluster_id", "group_id", "group_type", "previous_epoch",
+		"new_epoch", "metadata_hash", "consumer_offsets", "causes"}, nil, true); err != nil {
+		return nil, bad("%v", err)
+	}
+	var d GroupRebalanced
+	dec := json.NewDecoder(bytes.NewReader(attrs.Data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return nil, bad("data: %v", err)
+	}
+	if err := d.Validate(); err != nil {
+		return nil, bad("%v", err)
+	}
+	if want := "group/" + d.GroupType.String() + "/" + d.GroupID; attrs.Subject != want {
+		return nil, bad("subject %q, but the data's group gives %q", attrs.Subject, want)
+	}
+	if want := SourcePrefix + d.ClusterID; attrs.Source != want {
+		return nil, bad("source %q, but the data's cluster gives %q", attrs.Source, want)
+	}
+	d.Time = attrs.Time
+	return &d, nil
+}
