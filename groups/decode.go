@@ -398,7 +398,7 @@ func (r *reader) shareGroupMember() *ShareGroupMemberMetadataValue {
 }
 
 func (r *reader) streamsGroupMetadata() *StreamsGroupMetadataValue {
-	v := &StreamsGroupMetadataValue{Epoch: r.Int32(), MetadataHash: r.Int64(), ValidatedTopologyEpoch: -1}
+	v := newStreamsGroupMetadataValue(r.Int32(), r.Int64())
 	if r.Err() != nil {
 		return v
 	}
@@ -413,7 +413,7 @@ func (r *reader) streamsGroupMetadata() *StreamsGroupMetadataValue {
 	if tr.finish() == nil {
 		return v
 	}
-	*v = StreamsGroupMetadataValue{Epoch: v.Epoch, MetadataHash: v.MetadataHash, ValidatedTopologyEpoch: -1}
+	v = newStreamsGroupMetadataValue(v.Epoch, v.MetadataHash)
 	var ar reader
 	ar.reset(rest, r.d)
 	v.AssignmentConfigs = ar.compactKeyValues()
@@ -424,6 +424,11 @@ func (r *reader) streamsGroupMetadata() *StreamsGroupMetadataValue {
 	return v
 }
 
+func newStreamsGroupMetadataValue(epoch int32, hash int64) *StreamsGroupMetadataValue {
+	return &StreamsGroupMetadataValue{Epoch: epoch, MetadataHash: hash,
+		ValidatedTopologyEpoch: -1, StoredDescriptionTopologyEpoch: -1, FailedDescriptionTopologyEpoch: -1}
+}
+
 func (v *StreamsGroupMetadataValue) streamsTags(r *reader) {
 	r.tags(func(tag uint64, f *reader) bool {
 		switch tag {
@@ -431,6 +436,10 @@ func (v *StreamsGroupMetadataValue) streamsTags(r *reader) {
 			v.ValidatedTopologyEpoch = f.Int32()
 		case 1:
 			v.AssignmentConfigs = f.compactKeyValues()
+		case 2:
+			v.StoredDescriptionTopologyEpoch = f.Int32()
+		case 3:
+			v.FailedDescriptionTopologyEpoch = f.Int32()
 		default:
 			return false
 		}

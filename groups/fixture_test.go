@@ -18,19 +18,30 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// fixtureRecord is one record of a real-Kafka fixture: testdata/kafka-*/consumer-offsets.txt,
-// lines of "partition<TAB>offset<TAB>key hex<TAB>value hex or null" (see the README
+// fixtureRecord is one record of a real-Kafka fixture: testdata/kafka-*/consumer-offsets.txt
+// and streams-offsets.txt, lines of "partition<TAB>offset<TAB>key hex<TAB>value hex or null" (see the README
 // beside each file for how it was captured).
 type fixtureRecord struct {
 	Partition, Offset string
 	Key, Value        []byte // Value nil for a tombstone
 }
 
+// fixtureFiles are the consumer-offsets.txt of every release.
 func fixtureFiles(tb testing.TB) []string {
 	tb.Helper()
 	var files []string
 	for _, v := range fixture.Versions(tb) {
 		files = append(files, fixture.ConsumerOffsets(tb, v))
+	}
+	return files
+}
+
+// allFixtureFiles are fixtureFiles and the streams-offsets.txt of every release.
+func allFixtureFiles(tb testing.TB) []string {
+	tb.Helper()
+	files := fixtureFiles(tb)
+	for _, v := range fixture.Versions(tb) {
+		files = append(files, fixture.StreamsOffsets(tb, v))
 	}
 	return files
 }
@@ -73,7 +84,7 @@ func readFixture(tb testing.TB, path string) []fixtureRecord {
 // fixtureRecords returns the records of every fixture, for seeding FuzzRecord.
 func fixtureRecords(tb testing.TB) []struct{ Key, Value []byte } {
 	var out []struct{ Key, Value []byte }
-	for _, path := range fixtureFiles(tb) {
+	for _, path := range allFixtureFiles(tb) {
 		for _, r := range readFixture(tb, path) {
 			out = append(out, struct{ Key, Value []byte }{r.Key, r.Value})
 		}
@@ -85,9 +96,9 @@ func fixtureRecords(tb testing.TB) []struct{ Key, Value []byte } {
 // replays them into a State, and compares a readable summary with the golden file
 // beside the fixture (go test ./groups -run TestFixtures -update rewrites it).
 func TestFixtures(t *testing.T) {
-	files := fixtureFiles(t)
+	files := allFixtureFiles(t)
 	for _, path := range files {
-		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
+		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
 			recs := readFixture(t, path)
 			var b bytes.Buffer
 			fmt.Fprintf(&b, "# %s: %d records. Offset commits are counted, not listed.\n", filepath.ToSlash(path), len(recs))
@@ -126,9 +137,15 @@ func TestFixtures(t *testing.T) {
 			}
 			b.WriteString("\n# state after replay\n")
 			b.WriteString(s.String())
-			golden(t, filepath.Join("testdata", filepath.Base(filepath.Dir(path)), "summary.golden"), b.Bytes())
+			golden(t, filepath.Join("testdata", filepath.Base(filepath.Dir(path)), summaryName[filepath.Base(path)]), b.Bytes())
 		})
 	}
+}
+
+// summaryName is the golden summary of each fixture file.
+var summaryName = map[string]string{
+	"consumer-offsets.txt": "summary.golden",
+	"streams-offsets.txt":  "streams-summary.golden",
 }
 
 func describeChange(c groups.Change) string {
@@ -168,7 +185,7 @@ func golden(t *testing.T, path string, got []byte) {
 // record whose value groups decodes completely re-encodes to Kafka's exact bytes.
 // GroupMetadata is left out: its decoded form drops assignments and UserData.
 func TestFixturesReencode(t *testing.T) {
-	files := fixtureFiles(t)
+	files := allFixtureFiles(t)
 	for _, path := range files {
 		checked := map[groups.RecordType]int{}
 		for _, r := range readFixture(t, path) {

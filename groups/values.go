@@ -108,16 +108,20 @@ type ShareGroupMemberMetadataValue struct {
 	SubscribedTopicNames []string
 }
 
-// StreamsGroupMetadataValue is the value of type 17.
+// StreamsGroupMetadataValue is the value of type 17. MetadataHash is a plain field
+// (a tagged one in ConsumerGroupMetadataValue).
 type StreamsGroupMetadataValue struct {
 	Epoch                  int32
 	MetadataHash           int64
-	ValidatedTopologyEpoch int32 // tag 0; -1 when absent
-	// AssignmentConfigs is the tagged LastAssignmentConfigs (tag 1) of Kafka 4.2+;
+	ValidatedTopologyEpoch int32 // tag 0 (Kafka 4.3+); -1 when absent
+	// AssignmentConfigs is the tagged LastAssignmentConfigs (tag 1) of Kafka 4.3+;
 	// a plain array in one pre-release revision, which is read too.
 	AssignmentConfigs []KeyValue
-	// Kafka 4.4 also writes tags 2 and 3 (StoredDescriptionTopologyEpoch,
-	// FailedDescriptionTopologyEpoch); they are skipped.
+	// StoredDescriptionTopologyEpoch and FailedDescriptionTopologyEpoch are tags 2 and
+	// 3, written from Kafka 4.4 on (KIP-1331: the topology epoch whose description the
+	// coordinator stored, and the one whose description failed); -1 when absent.
+	StoredDescriptionTopologyEpoch int32
+	FailedDescriptionTopologyEpoch int32
 }
 
 // StreamsGroupMemberMetadataValue is the value of type 19.
@@ -280,7 +284,8 @@ func describe(v Value) string {
 	case *ShareGroupMemberMetadataValue:
 		return fmt.Sprintf("topics=%s", list(v.SubscribedTopicNames))
 	case *StreamsGroupMetadataValue:
-		return fmt.Sprintf("epoch=%d metadata_hash=%#016x validated_topology_epoch=%d", v.Epoch, uint64(v.MetadataHash), v.ValidatedTopologyEpoch)
+		return fmt.Sprintf("epoch=%d metadata_hash=%#016x validated_topology_epoch=%d stored_description_topology_epoch=%d failed_description_topology_epoch=%d",
+			v.Epoch, uint64(v.MetadataHash), v.ValidatedTopologyEpoch, v.StoredDescriptionTopologyEpoch, v.FailedDescriptionTopologyEpoch)
 	case *StreamsGroupMemberMetadataValue:
 		return fmt.Sprintf("topology_epoch=%d", v.TopologyEpoch)
 	case *StreamsGroupTopologyValue:

@@ -221,6 +221,12 @@ func Value(version int16, v groups.Value) ([]byte, error) {
 			keyValues(t, v.AssignmentConfigs)
 			tags = append(tags, Tag{1, t.B})
 		}
+		if v.StoredDescriptionTopologyEpoch != -1 {
+			tags = append(tags, Tag{2, be32(v.StoredDescriptionTopologyEpoch)})
+		}
+		if v.FailedDescriptionTopologyEpoch != -1 {
+			tags = append(tags, Tag{3, be32(v.FailedDescriptionTopologyEpoch)})
+		}
 		w.Tags(tags...)
 	case *groups.StreamsGroupMemberMetadataValue:
 		w.CompactNullableString(v.InstanceID)

@@ -24,7 +24,8 @@ import (
 //	    decoding of each file beside it (<file>.dump.txt)
 //	consumer-offsets.txt   every __consumer_offsets record
 //
-// Run it with `make fixtures` (KAFKA_VERSION selects the release).
+// Run it with `make fixtures` (KAFKA_VERSION selects the release), which also runs
+// TestGenerateFixturesStreams for streams-offsets.txt.
 func TestGenerateFixtures(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -129,6 +130,10 @@ events\..*), classic group g-classic (orders), share group g-share (payments; fr
 4.1 formats storage without share.version), their offset commits, the topic changes that
 bumped their epochs, and the members leaving. One record per line, tab-separated:
 partition, offset, key as hex, value as hex or "null" for a tombstone.
+
+`+"`streams-offsets.txt`"+`: the same for another cluster after the test bed's Kafka
+Streams application (java/streams/StreamsApp.java, group.protocol=streams) ran
+(TestGenerateFixturesStreams).
 
 Regenerate: %s (writes testdata/%s/).
 `, c.Version, regen, version))
@@ -235,4 +240,44 @@ func write(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestGenerateFixturesStreams runs the test bed's Kafka Streams application
+// (java/streams/StreamsApp.java, group.protocol=streams) on a real cluster and writes
+// every __consumer_offsets record it leaves to testdata/kafka-<version>/streams-offsets.txt,
+// in the format of consumer-offsets.txt. `make fixtures` runs it after
+// TestGenerateFixtures.
+func TestGenerateFixturesStreams(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c := New(t, StreamsOptions(Options{Rack: "rack-a", Brokers: []string{"rack-b"}}))
+	step := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		t.Logf("fixture step: %s", what)
+	}
+	step("create s-orders (2 partitions, RF 2)", c.CreateTopic(ctx, "s-orders", 2, 2))
+	step("create s-payments (1 partition, RF 1)", c.CreateTopic(ctx, "s-payments", 1, 1))
+	app, err := c.StartStreamsApp(ctx, StreamsApp{ID: "kw-streams", Topics: []string{"s-orders", "s-payments"},
+		Pattern: `s-pat\..*`, ReplicationFactor: 2})
+	step("start Streams application kw-streams", err)
+	_, err = app.WaitFor(ctx, "state RUNNING")
+	step("kw-streams running", err)
+	step("produce to s-orders", produce(ctx, c.Bootstrap(), "s-orders", 20))
+	time.Sleep(3 * time.Second) // let commits land
+	step("alter s-orders to 3 partitions", c.AlterPartitions(ctx, "s-orders", 3))
+	time.Sleep(6 * time.Second) // a heartbeat or two: the coordinator bumps the epoch
+	app.Close()
+	step("kw-streams closed", nil)
+	time.Sleep(2 * time.Second)
+	offsets := readAllRecords(ctx, t, c.Bootstrap(), "__consumer_offsets")
+	c.Close()
+
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, "testdata", "kafka-"+c.Version, "streams-offsets.txt"), offsets)
 }

@@ -3,12 +3,16 @@ package kafkatest
 import (
 	"archive/zip"
 	"bufio"
+	"cmp"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -140,7 +144,8 @@ const (
 	KindShare    = "share"    // KIP-932 share group
 )
 
-// Member is a running group member: a JVM running java/GroupMember.java.
+// Member is a running group member: a JVM running java/GroupMember.java (StartMember)
+// or java/streams/StreamsApp.java (StartStreamsApp).
 type Member struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
@@ -163,8 +168,71 @@ func (c *Cluster) StartMember(ctx context.Context, group, kind string, topics []
 	if regex != "" {
 		sub = "regex:" + regex
 	}
-	cmd := javaCmd(filepath.Join(c.home, "libs", "*")+":"+classes,
-		"-Xmx256m", "-Dlog4j2.level=WARN", "GroupMember", c.Bootstrap(), group, kind, sub)
+	return startMember(javaCmd(filepath.Join(c.home, "libs", "*")+":"+classes,
+		"-Xmx256m", "-Dlog4j2.level=WARN", "GroupMember", c.Bootstrap(), group, kind, sub))
+}
+
+// StreamsApp is the test bed's Kafka Streams application (java/streams/StreamsApp.java)
+// as StartStreamsApp runs it.
+type StreamsApp struct {
+	ID      string   // application.id: the streams group
+	Topics  []string // source topics read by name
+	Pattern string   // a source pattern, used where the release allows it
+	// ReplicationFactor is the internal topics' replication.factor; 0 means the
+	// broker's default.
+	ReplicationFactor int
+}
+
+// StartStreamsApp starts app with group.protocol=streams: sub-topology 0 reads the
+// named source topics (and the pattern where the release allows one: KafkaStreams
+// refuses it with the streams protocol in 4.1 to 4.4, and the application prints
+// "pattern unsupported: ...") and writes to the repartition topic
+// <ID>-rekey-repartition (2 partitions); sub-topology 1 counts into a store backed by
+// the changelog <ID>-counts-changelog. It prints "state RUNNING" once running. Close
+// makes it leave. The cluster needs streams groups enabled (StreamsOptions).
+func (c *Cluster) StartStreamsApp(ctx context.Context, app StreamsApp) (*Member, error) {
+	classes, err := c.compileStreams(ctx)
+	if err != nil {
+		return nil, err
+	}
+	state, err := os.MkdirTemp(c.dir, "streams-"+app.ID+"-")
+	if err != nil {
+		return nil, err
+	}
+	rf := app.ReplicationFactor
+	if rf == 0 {
+		rf = -1
+	}
+	cp := filepath.Join(c.home, "streams", "*") + ":" + filepath.Join(c.home, "libs", "*") + ":" + classes
+	return startMember(javaCmd(cp, "-Xmx256m", "-Dlog4j2.level=WARN", "StreamsApp",
+		c.Bootstrap(), app.ID, strings.Join(app.Topics, ","), app.Pattern, state, strconv.Itoa(rf)))
+}
+
+// StreamsOptions returns opts with streams groups enabled where the release needs it.
+// In Kafka 4.1 streams groups are early access: streams.version 1 is an unstable
+// feature level (kafka-storage format refuses it without
+// unstable.feature.versions.enable) and storage is formatted with streams.version 0,
+// so 4.1 gets both properties and --feature streams.version=1. From 4.2 on the feature
+// is production ready and on by default.
+func StreamsOptions(opts Options) Options {
+	if !strings.HasPrefix(cmp.Or(opts.Version, Version()), "4.1.") {
+		return opts
+	}
+	opts.Features = maps.Clone(opts.Features)
+	if opts.Features == nil {
+		opts.Features = map[string]int{}
+	}
+	opts.Features["streams.version"] = 1
+	opts.Props = maps.Clone(opts.Props)
+	if opts.Props == nil {
+		opts.Props = map[string]string{}
+	}
+	opts.Props["unstable.feature.versions.enable"] = "true"
+	opts.Props["unstable.api.versions.enable"] = "true"
+	return opts
+}
+
+func startMember(cmd *exec.Cmd) (*Member, error) {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -214,6 +282,13 @@ func (m *Member) WaitFor(ctx context.Context, substr string) (string, error) {
 	}
 }
 
+// Lines returns the lines the member printed so far.
+func (m *Member) Lines() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.lines)
+}
+
 // Close makes the member leave its group (by closing its stdin) and waits for it;
 // after 15 s it is killed.
 func (m *Member) Close() {
@@ -230,25 +305,46 @@ var compileMu sync.Mutex
 
 // compileJava compiles java/*.java against the release's jars once per release.
 func (c *Cluster) compileJava(ctx context.Context) (string, error) {
+	return c.compile(ctx, "java", "classes", filepath.Join(c.home, "libs", "*"))
+}
+
+// compileStreams compiles java/streams/*.java against the release's jars and
+// kafka-streams, once per release and version of the sources.
+func (c *Cluster) compileStreams(ctx context.Context) (string, error) {
+	return c.compile(ctx, filepath.Join("java", "streams"), "classes-streams",
+		filepath.Join(c.home, "streams", "*")+":"+filepath.Join(c.home, "libs", "*"))
+}
+
+// compile compiles internal/kafkatest/<src>/*.java with classpath into the release's
+// <out>-<hash of the sources>/, unless that directory is already there.
+func (c *Cluster) compile(ctx context.Context, src, out, classpath string) (string, error) {
 	compileMu.Lock()
 	defer compileMu.Unlock()
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(c.home, "classes")
-	if _, err := os.Stat(filepath.Join(out, "GroupMember.class")); err == nil {
-		return out, nil
+	srcs, _ := filepath.Glob(filepath.Join(root, "internal", "kafkatest", src, "*.java"))
+	h := sha256.New()
+	for _, f := range srcs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		h.Write(b)
 	}
-	srcs, _ := filepath.Glob(filepath.Join(root, "internal", "kafkatest", "java", "*.java"))
-	tmp, err := os.MkdirTemp(c.home, "classes-")
+	dir := filepath.Join(c.home, fmt.Sprintf("%s-%x", out, h.Sum(nil)[:6]))
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(c.home, out+"-tmp-")
 	if err != nil {
 		return "", err
 	}
-	args := append([]string{"-cp", filepath.Join(c.home, "libs", "*"), "-d", tmp}, srcs...)
+	args := append([]string{"-cp", classpath, "-d", tmp}, srcs...)
 	if b, err := exec.CommandContext(ctx, "javac", args...).CombinedOutput(); err != nil {
 		os.RemoveAll(tmp)
-		return "", fmt.Errorf("kafkatest: javac: %w\n%s", err, b)
+		return "", fmt.Errorf("kafkatest: javac %s: %w\n%s", src, err, b)
 	}
-	return out, os.Rename(tmp, out)
+	return dir, os.Rename(tmp, dir)
 }
