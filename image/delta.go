@@ -309,14 +309,31 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 		var dirs []UUID
 		switch {
 		case r.Directories != nil:
+			if len(r.Directories) > 0 && len(r.Directories) != len(lists[listReplicas]) {
+				return fmt.Errorf("%d directories for %d replicas: %w", len(r.Directories), len(lists[listReplicas]), ErrInvalid)
+			}
 			dirs = r.Directories
 		case old.n[listDirs] > 0:
-			dirs = Partition{old}.Directories()
+			dirs = movedDirectories(old.list(listReplicas), Partition{old}.Directories(), lists[listReplicas])
 		}
 		packLists(&p, lists, dirs)
 	}
 	t.parts.set(d.edit, p)
 	return nil
+}
+
+// movedDirectories gives each replica of to the directory it had in from (replicas
+// with dirs), and replicas new to the list the zero UUID (unknown): a change of the
+// replicas that names no directories keeps those of the brokers that stay, and the
+// directories stay one per replica.
+func movedDirectories(from []int32, dirs []UUID, to []int32) []UUID {
+	out := make([]UUID, len(to))
+	for i, b := range to {
+		if j := slices.Index(from, b); j >= 0 && j < len(dirs) {
+			out[i] = dirs[j]
+		}
+	}
+	return out
 }
 
 func (d *Delta) replayClearElr(r *metadata.ClearElrRecord) error {
@@ -460,8 +477,24 @@ func (d *Delta) Apply(p Provenance) (*Image, *Changes) {
 	if d.txn != nil {
 		d.txn.outer = newTouched()
 	} else {
-		d.touched = newTouched()
+		d.touched = t.reuse()
 	}
 	d.freeze()
 	return im, ch
+}
+
+// reuse returns t emptied when its maps are small, else a new touched: a Delta that
+// follows a log applies a few records at a time and need not allocate the maps each
+// time, but a map that once held a whole snapshot stays large when cleared, and every
+// Apply ranges over it.
+func (t *touched) reuse() *touched {
+	const small = 64
+	if len(t.topics) > small || len(t.replaced) > small || len(t.brokers) > small {
+		return newTouched()
+	}
+	clear(t.topics)
+	clear(t.replaced)
+	clear(t.brokers)
+	t.features = false
+	return t
 }

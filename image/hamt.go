@@ -92,17 +92,26 @@ func (m hmap[K, V]) del(e *edit, h uint64, k K) hmap[K, V] {
 	return m
 }
 
-// editable returns n itself when it carries e, else a copy that does.
-func (n *hnode[K, V]) editable(e *edit) *hnode[K, V] {
+// editable returns n itself when it carries e, else a copy that does, with room for
+// one more leaf (addLeaf) or kid (addKid) than n holds: a copy made to replace an
+// entry, the common case when a Delta follows a log, is no larger than n.
+func (n *hnode[K, V]) editable(e *edit, addLeaf, addKid bool) *hnode[K, V] {
 	if n.edit == e {
 		return n
 	}
 	c := &hnode[K, V]{edit: e, leafmap: n.leafmap, kidmap: n.kidmap}
-	c.leaves = append(make([]hleaf[K, V], 0, len(n.leaves)+1), n.leaves...)
-	if len(n.kids) > 0 {
-		c.kids = append(make([]*hnode[K, V], 0, len(n.kids)+1), n.kids...)
+	c.leaves = append(make([]hleaf[K, V], 0, len(n.leaves)+b2i(addLeaf)), n.leaves...)
+	if len(n.kids) > 0 || addKid {
+		c.kids = append(make([]*hnode[K, V], 0, len(n.kids)+b2i(addKid)), n.kids...)
 	}
 	return c
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (n *hnode[K, V]) set(e *edit, shift uint, l hleaf[K, V]) (*hnode[K, V], bool) {
@@ -115,12 +124,12 @@ func (n *hnode[K, V]) set(e *edit, shift uint, l hleaf[K, V]) (*hnode[K, V], boo
 	if shift >= 64 {
 		for i := range n.leaves {
 			if n.leaves[i].key == l.key {
-				c := n.editable(e)
+				c := n.editable(e, false, false)
 				c.leaves[i] = l
 				return c, false
 			}
 		}
-		c := n.editable(e)
+		c := n.editable(e, true, false)
 		c.leaves = append(c.leaves, l)
 		return c, true
 	}
@@ -130,13 +139,13 @@ func (n *hnode[K, V]) set(e *edit, shift uint, l hleaf[K, V]) (*hnode[K, V], boo
 		i := rank(n.leafmap, bit)
 		old := n.leaves[i]
 		if old.hash == l.hash && old.key == l.key {
-			c := n.editable(e)
+			c := n.editable(e, false, false)
 			c.leaves[i] = l
 			return c, false
 		}
 		// Two keys in one slot: push both one level down.
 		kid := merge(e, shift+hbits, old, l)
-		c := n.editable(e)
+		c := n.editable(e, false, true)
 		c.leaves = append(c.leaves[:i], c.leaves[i+1:]...)
 		c.leafmap &^= bit
 		j := rank(c.kidmap, bit)
@@ -151,11 +160,11 @@ func (n *hnode[K, V]) set(e *edit, shift uint, l hleaf[K, V]) (*hnode[K, V], boo
 		if kid == n.kids[j] {
 			return n, added
 		}
-		c := n.editable(e)
+		c := n.editable(e, false, false)
 		c.kids[j] = kid
 		return c, added
 	default:
-		c := n.editable(e)
+		c := n.editable(e, true, false)
 		i := rank(c.leafmap, bit)
 		c.leaves = append(c.leaves, hleaf[K, V]{})
 		copy(c.leaves[i+1:], c.leaves[i:])
@@ -188,7 +197,7 @@ func (n *hnode[K, V]) del(e *edit, shift uint, h uint64, k K) (*hnode[K, V], boo
 				if len(n.leaves) == 1 {
 					return nil, true
 				}
-				c := n.editable(e)
+				c := n.editable(e, false, false)
 				c.leaves = append(c.leaves[:i], c.leaves[i+1:]...)
 				return c, true
 			}
@@ -205,7 +214,7 @@ func (n *hnode[K, V]) del(e *edit, shift uint, h uint64, k K) (*hnode[K, V], boo
 		if len(n.leaves) == 1 && len(n.kids) == 0 {
 			return nil, true
 		}
-		c := n.editable(e)
+		c := n.editable(e, false, false)
 		c.leaves = append(c.leaves[:i], c.leaves[i+1:]...)
 		c.leafmap &^= bit
 		return c, true
@@ -215,7 +224,7 @@ func (n *hnode[K, V]) del(e *edit, shift uint, h uint64, k K) (*hnode[K, V], boo
 		if !removed {
 			return n, false
 		}
-		c := n.editable(e)
+		c := n.editable(e, true, false)
 		switch {
 		case kid == nil:
 			c.kids = append(c.kids[:j], c.kids[j+1:]...)
