@@ -77,7 +77,8 @@ type follower struct {
 	next      int64 // offset of the next record to read
 	epoch     int32 // epoch of the last batch read (of the snapshot after a rebuild)
 	cur       *segment
-	last      *batchRef
+	last      *batchRef // nil, or &lastRef
+	lastRef   batchRef
 	txn       *Unit  // open metadata transaction: its entries so far
 	replaying bool   // inside a rebuild: inconsistencies are errors, not rebuilds
 	why       string // why the next rebuild is needed ("" for the initial load)
@@ -473,7 +474,8 @@ func (f *follower) consume(b *recordbatch.Batch, pos int64, emit func(Unit) erro
 	}
 	f.next = b.NextOffset()
 	f.epoch = b.PartitionLeaderEpoch
-	f.last = &batchRef{seg: f.cur.base, pos: pos, base: b.BaseOffset, epoch: b.PartitionLeaderEpoch, crc: b.CRC, size: b.Size()}
+	f.lastRef = batchRef{seg: f.cur.base, pos: pos, base: b.BaseOffset, epoch: b.PartitionLeaderEpoch, crc: b.CRC, size: b.Size()}
+	f.last = &f.lastRef
 	return nil
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // readChunk is how many bytes a segment reads at once beyond what a batch needs.
-const readChunk = 4 << 20
+const readChunk = 256 << 10
 
 var (
 	// errWait: the segment has no complete batch at the read position yet.
