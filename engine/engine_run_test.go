@@ -19,7 +19,7 @@ import (
 )
 
 // replay applies metadata records (in their text form) to base.
-func replay(t *testing.T, base *image.Image, offset int64, lines ...string) observer.Update {
+func replay(t testing.TB, base *image.Image, offset int64, lines ...string) observer.Update {
 	t.Helper()
 	d := image.NewDelta(base)
 	for _, l := range lines {
@@ -35,7 +35,7 @@ func replay(t *testing.T, base *image.Image, offset int64, lines ...string) obse
 	return observer.Update{Image: im, Changes: ch, Provenance: im.Provenance()}
 }
 
-func member(t *testing.T, group string, offset int64, topics ...string) groups.Message {
+func member(t testing.TB, group string, offset int64, topics ...string) groups.Message {
 	t.Helper()
 	key, value, err := groupstest.Encode(&groups.Record{
 		Type: groups.ConsumerGroupMemberMetadata, GroupID: group, MemberID: "m1",

@@ -449,17 +449,15 @@ func validTopicID(s string) bool {
 // previous hash or reasons, on which two replicas may word the same transition
 // differently). Two replicas deciding the same transition give the same id.
 func (e *RebalanceNeeded) MsgID() string {
-	h := sha256.New()
-	var b [8]byte
+	// The hashed bytes are built on the stack (a group id of up to ~150 bytes fits) and
+	// hashed at once: a sha256.New digest and its Sum would cost allocations per event.
+	var stack [256]byte
+	b := stack[:0]
 	str := func(s string) {
-		binary.BigEndian.PutUint64(b[:], uint64(len(s)))
-		h.Write(b[:])
-		h.Write([]byte(s))
+		b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
+		b = append(b, s...)
 	}
-	i64 := func(v int64) {
-		binary.BigEndian.PutUint64(b[:], uint64(v))
-		h.Write(b[:])
-	}
+	i64 := func(v int64) { b = binary.BigEndian.AppendUint64(b, uint64(v)) }
 	str("kraftwatch.rebalance_needed.v1")
 	str(e.ClusterID)
 	str(e.GroupType.String())
@@ -470,8 +468,11 @@ func (e *RebalanceNeeded) MsgID() string {
 	p, o := e.offsets()
 	i64(int64(p))
 	i64(o)
-	sum := h.Sum(nil)
-	return "kw1-" + hex.EncodeToString(sum[:16])
+	sum := sha256.Sum256(b)
+	var id [4 + 32]byte
+	copy(id[:], "kw1-")
+	hex.Encode(id[4:], sum[:16])
+	return string(id[:])
 }
 
 // Wrap validates e and wraps it in the CloudEvent that is published; now is the time

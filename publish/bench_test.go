@@ -3,6 +3,10 @@ package publish_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,12 +14,31 @@ import (
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
+// benchRound makes each round's stream and subjects new: -count N runs the
+// sub-benchmarks N times against one server, and bench/fanout.sh runs several
+// processes against one (benchRun).
+var benchRound atomic.Int64
+
+var benchRun = strconv.FormatInt(time.Now().UnixNano(), 36)
+
+// benchServer returns the URL of the NATS server of the benchmarks:
+// KRAFTWATCH_BENCH_NATS_URL (a nats-server process with JetStream, as bench/fanout.sh
+// starts; the allocations reported are then the publisher's alone), else nats-server in
+// process (natstest.Start), whose allocations count too.
+func benchServer(b *testing.B) string {
+	if url := os.Getenv("KRAFTWATCH_BENCH_NATS_URL"); url != "" {
+		return url
+	}
+	return natstest.Start(b).ClientURL()
+}
+
 // BenchmarkPublish10k publishes one event for each of 10,000 groups (one change that
 // affects 10k groups) and reports events/s and the time for all 10k, from the first
-// Enqueue until the last event is stored. The server is nats-server in process, with
+// Enqueue until the last event is stored (acked), with the allocations per event of
+// the whole process (Enqueue, publishing, acks). The server is benchServer's, with
 // JetStream on file storage, sharing the machine's cores with the publisher.
 //
-//	go test ./publish -run '^$' -bench Publish10k -benchtime 5x
+//	go test ./publish -run '^$' -bench Publish10k -benchtime 5x -count 3
 //
 // new-groups: subjects without events; LoadLastPublished ran at start (as kraftwatch
 // does), so no subject is read before publishing. lazy: the same without
@@ -23,15 +46,30 @@ import (
 // already has an event (known from the previous round).
 func BenchmarkPublish10k(b *testing.B) {
 	const groups = 10_000
-	srv := natstest.Start(b)
-	nc := connect(b, srv.ClientURL())
+	nc := connect(b, benchServer(b))
 
+	var mallocs, bytes uint64 // during the timed part of the current sub-benchmark
 	run := func(b *testing.B, p *publish.Publisher, k int) time.Duration {
 		b.Helper()
+		evs := make([]publish.Event, groups) // made before, as the engine's decisions are
+		for g := range evs {
+			evs[g] = transition(fmt.Sprintf("bench-group-%05d", g), k)
+		}
+		ctx := context.Background()
 		base := p.Stats()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		m0, b0 := ms.Mallocs, ms.TotalAlloc
+		defer func() {
+			runtime.ReadMemStats(&ms)
+			mallocs += ms.Mallocs - m0
+			bytes += ms.TotalAlloc - b0
+		}()
 		start := time.Now()
-		for g := range groups {
-			enqueue(b, p, transition(fmt.Sprintf("bench-group-%05d", g), k))
+		for _, ev := range evs {
+			if err := p.Enqueue(ctx, ev); err != nil {
+				b.Fatal(err)
+			}
 		}
 		for {
 			s := p.Stats()
@@ -49,7 +87,10 @@ func BenchmarkPublish10k(b *testing.B) {
 		per := total / time.Duration(b.N)
 		b.ReportMetric(float64(groups)/per.Seconds(), "events/s")
 		b.ReportMetric(float64(per.Milliseconds()), "ms/10k")
+		b.ReportMetric(float64(mallocs)/float64(b.N*groups), "allocs/event")
+		b.ReportMetric(float64(bytes)/float64(b.N*groups), "B/event")
 		b.ReportMetric(0, "ns/op")
+		mallocs, bytes = 0, 0
 	}
 	newPub := func(b *testing.B, prefix string) (*publish.Publisher, *running) {
 		cfg := baseConfig(b, nc)
@@ -63,9 +104,9 @@ func BenchmarkPublish10k(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			b.ReportAllocs()
 			var total time.Duration
-			for i := range b.N {
+			for range b.N {
 				b.StopTimer()
-				p, r := newPub(b, fmt.Sprintf("bench_%s_%d_%d", mode, b.N, i))
+				p, r := newPub(b, fmt.Sprintf("bench_%s_%s_%d", mode, benchRun, benchRound.Add(1)))
 				if mode == "new-groups" {
 					if _, err := p.LoadLastPublished(context.Background()); err != nil {
 						b.Fatal(err)
@@ -83,11 +124,12 @@ func BenchmarkPublish10k(b *testing.B) {
 	b.Run("next-transition", func(b *testing.B) {
 		b.ReportAllocs()
 		b.StopTimer()
-		p, _ := newPub(b, fmt.Sprintf("bench_next_%d", b.N))
+		p, _ := newPub(b, fmt.Sprintf("bench_next_%s_%d", benchRun, benchRound.Add(1)))
 		if _, err := p.LoadLastPublished(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		run(b, p, 0)
+		mallocs, bytes = 0, 0
 		var total time.Duration
 		for i := range b.N {
 			b.StartTimer()

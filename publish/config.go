@@ -58,7 +58,7 @@ const (
 	DefaultMaxMsgsPerSubject = 16
 	DefaultDuplicateWindow   = 2 * time.Minute
 	DefaultBufferSize        = 1024
-	DefaultWorkers           = 16
+	DefaultWorkers           = 1024
 	DefaultPublishTimeout    = 5 * time.Second
 	DefaultRetryMin          = 100 * time.Millisecond
 	DefaultRetryMax          = 5 * time.Second
@@ -121,8 +121,9 @@ type Config struct {
 
 	// BufferSize is how many events Enqueue may hold before it blocks. Default 1024.
 	BufferSize int
-	// Workers is how many events are in flight at once, each on its own subject.
-	// Default 16.
+	// Workers is how many events are in flight at once, each on its own subject: in
+	// ModeJetStream published together, their acks awaited asynchronously, by at most
+	// 16 goroutines. Default 1024.
 	Workers int
 	// PublishTimeout bounds one publish attempt or one read of a subject. Default 5s.
 	PublishTimeout time.Duration

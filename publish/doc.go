@@ -128,15 +128,20 @@
 //
 // # Delivery and concurrency
 //
-// Enqueue encodes an event in the caller's goroutine and hands it to one of
-// Config.Workers workers, chosen by subject, through a buffer (Config.BufferSize in all);
-// a full buffer blocks Enqueue and nothing is dropped. Each worker publishes its events
-// one at a time, so a group's events are published in Enqueue order, while Workers
-// groups are in flight at once. A failed attempt (NATS unreachable, timeout, stream
-// missing) is retried with capped exponential backoff and jitter, forever; meanwhile
-// Ready is false, Stats.Failed and Stats.Retried count, and a log line says so (the
-// first failure, then every tenth). Only a permanent error (payload over max_payload)
-// or the drain timeout drops an event, each with an error log line and Stats.Dropped.
+// Enqueue encodes an event in the caller's goroutine and hands it to one of up to 16
+// workers, chosen by subject, through a buffer (Config.BufferSize in all); a full buffer
+// blocks Enqueue and nothing is dropped. Config.Workers events are in flight at once,
+// each on its own subject: in ModeJetStream a worker publishes its events without
+// waiting (jetstream PublishMsgAsync) and handles each ack or error as it comes, while
+// a later event of a subject with an event in flight waits behind it, so a group's
+// events are published in Enqueue order, each expecting the sequence its predecessor
+// was stored at. In ModeCore a worker publishes and flushes one event at a time. A
+// failed attempt (NATS unreachable, timeout, stream missing) is retried with capped
+// exponential backoff and jitter, forever, while the worker goes on with other
+// subjects; meanwhile Ready is false, Stats.Failed and Stats.Retried count, and a log
+// line says so (the first failure, then every tenth). Only a permanent error (payload
+// over max_payload) or the drain timeout drops an event, each with an error log line
+// and Stats.Dropped.
 //
 // Run owns the workers: when its context ends it refuses further Enqueue calls
 // (ErrClosed), publishes what is queued within Config.DrainTimeout and returns. The NATS

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kraftwatch/kraftwatch/events"
@@ -228,29 +230,58 @@ func (p *Publisher) streamConfig() jetstream.StreamConfig {
 	return cfg
 }
 
-// tryJetStream makes one attempt: know the subject's last message (from memory, or read
-// when refresh is set or nothing is known), skip the event if that message makes it
-// unnecessary, else publish it expecting that last sequence.
-func (p *Publisher) tryJetStream(ctx context.Context, pm *pending, refresh bool) (outcome, uint64, error) {
+// publishAsync makes one attempt at pm: know the subject's last message (from memory,
+// or read when pm.refresh is set or nothing is known), skip the event if that message
+// makes it unnecessary (done), else publish it asynchronously as m (a message of
+// newAsyncMsg, not in flight) expecting that last sequence; the server's answer comes
+// to ackTo, and outcome reads it.
+func (p *Publisher) publishAsync(ctx context.Context, pm *pending, m *nats.Msg) (out outcome, done bool, err error) {
 	if !p.nc.IsConnected() {
-		return 0, 0, errNotConnected
+		return 0, false, errNotConnected
 	}
 	s, err := p.ensureStream(ctx)
 	if err != nil {
-		return 0, 0, err
+		return 0, false, err
 	}
-	st, err := p.lastFor(ctx, s, pm.subject, refresh)
+	st, err := p.lastFor(ctx, s, pm.subject, pm.refresh)
 	if err != nil {
-		return 0, 0, err
+		return 0, false, err
 	}
+	pm.refresh = false
 	if out, done := judge(st.ev, pm); done {
-		return out, 0, nil
+		return out, true, nil
 	}
-	actx, cancel := context.WithTimeout(ctx, p.cfg.PublishTimeout)
-	defer cancel()
-	ack, err := p.js.PublishMsg(actx, pm.newMsg(),
-		jetstream.WithExpectLastSequencePerSubject(st.seq),
-		jetstream.WithExpectStream(s.CachedInfo().Config.Name))
+	m.Subject, m.Data = pm.target, pm.body
+	m.Header[jetstream.MsgIDHeader][0] = pm.id
+	m.Header[jetstream.ExpectedStreamHeader][0] = s.CachedInfo().Config.Name
+	m.Header[jetstream.ExpectedLastSubjSeqHeader][0] = strconv.FormatUint(st.seq, 10)
+	pm.msg = m
+	if _, err := p.js.PublishMsgAsync(m); err != nil {
+		pm.msg = nil
+		return 0, false, err
+	}
+	return 0, false, nil
+}
+
+// newAsyncMsg returns a message for publishAsync: the headers jetstream.WithMsgID,
+// WithExpectStream and WithExpectLastSequencePerSubject set, and Content-Type, whose
+// values publishAsync fills. Workers reuse a message once its publish is answered.
+func newAsyncMsg() *nats.Msg {
+	return &nats.Msg{Header: nats.Header{
+		jetstream.MsgIDHeader:               make([]string, 1),
+		"Content-Type":                      contentType,
+		jetstream.ExpectedStreamHeader:      make([]string, 1),
+		jetstream.ExpectedLastSubjSeqHeader: make([]string, 1),
+	}}
+}
+
+// contentType is the Content-Type header's value, shared by every message (never
+// modified).
+var contentType = []string{ContentType}
+
+// outcome reads the server's answer to pm's publish: its ack, or the error the
+// asynchronous publish ended with.
+func (p *Publisher) outcome(pm *pending, ack *jetstream.PubAck, err error) (outcome, uint64, error) {
 	switch {
 	case wrongLastSeq(err):
 		return outConflict, 0, nil
@@ -269,12 +300,18 @@ func (p *Publisher) tryJetStream(ctx context.Context, pm *pending, refresh bool)
 }
 
 func wrongLastSeq(err error) bool {
+	if err == nil {
+		return false // without the errors.As below, which allocates
+	}
 	var apiErr *jetstream.APIError
 	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
 		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 func noStream(err error) bool {
+	if err == nil {
+		return false
+	}
 	var apiErr *jetstream.APIError
 	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrStreamNotFound) ||
 		errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamNotFound ||
@@ -295,7 +332,7 @@ func (p *Publisher) lastFor(ctx context.Context, s jetstream.Stream, subject str
 		p.mu.Unlock()
 		switch {
 		case ok && !st.stale:
-			return *st, nil
+			return st, nil
 		case !ok && loaded:
 			return lastState{}, nil
 		}
@@ -355,17 +392,16 @@ func (p *Publisher) remember(subject string, st lastState) lastState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st.stale = false
-	p.last[subject] = &st
+	p.last[subject] = st
 	return st
 }
 
 func (p *Publisher) markStale(subject string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if cur, ok := p.last[subject]; ok {
+	if cur, ok := p.last[subject]; ok || p.loaded {
 		cur.stale = true
-	} else if p.loaded {
-		p.last[subject] = &lastState{stale: true}
+		p.last[subject] = cur
 	}
 }
 
@@ -381,9 +417,7 @@ func (p *Publisher) LastPublished(ctx context.Context, t GroupType, groupID stri
 	var st lastState
 	if p.js == nil {
 		p.mu.Lock()
-		if cur := p.last[subject]; cur != nil {
-			st = *cur
-		}
+		st = p.last[subject]
 		p.mu.Unlock()
 	} else {
 		s, err := p.ensureStream(ctx)
@@ -450,7 +484,7 @@ func (p *Publisher) LoadLastPublished(ctx context.Context) (map[GroupKey]Last, e
 	}
 	p.mu.Lock()
 	for subject, st := range states {
-		p.last[subject] = &st
+		p.last[subject] = st
 	}
 	p.loaded = true
 	for _, st := range p.last {

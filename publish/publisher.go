@@ -24,11 +24,11 @@ type Publisher struct {
 	cfg  Config
 	log  *slog.Logger
 	nc   *nats.Conn
-	js   jetstream.JetStream // nil in ModeCore
+	js   jetstream.JetStream // nil in ModeCore; its async acks go to the workers (ackTo)
 	root string              // "<prefix>.<cluster token>"
 	seed maphash.Seed
 
-	shards []chan *pending
+	shards []*worker
 
 	// enqMu orders Enqueue's sends before Run closes the shard channels: Enqueue holds
 	// it for reading while it sends, Run takes it for writing after closing stopping.
@@ -48,7 +48,7 @@ type Publisher struct {
 	// message. last holds entries for subjects read or published; when loaded is true
 	// (after LoadLastPublished), a subject without an entry had no message at load time.
 	mu     sync.Mutex
-	last   map[string]*lastState
+	last   map[string]lastState
 	loaded bool
 
 	failing atomic.Int32 // workers whose current event's last attempt failed
@@ -64,7 +64,8 @@ const (
 	kindRebalanced                  // rebalanced (EnqueueRebalanced)
 )
 
-// pending is an event encoded by Enqueue, waiting for a worker.
+// pending is an event encoded by Enqueue, waiting for a worker or in flight. Its
+// attempt fields belong to the worker that holds it.
 type pending struct {
 	kind    eventKind
 	key     GroupKey
@@ -76,6 +77,12 @@ type pending struct {
 	scheme  string
 	cause   Cause
 	time    time.Time
+
+	msg       *nats.Msg // the attempt in flight (ModeJetStream)
+	failures  int       // attempts that failed in a row
+	conflicts int       // publishes refused for a wrong last sequence
+	refresh   bool      // read the subject's last message before the next attempt
+	due       time.Time // when the next attempt is due, while it waits for a retry
 }
 
 // lastState is what is known of a subject's last message.
@@ -162,21 +169,40 @@ func New(cfg Config) (*Publisher, error) {
 		root:     cfg.subjectRoot(),
 		seed:     maphash.MakeSeed(),
 		stopping: make(chan struct{}),
-		last:     make(map[string]*lastState),
+		last:     make(map[string]lastState),
+	}
+	n := min(cfg.Workers, maxShards)
+	window := (cfg.Workers + n - 1) / n
+	per := max(cfg.BufferSize/n, 1)
+	p.shards = make([]*worker, n)
+	for i := range p.shards {
+		p.shards[i] = &worker{p: p, index: i, window: window, in: make(chan *pending, per),
+			acks: make(chan ackResult, window), held: make(map[string]*pending), queued: make(map[string][]*pending)}
 	}
 	if cfg.Mode == ModeJetStream {
-		js, err := jetstream.New(cfg.Conn)
+		js, err := jetstream.New(cfg.Conn,
+			jetstream.WithPublishAsyncTimeout(cfg.PublishTimeout),
+			jetstream.WithPublishAsyncAckHandler(func(_ jetstream.JetStream, m *nats.Msg, ack *jetstream.PubAck) {
+				p.ackTo(m, ack, nil)
+			}),
+			jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
+				p.ackTo(m, nil, err)
+			}))
 		if err != nil {
 			return nil, fmt.Errorf("publish: jetstream: %w", err)
 		}
 		p.js = js
 	}
-	per := max(cfg.BufferSize/cfg.Workers, 1)
-	p.shards = make([]chan *pending, cfg.Workers)
-	for i := range p.shards {
-		p.shards[i] = make(chan *pending, per)
-	}
 	return p, nil
+}
+
+// maxShards bounds the worker goroutines; Config.Workers beyond it is more events in
+// flight per worker.
+const maxShards = 16
+
+// shard returns the worker of a target subject: all events of a group go to one worker.
+func (p *Publisher) shard(target string) *worker {
+	return p.shards[maphash.String(p.seed, target)%uint64(len(p.shards))]
 }
 
 // Subject returns the subject of a group's events.
@@ -257,7 +283,7 @@ func (p *Publisher) enqueue(ctx context.Context, pm *pending) error {
 	if p.js != nil {
 		pm.target = internal(pm.subject)
 	}
-	ch := p.shards[maphash.String(p.seed, pm.subject)%uint64(len(p.shards))]
+	ch := p.shard(pm.target).in
 
 	p.enqMu.RLock()
 	defer p.enqMu.RUnlock()
@@ -318,15 +344,8 @@ func (p *Publisher) Run(ctx context.Context) error {
 	defer stopWork(nil)
 	var wg sync.WaitGroup
 	var drainDropped atomic.Uint64
-	for i, ch := range p.shards {
-		wg.Go(func() {
-			for pm := range ch {
-				if !p.deliver(workCtx, i, pm) && workCtx.Err() != nil {
-					drainDropped.Add(1)
-				}
-				p.queued.Add(-1)
-			}
-		})
+	for _, w := range p.shards {
+		wg.Go(func() { drainDropped.Add(w.run(workCtx)) })
 	}
 	p.running.Store(true)
 	args := []any{"mode", p.cfg.Mode.String(), "subject", p.Subjects(), "workers", len(p.shards), "buffer", p.cfg.BufferSize}
@@ -363,8 +382,8 @@ func (p *Publisher) Run(ctx context.Context) error {
 	p.running.Store(false)
 	close(p.stopping) // Enqueue calls that are blocked return ErrClosed
 	p.enqMu.Lock()    // no Enqueue is sending now, and new ones see stopping
-	for _, ch := range p.shards {
-		close(ch)
+	for _, w := range p.shards {
+		close(w.in)
 	}
 	p.enqMu.Unlock()
 	p.log.Info("publisher draining", "queued", p.queued.Load(), "timeout", p.cfg.DrainTimeout)
@@ -392,77 +411,18 @@ const (
 // buffer would hide the failure.
 var errNotConnected = errors.New("not connected to NATS")
 
-// deliver publishes pm, retrying until it is done or ctx ends. It reports whether the
-// event ended normally (published, already there or superseded).
-func (p *Publisher) deliver(ctx context.Context, worker int, pm *pending) bool {
-	failures, conflicts := 0, 0
-	refresh := false
-	for {
-		if ctx.Err() != nil {
-			p.drop(pm, failures, context.Cause(ctx))
-			if failures > 0 {
-				p.failing.Add(-1)
-			}
-			return false
-		}
-		var out outcome
-		var seq uint64
-		var err error
-		if p.js != nil {
-			out, seq, err = p.tryJetStream(ctx, pm, refresh)
-		} else {
-			out, err = p.tryCore(ctx, pm)
-		}
-		if err == nil && out == outConflict {
-			p.stats.conflicts.Add(1)
-			p.stats.retried.Add(1)
-			conflicts++
-			refresh = true
-			p.log.Debug("subject written by another publisher; reading it again", "group", pm.key.ID,
-				"group_type", pm.key.Type.String(), "subject", pm.subject, "msg_id", pm.id, "conflicts", conflicts)
-			if conflicts > 3 { // many publishers racing on one group: let them breathe
-				sleep(ctx, jitter(backoff(p.cfg.RetryMin, p.cfg.RetryMax, conflicts-3)))
-			}
-			continue
-		}
-		if err == nil {
-			if failures > 0 {
-				p.failing.Add(-1)
-				p.log.Info("publish recovered", "group", pm.key.ID, "subject", pm.subject, "attempts", failures+1)
-			}
-			p.finish(pm, out, seq)
-			return true
-		}
-		p.stats.failed.Add(1)
-		if permanent(err) {
-			if failures > 0 {
-				p.failing.Add(-1)
-			}
-			p.drop(pm, failures+1, err)
-			return false
-		}
-		if failures == 0 {
-			p.failing.Add(1)
-		}
-		failures++
-		refresh = true
-		d := jitter(backoff(p.cfg.RetryMin, p.cfg.RetryMax, failures))
-		if failures == 1 || failures%10 == 0 {
-			p.log.Warn("publish failed; retrying", "group", pm.key.ID, "group_type", pm.key.Type.String(),
-				"subject", pm.subject, "msg_id", pm.id, "worker", worker, "attempt", failures, "retry_in", d, "error", err)
-		}
-		p.stats.retried.Add(1)
-		sleep(ctx, d)
-	}
-}
-
 func (p *Publisher) finish(pm *pending, out outcome, seq uint64) {
+	if out == outPublished {
+		p.stats.published.Add(1)
+		if p.log.Enabled(context.Background(), slog.LevelDebug) { // the arguments cost allocations per event
+			p.log.Debug("event published", "group", pm.key.ID, "group_type", pm.key.Type.String(), "subject", pm.subject,
+				"msg_id", pm.id, "new_hash", strconv.FormatInt(pm.hash, 10), "offset", pm.cause.MetadataOffset, "seq", seq)
+		}
+		return
+	}
 	args := []any{"group", pm.key.ID, "group_type", pm.key.Type.String(), "subject", pm.subject,
 		"msg_id", pm.id, "new_hash", strconv.FormatInt(pm.hash, 10), "offset", pm.cause.MetadataOffset}
 	switch out {
-	case outPublished:
-		p.stats.published.Add(1)
-		p.log.Debug("event published", append(args, "seq", seq)...)
 	case outAlready:
 		p.stats.already.Add(1)
 		p.log.Info("event already published; skipped", args...)
@@ -495,16 +455,6 @@ func judge(l *lastEvent, pm *pending) (outcome, bool) {
 	return 0, false
 }
 
-// newMsg builds the NATS message for one attempt (publishing mutates headers), on
-// pm.target.
-func (pm *pending) newMsg() *nats.Msg {
-	m := nats.NewMsg(pm.target)
-	m.Data = pm.body
-	m.Header.Set(jetstream.MsgIDHeader, pm.id)
-	m.Header.Set("Content-Type", ContentType)
-	return m
-}
-
 func (pm *pending) lastEvent() *lastEvent {
 	return &lastEvent{kind: pm.kind, key: pm.key, id: pm.id, hash: pm.hash, scheme: pm.scheme, cause: pm.cause, time: pm.time}
 }
@@ -512,10 +462,7 @@ func (pm *pending) lastEvent() *lastEvent {
 // tryCore makes one core-NATS attempt: publish, then flush so the server has it.
 func (p *Publisher) tryCore(ctx context.Context, pm *pending) (outcome, error) {
 	p.mu.Lock()
-	var l *lastEvent
-	if st := p.last[pm.subject]; st != nil {
-		l = st.ev
-	}
+	l := p.last[pm.subject].ev
 	p.mu.Unlock()
 	if out, done := judge(l, pm); done {
 		return out, nil
@@ -523,7 +470,11 @@ func (p *Publisher) tryCore(ctx context.Context, pm *pending) (outcome, error) {
 	if !p.nc.IsConnected() {
 		return 0, errNotConnected
 	}
-	if err := p.nc.PublishMsg(pm.newMsg()); err != nil {
+	m := nats.NewMsg(pm.target)
+	m.Data = pm.body
+	m.Header[jetstream.MsgIDHeader] = []string{pm.id}
+	m.Header["Content-Type"] = contentType
+	if err := p.nc.PublishMsg(m); err != nil {
 		return 0, err
 	}
 	actx, cancel := context.WithTimeout(ctx, p.cfg.PublishTimeout)
@@ -532,7 +483,7 @@ func (p *Publisher) tryCore(ctx context.Context, pm *pending) (outcome, error) {
 		return 0, fmt.Errorf("flush: %w", err)
 	}
 	p.mu.Lock()
-	p.last[pm.subject] = &lastState{ev: pm.lastEvent()}
+	p.last[pm.subject] = lastState{ev: pm.lastEvent()}
 	p.mu.Unlock()
 	return outPublished, nil
 }

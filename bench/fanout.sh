@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# bench/fanout.sh: one change read by 10,000 groups, published into a local JetStream
+# (issue 14, goal 2). It starts a nats-server process (the version go.mod requires,
+# JetStream on file storage in a temporary directory) and runs, against it:
+#
+#   BenchmarkFanout10k   engine + publisher in one process, as kraftwatch runs them:
+#                        10k groups read a topic, a partition is added (one metadata
+#                        update, the batch as the observer hands it on), until the
+#                        last of the 10k events reaches a JetStream consumer of the
+#                        stream. Target <= 500 ms.
+#   BenchmarkPublish10k  the publisher alone, 10k events of new groups (new-groups),
+#                        without LoadLastPublished (lazy) and the next transition of
+#                        known groups (next-transition): events/s stored (acked) and
+#                        allocations per event of the whole process (the server is
+#                        another process). Targets: new-groups and next-transition
+#                        >= 50,000 events/s and <= 20 allocations per event.
+#
+# It prints each figure with its target and exits 1 when one is missed. The machine's
+# load matters (the server, the publisher and everything else share its cores): the
+# load average is printed before and after.
+#
+#   bench/fanout.sh                 # BENCHTIME=5x COUNT=3
+#
+# Needs Go. The end to end figure with real Kafka (append time -> the last event at a
+# subscriber) is bench/sidecar.sh's BenchmarkSidecar10kGroups.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+GO=${GO:-go}
+BENCHTIME=${BENCHTIME:-5x}
+COUNT=${COUNT:-3}
+work=$(mktemp -d)
+server=
+cleanup() {
+  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$GO" build -o "$work/nats-server" github.com/nats-io/nats-server/v2
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$work/nats-server" -a 127.0.0.1 -p "$port" -js -sd "$work/store" >"$work/nats-server.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+  sleep 0.1
+done
+export KRAFTWATCH_BENCH_NATS_URL="nats://127.0.0.1:$port"
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$GO" test -run '^$' -bench '^BenchmarkFanout10k$' -benchtime "$BENCHTIME" -count "$COUNT" ./engine/ | tee "$work/out"
+"$GO" test -run '^$' -bench '^BenchmarkPublish10k$' -benchtime "$BENCHTIME" -count "$COUNT" ./publish/ | tee -a "$work/out"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# Medians over the COUNT runs of each figure.
+awk '
+  /^Benchmark/ {
+    name = $1; sub(/-[0-9]+$/, "", name)
+    for (i = 3; i < NF; i += 2) { n[name, $(i+1)]++; v[name, $(i+1), n[name, $(i+1)]] = $i }
+  }
+  function median(name, unit,   k, a, i, j, t) {
+    k = n[name, unit]
+    if (k == 0) { print "no figure " unit " of " name; bad = 1; return 0 }
+    for (i = 1; i <= k; i++) a[i] = v[name, unit, i]
+    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+  }
+  function check(label, got, op, want, unit,   ok) {
+    ok = (op == "<=") ? got <= want : got >= want
+    if (!ok) status = 1
+    printf "  [%s] %-46s %10.1f %s (target %s %s)\n", ok ? "ok  " : "MISS", label, got, unit, op, want
+  }
+  END {
+    status = 0
+    f = "BenchmarkFanout10k"
+    check("one change, 10k groups -> last event consumed", median(f, "ms-to-last"), "<=", 500, "ms")
+    printf "  %-53s %10.0f events/s\n", "  events/s, decision to last event consumed", median(f, "events/s")
+    split("new-groups next-transition lazy", modes, " ")
+    for (i = 1; i <= 3; i++) {
+      b = "BenchmarkPublish10k/" modes[i]
+      if (modes[i] == "lazy") {
+        printf "  %-53s %10.0f events/s, %.1f allocs/event (no target: a read per group)\n", "  publish " modes[i], median(b, "events/s"), median(b, "allocs/event")
+        continue
+      }
+      check("publish " modes[i] " events/s", median(b, "events/s"), ">=", 50000, "events/s")
+      check("publish " modes[i] " allocations per event", median(b, "allocs/event"), "<=", 20, "allocs")
+    }
+    exit status || bad
+  }' "$work/out"

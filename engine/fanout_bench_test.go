@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/natstest"
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+// fanoutRound and fanoutRun make each run's cluster, and so its streams, new: -count N
+// runs the benchmark N times against one server, and bench/fanout.sh several
+// processes.
+var (
+	fanoutRound atomic.Int64
+	fanoutRun   = strconv.FormatInt(time.Now().UnixNano(), 36)
+)
+
+// BenchmarkFanout10k: 10,000 consumer groups read one topic; each round adds a
+// partition to it (one metadata update, as the observer hands a batch on once it could
+// read it) and measures until the last of the 10k events reaches a JetStream consumer
+// of kraftwatch's stream (an ordered consumer, as events.Follow reads it): deciding,
+// encoding, publishing, storing and delivery. The engine and the publisher run as
+// kraftwatch runs them, with the publisher's defaults. The server is
+// KRAFTWATCH_BENCH_NATS_URL (bench/fanout.sh starts a nats-server process), else
+// nats-server in process.
+//
+//	go test ./engine -run '^$' -bench Fanout10k -benchtime 5x
+func BenchmarkFanout10k(b *testing.B) {
+	const n = 10_000
+	url := os.Getenv("KRAFTWATCH_BENCH_NATS_URL")
+	if url == "" {
+		url = natstest.Start(b).ClientURL()
+	}
+	nc, err := nats.Connect(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	cluster := "fanout-" + fanoutRun + "-" + strconv.FormatInt(fanoutRound.Add(1), 10)
+	pub, err := publish.New(publish.Config{Conn: nc, ClusterID: cluster, HashScheme: "murmur3"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	caughtUp := make(chan struct{})
+	e, err := New(Config{ClusterID: cluster, Scheme: "murmur3", GroupsCaughtUp: caughtUp, Publisher: pub})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pubDone, engDone := make(chan error, 1), make(chan error, 1)
+	go func() { pubDone <- pub.Run(ctx) }()
+	go func() { engDone <- e.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-engDone
+		<-pubDone
+	}()
+	u := replay(b, image.Empty, 10,
+		"RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a",
+		"TopicRecord Name=orders TopicID="+orders,
+		"PartitionRecord TopicID="+orders+" PartitionID=0 Replicas=1 ISR=1 Leader=1")
+	e.OnMetadata(u)
+	for g := range n {
+		if err := e.OnGroupRecord(member(b, fmt.Sprintf("group-%05d", g), int64(g), "orders")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	close(caughtUp)
+	waitUntil(b, time.Minute, "the start-up events", func() bool {
+		s := pub.Stats()
+		return e.Ready() == nil && s.Published == n && s.Queued == 0
+	})
+
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := js.Stream(ctx, pub.StreamName())
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var got, want atomic.Int64
+	var lastAt atomic.Pointer[time.Time]
+	cc, err := c.Consume(func(m jetstream.Msg) {
+		if got.Add(1) == want.Load() {
+			now := time.Now()
+			lastAt.Store(&now)
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cc.Stop()
+
+	var total time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		next := replay(b, u.Image, int64(20+10*i),
+			fmt.Sprintf("PartitionRecord TopicID=%s PartitionID=%d Replicas=1 ISR=1 Leader=1", orders, i+1))
+		u = next
+		lastAt.Store(nil)
+		want.Store(int64((i + 1) * n))
+		b.StartTimer()
+		start := time.Now()
+		e.OnMetadata(next)
+		waitUntil(b, time.Minute, "the events at the consumer", func() bool { return lastAt.Load() != nil })
+		total += lastAt.Load().Sub(start)
+	}
+	b.StopTimer()
+	if st := pub.Stats(); st.Published != uint64((b.N+1)*n) || got.Load() != int64(b.N*n) {
+		b.Fatalf("publisher %+v, consumer %d events: want %d published, %d consumed", st, got.Load(), (b.N+1)*n, b.N*n)
+	}
+	per := total / time.Duration(b.N)
+	b.ReportMetric(float64(per)/float64(time.Millisecond), "ms-to-last")
+	b.ReportMetric(float64(n)/per.Seconds(), "events/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// waitUntil polls cond every millisecond until it holds, or fails b after timeout.
+func waitUntil(b *testing.B, timeout time.Duration, what string, cond func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

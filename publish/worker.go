@@ -1,0 +1,277 @@
+package publish
+
+import (
+	"context"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// worker publishes the events of one shard of the subjects (Publisher.shard). It holds
+// at most window events at once, one per subject: the others of a subject wait behind
+// it in Enqueue order. In ModeJetStream the held events are published asynchronously,
+// all in flight together; ackTo hands each outcome back through acks, whose room
+// (window) is never less than the publishes in flight, so the NATS client's goroutine
+// never blocks on it. A worker's fields and the attempt fields of the events it holds
+// belong to its goroutine (run).
+type worker struct {
+	p      *Publisher
+	index  int
+	window int
+	in     chan *pending  // from Enqueue; closed by Run
+	acks   chan ackResult // from ackTo
+
+	held    map[string]*pending   // by target subject: the event being published, in flight or waiting for a retry
+	queued  map[string][]*pending // by target subject: later events of a held subject, in Enqueue order
+	waiting []*pending            // held events waiting for their next attempt (pending.due)
+	n       int                   // events taken from in and not finished
+	timer   *time.Timer           // fires at the earliest due of waiting
+	free    []*nats.Msg           // messages whose publish was answered, for the next ones
+}
+
+// ackResult is the outcome of one asynchronous publish: the server's ack or an error
+// (refused, timed out, disconnected).
+type ackResult struct {
+	msg *nats.Msg
+	ack *jetstream.PubAck
+	err error
+}
+
+// ackTo hands the outcome of an asynchronous publish of m to the worker of its subject.
+func (p *Publisher) ackTo(m *nats.Msg, ack *jetstream.PubAck, err error) {
+	p.shard(m.Subject).acks <- ackResult{msg: m, ack: ack, err: err}
+}
+
+// run publishes events until in is closed and every event taken is finished, or until
+// ctx ends (the drain timeout): then every event held or left in in is dropped, and run
+// returns how many.
+func (w *worker) run(ctx context.Context) uint64 {
+	w.timer = time.NewTimer(time.Hour)
+	w.timer.Stop()
+	defer w.timer.Stop()
+	in := w.in
+	for in != nil || w.n > 0 {
+		recv := in
+		if w.n >= w.window {
+			recv = nil
+		}
+		select {
+		case pm, ok := <-recv:
+			if !ok {
+				in = nil
+				continue
+			}
+			w.n++
+			w.admit(ctx, pm)
+		case r := <-w.acks:
+			w.acked(ctx, r)
+		case <-w.timer.C:
+			w.retryDue(ctx)
+		case <-ctx.Done():
+			return w.dropAll(ctx, in)
+		}
+	}
+	return 0
+}
+
+// admit starts pm, or queues it behind the held event of its subject.
+func (w *worker) admit(ctx context.Context, pm *pending) {
+	if _, busy := w.held[pm.target]; busy {
+		w.queued[pm.target] = append(w.queued[pm.target], pm)
+		return
+	}
+	w.held[pm.target] = pm
+	w.attempt(ctx, pm)
+}
+
+// attempt makes one attempt at pm: in ModeJetStream it ends here only when the event is
+// unnecessary or the attempt failed at once; otherwise its outcome comes through acks.
+func (w *worker) attempt(ctx context.Context, pm *pending) {
+	if w.p.js == nil {
+		out, err := w.p.tryCore(ctx, pm)
+		if err != nil {
+			w.failed(ctx, pm, err)
+			return
+		}
+		w.finish(ctx, pm, out, 0)
+		return
+	}
+	var m *nats.Msg
+	if n := len(w.free); n > 0 {
+		m, w.free = w.free[n-1], w.free[:n-1]
+	} else {
+		m = newAsyncMsg()
+	}
+	out, done, err := w.p.publishAsync(ctx, pm, m)
+	if pm.msg == nil {
+		w.free = append(w.free, m)
+	}
+	switch {
+	case err != nil:
+		w.failed(ctx, pm, err)
+	case done:
+		w.finish(ctx, pm, out, 0)
+	}
+}
+
+// acked ends the attempt r answers.
+func (w *worker) acked(ctx context.Context, r ackResult) {
+	pm := w.held[r.msg.Subject]
+	if pm == nil || pm.msg != r.msg {
+		return // not an attempt of this publisher's in flight (cannot happen: each publish is answered once)
+	}
+	pm.msg = nil
+	r.msg.Data = nil
+	w.free = append(w.free, r.msg) // answered: the client is done with it
+	out, seq, err := w.p.outcome(pm, r.ack, r.err)
+	switch {
+	case err != nil:
+		w.failed(ctx, pm, err)
+	case out == outConflict:
+		p := w.p
+		p.stats.conflicts.Add(1)
+		p.stats.retried.Add(1)
+		pm.conflicts++
+		pm.refresh = true
+		p.log.Debug("subject written by another publisher; reading it again", "group", pm.key.ID,
+			"group_type", pm.key.Type.String(), "subject", pm.subject, "msg_id", pm.id, "conflicts", pm.conflicts)
+		if pm.conflicts > 3 { // many publishers racing on one group: let them breathe
+			w.wait(pm, jitter(backoff(p.cfg.RetryMin, p.cfg.RetryMax, pm.conflicts-3)))
+			return
+		}
+		w.attempt(ctx, pm)
+	default:
+		w.finish(ctx, pm, out, seq)
+	}
+}
+
+// failed counts a failed attempt at pm and schedules the next one with backoff, or
+// drops pm when no retry can help.
+func (w *worker) failed(ctx context.Context, pm *pending, err error) {
+	p := w.p
+	p.stats.failed.Add(1)
+	if permanent(err) {
+		if pm.failures > 0 {
+			p.failing.Add(-1)
+		}
+		p.drop(pm, pm.failures+1, err)
+		w.release(ctx, pm)
+		return
+	}
+	if pm.failures == 0 {
+		p.failing.Add(1)
+	}
+	pm.failures++
+	pm.refresh = true
+	d := jitter(backoff(p.cfg.RetryMin, p.cfg.RetryMax, pm.failures))
+	if pm.failures == 1 || pm.failures%10 == 0 {
+		p.log.Warn("publish failed; retrying", "group", pm.key.ID, "group_type", pm.key.Type.String(),
+			"subject", pm.subject, "msg_id", pm.id, "worker", w.index, "attempt", pm.failures, "retry_in", d, "error", err)
+	}
+	p.stats.retried.Add(1)
+	w.wait(pm, d)
+}
+
+// wait holds pm until its next attempt, d from now.
+func (w *worker) wait(pm *pending, d time.Duration) {
+	pm.due = time.Now().Add(d)
+	w.waiting = append(w.waiting, pm)
+	w.resetTimer()
+}
+
+// retryDue attempts the waiting events that are due.
+func (w *worker) retryDue(ctx context.Context) {
+	now := time.Now()
+	var due []*pending
+	kept := w.waiting[:0]
+	for _, pm := range w.waiting {
+		if pm.due.After(now) {
+			kept = append(kept, pm)
+		} else {
+			due = append(due, pm)
+		}
+	}
+	clear(w.waiting[len(kept):])
+	w.waiting = kept
+	w.resetTimer()
+	for _, pm := range due {
+		w.attempt(ctx, pm)
+	}
+}
+
+func (w *worker) resetTimer() {
+	if len(w.waiting) == 0 {
+		w.timer.Stop()
+		return
+	}
+	first := w.waiting[0].due
+	for _, pm := range w.waiting[1:] {
+		if pm.due.Before(first) {
+			first = pm.due
+		}
+	}
+	w.timer.Reset(time.Until(first))
+}
+
+// finish ends pm normally (published, already there or superseded).
+func (w *worker) finish(ctx context.Context, pm *pending, out outcome, seq uint64) {
+	if pm.failures > 0 {
+		w.p.failing.Add(-1)
+		w.p.log.Info("publish recovered", "group", pm.key.ID, "subject", pm.subject, "attempts", pm.failures+1)
+	}
+	w.p.finish(pm, out, seq)
+	w.release(ctx, pm)
+}
+
+// release lets go of a finished pm and starts the next event of its subject.
+func (w *worker) release(ctx context.Context, pm *pending) {
+	delete(w.held, pm.target)
+	w.n--
+	w.p.queued.Add(-1)
+	q := w.queued[pm.target]
+	if len(q) == 0 {
+		return
+	}
+	next := q[0]
+	if len(q) == 1 {
+		delete(w.queued, pm.target)
+	} else {
+		q[0] = nil
+		w.queued[pm.target] = q[1:]
+	}
+	w.held[next.target] = next
+	w.attempt(ctx, next)
+}
+
+// dropAll drops every event held, queued or left in in (closed by now: ctx ends only
+// after Run closed it) and returns how many.
+func (w *worker) dropAll(ctx context.Context, in chan *pending) uint64 {
+	cause := context.Cause(ctx)
+	var n uint64
+	drop := func(pm *pending) {
+		if pm.failures > 0 {
+			w.p.failing.Add(-1)
+		}
+		w.p.drop(pm, pm.failures, cause)
+		w.p.queued.Add(-1)
+		n++
+	}
+	for _, pm := range w.held {
+		drop(pm)
+	}
+	for _, q := range w.queued {
+		for _, pm := range q {
+			drop(pm)
+		}
+	}
+	if in != nil {
+		for pm := range in {
+			drop(pm)
+		}
+	}
+	clear(w.held)
+	clear(w.queued)
+	w.waiting, w.n = nil, 0
+	return n
+}
