@@ -101,6 +101,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if cfg.GroupExclude != "" {
 		exclude = regexp.MustCompile("^(?:" + cfg.GroupExclude + ")$")
 	}
+	rebalanced := newRebalanceMetrics()
 	eng, err := engine.New(engine.Config{
 		ClusterID:      clusterID,
 		Scheme:         cfg.HashScheme,
@@ -109,6 +110,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		GroupsCaughtUp: reader.CaughtUp(),
 		Publisher:      pub,
 		MismatchAfter:  mismatchAfter,
+		OnRebalanced:   rebalanced.observe,
 		Logger:         log.With("stage", "engine"),
 	})
 	if err != nil {
@@ -168,6 +170,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		perGroup = regexp.MustCompile("^(?:" + cfg.GroupMetrics + ")$")
 	}
 	reg.MustRegister(newGroupsCollector(eng.Query, perGroup))
+	rebalanced.register(reg)
 	setHandler(httpHandler(ready, reg, eng.Query))
 	log.Info("kraftwatch running", "version", version, "cluster_id", clusterID, "metadata_source", cfg.metadataSource(),
 		"bootstrap_servers", cfg.BootstrapServers, "hash_scheme", cfg.HashScheme, "http_addr", ln.Addr().String())

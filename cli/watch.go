@@ -140,12 +140,15 @@ func Watch(args, environ []string, stdout, stderr io.Writer) int {
 				seen++
 				continue
 			}
-			env, err := publish.Decode(m.data)
-			if err != nil {
+			var line string
+			if env, err := publish.Decode(m.data); err == nil {
+				line = describeEvent(env)
+			} else if renv, rerr := publish.DecodeRebalanced(m.data); rerr == nil {
+				line = describeRebalanced(renv)
+			} else {
 				say("%s: not a kraftwatch event: %v", m.subject, err)
 				continue
 			}
-			line := describeEvent(env)
 			if m.stream != "" {
 				line += fmt.Sprintf(" [stream %s seq %d]", m.stream, m.seq)
 			}
@@ -341,6 +344,29 @@ func describeEvent(env publish.Envelope) string {
 	return fmt.Sprintf("%s rebalance-needed %s group %q: hash %s -> %d (%s) because %s [metadata offset %d]",
 		env.Time.Format("15:04:05.000"), e.GroupType, e.GroupID, prev, int64(e.NewHash), e.HashScheme,
 		strings.Join(reasons, ", "), e.MetadataOffset)
+}
+
+// describeRebalanced renders a rebalanced event on one readable line.
+func describeRebalanced(env publish.RebalancedEnvelope) string {
+	e := env.Data
+	prev := "?"
+	if e.PreviousEpoch != nil {
+		prev = fmt.Sprint(*e.PreviousEpoch)
+	}
+	var causes []string
+	for _, c := range e.Causes {
+		s := c.Kind.String()
+		if c.MemberID != "" {
+			s += " " + c.MemberID
+		}
+		if p := c.PredictedBy; p != nil {
+			s += fmt.Sprintf(" (predicted by %s %d ms before)", p.EventID, p.LeadTimeMs)
+		}
+		causes = append(causes, s)
+	}
+	return fmt.Sprintf("%s rebalanced %s group %q: epoch %s -> %d because %s [__consumer_offsets %d/%d]",
+		env.Time.Format("15:04:05.000"), e.GroupType, e.GroupID, prev, e.NewEpoch, strings.Join(causes, ", "),
+		e.ConsumerOffsets.Partition, e.ConsumerOffsets.Offset)
 }
 
 // envOr is the value of name in environ, or def when it is unset or empty.

@@ -14,8 +14,9 @@ import (
 // idlePublisher is what New needs of a publisher when Run does not run.
 type idlePublisher struct{}
 
-func (idlePublisher) Enqueue(context.Context, publish.Event) error { return nil }
-func (idlePublisher) Ready() bool                                  { return true }
+func (idlePublisher) Enqueue(context.Context, publish.Event) error                { return nil }
+func (idlePublisher) EnqueueRebalanced(context.Context, publish.Rebalanced) error { return nil }
+func (idlePublisher) Ready() bool                                                 { return true }
 func (idlePublisher) LoadLastPublished(context.Context) (map[publish.GroupKey]publish.Last, error) {
 	return nil, nil
 }

@@ -44,6 +44,7 @@ var ErrStopped = errors.New("engine: stopped")
 // Publisher is what the engine needs of publish.Publisher.
 type Publisher interface {
 	Enqueue(ctx context.Context, ev publish.Event) error
+	EnqueueRebalanced(ctx context.Context, ev publish.Rebalanced) error
 	Ready() bool
 	LoadLastPublished(ctx context.Context) (map[publish.GroupKey]publish.Last, error)
 }
@@ -62,7 +63,11 @@ type Config struct {
 	// refreshing may differ from its stored MetadataHash before it counts in
 	// Stats.CoordinatorMismatches; 0 means DefaultMismatchAfter.
 	MismatchAfter time.Duration
-	Logger        *slog.Logger
+	// OnRebalanced, when set, is called from Run's goroutine with every rebalanced
+	// event handed to the publisher (metrics); it must not block. Both event types
+	// also land in the History (Query).
+	OnRebalanced func(publish.Rebalanced)
+	Logger       *slog.Logger
 	// HistorySize is the number of events kept per group for Query (History);
 	// 0 means DefaultHistorySize.
 	HistorySize int
@@ -114,6 +119,7 @@ type Engine struct {
 	byReason  [NumReasonKinds]uint64
 	decodeEr  uint64
 	coord     coordinatorCheck
+	rebal     rebalances
 }
 
 type groupsPosition struct {
@@ -153,6 +159,7 @@ func New(cfg Config) (*Engine, error) {
 		img:       image.Empty,
 		history:   NewHistory(cfg.HistorySize),
 	}
+	e.rebal = newRebalances()
 	e.coord = coordinatorCheck{grace: cmp.Or(cfg.MismatchAfter, DefaultMismatchAfter), since: map[groups.GroupKey]mismatch{}}
 	if cfg.Scheme != hashcache.SchemeKafka {
 		e.coord.kafka, _ = hashcache.New(hashcache.Config{Scheme: hashcache.SchemeKafka})
@@ -222,6 +229,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	if err := e.startup(ctx); err != nil {
 		return err
 	}
+	if err := e.flushReplayed(ctx); err != nil {
+		return err
+	}
 	e.synced.Store(true)
 	e.log.Info("in sync: deciding live", "groups", e.state.Len(), "topics", e.img.NumTopics(),
 		"metadata_offset", e.img.Provenance().Offset)
@@ -256,6 +266,9 @@ func (e *Engine) Run(ctx context.Context) error {
 			if err := e.announce(ctx, d, at, e.liveReasons(st, d, at)); err != nil {
 				return err
 			}
+		}
+		if err := e.flushLive(ctx); err != nil {
+			return err
 		}
 		e.publishStats()
 	}
@@ -310,11 +323,14 @@ func (e *Engine) startup(ctx context.Context) error {
 
 // applyRecord applies one __consumer_offsets record to the group state.
 func (e *Engine) applyRecord(m groups.Message) (groups.Change, bool) {
-	ch, err := e.state.Replay(m.Key, m.Value)
+	ch, rb, err := e.rebal.rb.Replay(e.state, m.Key, m.Value)
 	if err != nil {
 		e.decodeEr++
 		e.log.Warn("skipping a __consumer_offsets record", "partition", m.Partition, "offset", m.Offset, "error", err)
 		return groups.Change{}, false
+	}
+	if rb != nil {
+		e.noteBump(rb, m)
 	}
 	if !ch.Changed() {
 		return ch, false
@@ -439,7 +455,7 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, 
 			e.byReason[r.Kind]++
 		}
 	}
-	e.recordAnnounced(ev)
+	e.predicted(d.Group, e.recordAnnounced(ev), d.Hash, ev.Time)
 	e.log.Info("rebalance needed", "group", d.Group.ID, "group_type", d.Group.Type.String(),
 		"previous_hash", ev.PreviousHash, "new_hash", d.Hash, "reasons", len(reasons), "metadata_offset", prov.Offset)
 	return nil
@@ -450,8 +466,8 @@ func (e *Engine) publishStats() {
 		CoordinatorChecked: e.coord.checked, CoordinatorMismatches: e.coord.mismatches})
 }
 
-// recordAnnounced adds a rebalance-needed event to its group's history.
-func (e *Engine) recordAnnounced(ev publish.Event) {
+// recordAnnounced adds a rebalance-needed event to its group's history and returns its id.
+func (e *Engine) recordAnnounced(ev publish.Event) string {
 	ev.ClusterID, ev.HashScheme = e.cfg.ClusterID, e.cfg.Scheme // as Enqueue fills them
 	h := HistoryEvent{Type: publish.EventType, ID: ev.MsgID(), Time: ev.Time, CoordinatorEpoch: ev.CoordinatorEpoch,
 		HasPreviousHash: ev.PreviousHash.Valid, PreviousHash: int64(ev.PreviousHash.Hash), NewHash: int64(ev.NewHash)}
@@ -477,4 +493,5 @@ func (e *Engine) recordAnnounced(ev publish.Event) {
 	}
 	h.Summary = b.String()
 	e.history.Record(groups.GroupKey{Type: groups.GroupType(ev.GroupType), ID: ev.GroupID}, h)
+	return h.ID
 }

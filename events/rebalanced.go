@@ -88,7 +88,11 @@ func (k *CauseKind) UnmarshalText(b []byte) error {
 	return err
 }
 
-// Prediction links a metadata cause to the rebalance-needed event that announced it.
+// Prediction links a metadata cause to the rebalance-needed event that announced it:
+// the group's last such event since the previous bump, linked only when the
+// coordinator's new stored hash is the hash that event announced (with hash scheme
+// "murmur3": when the kafka-scheme hash of the same topics, computed at the bump, is the
+// stored hash).
 type Prediction struct {
 	// EventID is the rebalance-needed event's id.
 	EventID string `json:"event_id"`
@@ -99,11 +103,8 @@ type Prediction struct {
 	Time time.Time `json:"time"`
 	// LeadTimeMs is the bump record's time minus Time, in milliseconds: how long
 	// before the coordinator kraftwatch said the group must rebalance.
+	// It is negative when the two brokers' clocks disagree by more than the lead.
 	LeadTimeMs int64 `json:"lead_time_ms"`
-	// MatchedBy is "hash" when the event's new_hash is the coordinator's new stored
-	// hash (hash scheme "kafka"), "order" when the scheme differs and the event is
-	// the group's last rebalance-needed event since the previous bump.
-	MatchedBy string `json:"matched_by"`
 }
 
 // RebalanceCause is one thing the coordinator wrote that explains a bump; the fields
@@ -199,8 +200,8 @@ func (e *GroupRebalanced) Validate() error {
 			}
 		}
 		if p := c.PredictedBy; p != nil {
-			if !idPattern.MatchString(p.EventID) || p.MatchedBy != "hash" && p.MatchedBy != "order" {
-				return fmt.Errorf("%w: group %q: cause %d: predicted_by needs a kw1- event id and matched_by hash or order", ErrInvalidEvent, e.GroupID, i)
+			if !idPattern.MatchString(p.EventID) {
+				return fmt.Errorf("%w: group %q: cause %d: predicted_by.event_id %q is not a rebalance-needed event id", ErrInvalidEvent, e.GroupID, i, p.EventID)
 			}
 		}
 	}

@@ -40,7 +40,7 @@ func goldenRebalanced() publish.Rebalanced {
 				RackID: "rack-a", SubscribedTopicNames: []string{"orders", "payments"}},
 			{Kind: events.CauseMetadata, PreviousHash: h(6148914691236517205), NewHash: h(-6148914691236517206),
 				PredictedBy: &publish.Prediction{EventID: "kw1-0123456789abcdef0123456789abcdef", NewHash: -6148914691236517206,
-					Time: time.Date(2025, 11, 3, 14, 15, 16, 123000000, time.UTC), LeadTimeMs: 666, MatchedBy: "hash"}},
+					Time: time.Date(2025, 11, 3, 14, 15, 16, 123000000, time.UTC), LeadTimeMs: 666}},
 		},
 		Time: time.Date(2025, 11, 3, 14, 15, 16, 789000000, time.UTC),
 	}
@@ -146,7 +146,7 @@ func TestRebalancedSchemaRejects(t *testing.T) {
 		{"hash as number", `"metadata_hash":"-6148914691236517206"`, `"metadata_hash":-6148914691236517206`},
 		{"bad id", `"id":"kwr1-`, `"id":"kw1-`},
 		{"wrong type", `rebalanced.v1"`, `rebalanced.v2"`},
-		{"bad match", `"matched_by":"hash"`, `"matched_by":"guess"`},
+		{"bad prediction id", `"event_id":"kw1-`, `"event_id":"kwr1-`},
 		{"extra field", `"cluster_id"`, `"colour":"red","cluster_id"`},
 		{"no position", `"consumer_offsets":{"partition":17,"offset":9001},`, ``},
 	} {

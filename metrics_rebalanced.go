@@ -1,0 +1,50 @@
+package main
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+// rebalanceMetrics counts the rebalanced events the engine hands to the publisher
+// (engine.Config.OnRebalanced): kraftwatch_group_rebalances_total by group type and
+// cause kind (4 x 10 series, all created at zero), and the lead time of each linked
+// prediction. A bump with several causes counts once under each distinct kind.
+type rebalanceMetrics struct {
+	total *prometheus.CounterVec
+	lead  prometheus.Histogram
+}
+
+func newRebalanceMetrics() *rebalanceMetrics {
+	m := &rebalanceMetrics{
+		total: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "kraftwatch", Name: "group_rebalances_total",
+			Help: "Group epoch bumps the coordinator wrote (classic: generations), by group type and attributed cause; a bump counts once under each distinct cause."},
+			[]string{"group_type", "cause"}),
+		lead: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "kraftwatch", Name: "group_rebalance_lead_time_seconds",
+			Help:    "Time from the rebalance-needed event kraftwatch published to the coordinator's epoch bump that it predicted (bump record time minus event time; clock skew below zero counts as 0).",
+			Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}}),
+	}
+	for _, t := range groupTypes {
+		for k := range groups.NumCauseKinds {
+			m.total.WithLabelValues(t.String(), groups.CauseKind(k).String())
+		}
+	}
+	return m
+}
+
+// observe is the engine's OnRebalanced.
+func (m *rebalanceMetrics) observe(ev publish.Rebalanced) {
+	var seen [groups.NumCauseKinds]bool
+	for _, c := range ev.Causes {
+		if int(c.Kind) < len(seen) && !seen[c.Kind] {
+			seen[c.Kind] = true
+			m.total.WithLabelValues(ev.GroupType.String(), c.Kind.String()).Inc()
+		}
+		if p := c.PredictedBy; p != nil {
+			m.lead.Observe(float64(max(p.LeadTimeMs, 0)) / 1000)
+		}
+	}
+}
+
+func (m *rebalanceMetrics) register(reg prometheus.Registerer) { reg.MustRegister(m.total, m.lead) }
