@@ -71,7 +71,7 @@ var quorumOffsets sync.Once
 // quorumCluster returns the shared cluster of the quorum tests. Its
 // __consumer_offsets is created on first use with every partition on broker 1, which
 // no test stops, so that restarting broker 2 never moves a group's coordinator.
-func quorumCluster(t *testing.T) *kafkatest.Cluster {
+func quorumCluster(t testing.TB) *kafkatest.Cluster {
 	t.Helper()
 	c := e2etest.Shared(t, "quorum", quorumOptions)
 	var err error
@@ -140,7 +140,7 @@ func netEnv(c *kafkatest.Cluster, natsURL, include string, extra ...string) []st
 
 // startSide starts a nats-server, a subscriber and kraftwatch; env is the kraftwatch
 // environment for the server's URL.
-func startSide(t *testing.T, c *kafkatest.Cluster, name string, env func(natsURL string) []string) *side {
+func startSide(t testing.TB, c *kafkatest.Cluster, name string, env func(natsURL string) []string) *side {
 	t.Helper()
 	n := e2etest.StartNATS(t)
 	s := &side{name: name, nats: n, c: c, w: e2etest.Watch(t, n.URL(), c.ClusterID)}
@@ -150,7 +150,7 @@ func startSide(t *testing.T, c *kafkatest.Cluster, name string, env func(natsURL
 
 // startPair starts a network-source and a disk-source kraftwatch announcing the groups
 // matching include, and waits until both are ready.
-func startPair(ctx context.Context, t *testing.T, c *kafkatest.Cluster, include string) (netw, disk *side) {
+func startPair(ctx context.Context, t testing.TB, c *kafkatest.Cluster, include string) (netw, disk *side) {
 	t.Helper()
 	netw = startSide(t, c, "network", func(url string) []string { return netEnv(c, url, include) })
 	disk = startSide(t, c, "disk", func(url string) []string { return e2etest.Env(c, url, include) })
@@ -399,7 +399,7 @@ func diffLines(a, b string) string {
 // joinClassic makes group a classic consumer group of one member subscribed to topics
 // (JoinGroup, SyncGroup with kafka-go; no heartbeats, a 30-minute session), so that
 // the coordinator writes its records once.
-func joinClassic(ctx context.Context, t *testing.T, c *kafkatest.Cluster, group string, topics ...string) {
+func joinClassic(ctx context.Context, t testing.TB, c *kafkatest.Cluster, group string, topics ...string) {
 	t.Helper()
 	if err := e2etest.Wait(ctx, 60*time.Second, func() error { return e2etest.JoinClassic(ctx, c, group, topics, nil) }); err != nil {
 		t.Fatalf("classic group %s: %v", group, err)

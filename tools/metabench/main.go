@@ -62,6 +62,8 @@ type options struct {
 	childLive, childProfile, memprofile    string
 	childDecode                            string
 	shell                                  bool
+	network                                bool
+	childNetwork, controllerXmx            string
 }
 
 func main() {
@@ -92,6 +94,9 @@ func main() {
 	fs.StringVar(&o.memprofile, "memprofile", "", "with -child-load or -child-live: write an allocation profile of the load to this file")
 	fs.StringVar(&o.childProfile, "profile", "", "write a CPU profile of each kraftwatch child to PREFIX.<mode>.<changes>.pprof")
 	fs.BoolVar(&o.shell, "shell", true, "with -changes: measure Kafka's kafka-metadata-shell too")
+	fs.BoolVar(&o.network, "network", false, "the network benchmark (bench/network.sh): initial sync from a real controller serving the snapshot against the disk load of the same file")
+	fs.StringVar(&o.childNetwork, "child-network", "", "load the metadata log from the controller at this host:port once in this process (LoadQuorum) and print the figures as JSON")
+	fs.StringVar(&o.controllerXmx, "controller-xmx", "4g", "with -network: the controller's heap (-Xmx and -Xms)")
 	fs.Parse(os.Args[1:])
 
 	if o.memprofile != "" {
@@ -105,6 +110,10 @@ func main() {
 		err = childDecode(&o)
 	case o.childLive != "":
 		err = childLive(&o)
+	case o.childNetwork != "":
+		err = childNetwork(&o)
+	case o.network:
+		err = runNetwork(&o)
 	case o.changes > 0:
 		err = runBurst(&o)
 	default:
