@@ -725,7 +725,7 @@ func TestQuorumLeaderKill(t *testing.T) {
 	if d := netw.kw.Metric("kraftwatch_metadata_leader_changes_total") - changes0; d < 1 {
 		t.Fatalf("kraftwatch_metadata_leader_changes_total did not move after the leader was killed")
 	}
-	n := sameEvents(t, "burst with the leader killed", netw, disk, groups...)
+	sameEvents(t, "burst with the leader killed", netw, disk, groups...)
 	sameImage(ctx, t, "burst with the leader killed", c, netw, disk)
 	for _, g := range groups {
 		evs := netw.stream(t).Group(g)
@@ -745,7 +745,7 @@ func TestQuorumLeaderKill(t *testing.T) {
 	}
 	want = map[string]int{"ql-a": 2 + burst, "ql-b": 2 + burst}
 	expectBoth(ctx, t, "after the old leader restarted", want, netw, disk)
-	n = sameEvents(t, "after the old leader restarted", netw, disk, groups...)
+	n := sameEvents(t, "after the old leader restarted", netw, disk, groups...)
 	sameImage(ctx, t, "after the old leader restarted", c, netw, disk)
 	t.Logf("leader %d killed (epoch %d -> leader %d epoch %d), followed by the network source %v after the kill: %d events compared, equal; "+
 		"network kraftwatch leader changes %v, fetch errors %v, rebuilds %v (%v)",

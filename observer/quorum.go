@@ -73,6 +73,7 @@ type quorum struct {
 	appliedEpoch int32 // epoch of the last batch applied (of the snapshot, after one)
 	hwm          int64 // the highest high watermark seen, -1 before one
 	pending      []pendingBatch
+	pendingWait  time.Duration // the long poll while pending is not empty
 	// full is set while pending holds Config.MaxUncommitted bytes: no more batches
 	// are taken until the high watermark moves.
 	full bool
@@ -101,7 +102,7 @@ type build struct {
 }
 
 func newQuorum(o *Observer) *quorum {
-	q := &quorum{o: o, cfg: &o.cfg, conns: newConns(&o.cfg), leader: -1, hwm: -1,
+	q := &quorum{o: o, cfg: &o.cfg, conns: newConns(&o.cfg), leader: -1, hwm: -1, pendingWait: pendingMinWait,
 		cut: newFollower("", o.cfg.Logger, o.cfg.Metrics), now: time.Now}
 	q.sleep = func(ctx context.Context, d time.Duration) bool {
 		t := time.NewTimer(d)
@@ -253,10 +254,12 @@ func (q *quorum) step(ctx context.Context) error {
 	hwm, leader, epoch := q.hwm, q.leader, q.epoch
 	// Kafka's leader completes a held Fetch when its log grows, not when the high
 	// watermark moves: with fetched records waiting for it, ask again soon rather
-	// than at the next append (a NoOp every 500 ms).
+	// than at the next append (a NoOp every 500 ms): first after pendingMinWait (a
+	// quorum commits within milliseconds), doubling up to pendingMaxWait while the
+	// high watermark stays where it is.
 	wait := q.cfg.FetchMaxWait
 	if len(q.pending) > 0 {
-		wait = min(wait, pendingMaxWait)
+		wait = min(wait, q.pendingWait)
 	}
 	req := q.fetchRequest(wait)
 	q.cfg.Metrics.FetchRequests.Add(1)
@@ -322,6 +325,11 @@ func (q *quorum) step(ctx context.Context) error {
 	if err != nil {
 		return cerr(err)
 	}
+	if got || q.hwm > hwm {
+		q.pendingWait = pendingMinWait
+	} else {
+		q.pendingWait = min(2*q.pendingWait, pendingMaxWait)
+	}
 	if err := q.applyCommitted(); err != nil {
 		return cerr(err)
 	}
@@ -370,8 +378,9 @@ func (q *quorum) fetchRequest(wait time.Duration) *kmsg.FetchRequest {
 }
 
 const (
-	// pendingMaxWait is the long poll while fetched records wait for the high
-	// watermark.
+	// pendingMinWait and pendingMaxWait bound the long poll while fetched records
+	// wait for the high watermark.
+	pendingMinWait = 5 * time.Millisecond
 	pendingMaxWait = 100 * time.Millisecond
 	// noLeaderBackoff caps the backoff while the quorum has no leader known.
 	noLeaderBackoff = time.Second
