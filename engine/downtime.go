@@ -99,12 +99,14 @@ func (s *stamper) stampReason(r *publish.Reason) {
 // last.MetadataOffset) with what its hash covers now (now, sorted by name), topic by
 // topic, and stamps each reason with the change's record. subscribed is when the
 // group's subscription was last written (its __consumer_offsets record), zero when
-// not known.
+// not known; regexOf returns the group's regex that matches a topic the group does
+// not name, "" for one it names.
 //
 //   - a name in both with the same id: partitions_added when it grew, racks_changed
 //     when only its hash moved; with another id: recreated.
-//   - a name only now: created when the topic was created after the last event,
-//     else subscription_changed (the group started reading it).
+//   - a name only now: created (regex_matched when only a regex of the group matches
+//     it) when the topic was created after the last event, else subscription_changed
+//     (the group started reading it).
 //   - a name only in the last event: deleted when no topic has it now, else
 //     subscription_changed (the group stopped reading it).
 //
@@ -112,7 +114,7 @@ func (s *stamper) stampReason(r *publish.Reason) {
 // it does not list are judged by their stamps alone: changed after the last event
 // (created, partitions added, racks changed) or not a reason; deletions of unlisted
 // topics are not known. It returns nil when nothing explains the move.
-func downtimeReasons(s *stamper, last publish.Last, now []publish.CoveredTopic, subscribed time.Time) []publish.Reason {
+func downtimeReasons(s *stamper, last publish.Last, now []publish.CoveredTopic, subscribed time.Time, regexOf func(topic string) string) []publish.Reason {
 	before := make(map[string]publish.CoveredTopic, len(last.Topics))
 	for _, t := range last.Topics {
 		before[t.Name] = t
@@ -145,7 +147,11 @@ func downtimeReasons(s *stamper, last publish.Last, now []publish.CoveredTopic, 
 				OldPartitions: b.Partitions, NewPartitions: n.Partitions})
 		case listed:
 		case t != nil && t.Created().After(since):
-			add(publish.Reason{Kind: publish.TopicCreated, Topic: n.Name, TopicID: n.TopicID, NewPartitions: n.Partitions})
+			r := publish.Reason{Kind: publish.TopicCreated, Topic: n.Name, TopicID: n.TopicID, NewPartitions: n.Partitions}
+			if r.Regex = regexOf(n.Name); r.Regex != "" {
+				r.Kind = publish.RegexMatched
+			}
+			add(r)
 		case complete:
 			add(publish.Reason{Kind: publish.SubscriptionChanged, Topic: n.Name, TopicID: n.TopicID, NewPartitions: n.Partitions})
 		case t != nil && t.PartitionsAdded().After(since):

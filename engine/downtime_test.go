@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
@@ -71,7 +72,9 @@ func TestRestartAfterDowntime(t *testing.T) {
 		"TopicRecord Name=extra TopicID="+id(5), part(id(5), 0, 1))
 	billing := member(t, "billing", 1, "orders", "gone", "grow", "moved", "fresh")
 	subs := member(t, "subs", 2, "orders")
-	_, stop := run(t, nc, m0, billing, subs)
+	rx := record(t, 4, &groups.Record{Type: groups.ConsumerGroupMemberMetadata, GroupID: "rx", MemberID: "m1",
+		Value: &groups.ConsumerGroupMemberMetadataValue{SubscribedTopicNames: []string{"grow"}, SubscribedTopicRegex: "fr.*"}})
+	_, stop := run(t, nc, m0, billing, subs, rx)
 	first := waitEvents(t, js, "billing", 1)[0].Data
 	if len(first.Topics) != 4 || first.Topics[0].Name != "gone" || first.TopicsTruncated {
 		t.Fatalf("first event topics: %+v", first.Topics)
@@ -92,7 +95,7 @@ func TestRestartAfterDowntime(t *testing.T) {
 	resubscribed := member(t, "subs", 3, "orders", "extra")
 	resubscribed.Time = at(7)
 
-	_, stop = run(t, nc, m, billing, subs, resubscribed)
+	_, stop = run(t, nc, m, billing, subs, rx, resubscribed)
 	defer stop()
 	got := waitEvents(t, js, "billing", 2)[1]
 	type want struct {
@@ -142,6 +145,14 @@ func TestRestartAfterDowntime(t *testing.T) {
 		{publish.SubscriptionChanged, "extra", 0, at(7)},
 		{publish.TopicRecreated, "orders", 101, at(2)},
 	})
+	gotRx := waitEvents(t, js, "rx", 2)[1]
+	check(gotRx, []want{
+		{publish.RegexMatched, "fresh", 140, at(6)},
+		{publish.PartitionsAdded, "grow", 120, at(4)},
+	})
+	if r := gotRx.Data.Reasons[0]; r.Regex != "fr.*" {
+		t.Errorf("rx: regex_matched fresh with regex %q, want fr.*", r.Regex)
+	}
 	if !gotSubs.Time.Equal(at(7)) || gotSubs.Data.PreviousHash.Hash != firstSubs.NewHash {
 		t.Errorf("subs event time %v previous %+v, want %v and %d", gotSubs.Time, gotSubs.Data.PreviousHash, at(7), firstSubs.NewHash)
 	}
@@ -171,15 +182,20 @@ func TestDowntimeReasonsTruncated(t *testing.T) {
 		want string
 	}{
 		{"truncated", publish.Last{Cause: publish.Cause{MetadataOffset: 40}, Topics: []publish.CoveredTopic{cov("a", 1, 1, 99)}, TopicsTruncated: true},
-			"racks_changed a @12; partitions_added c @50; created d @60"},
+			"racks_changed a @12; partitions_added c @50; regex_matched d @60"},
 		{"absent", publish.Last{Cause: publish.Cause{MetadataOffset: 40}},
-			"partitions_added c @50; created d @60"},
+			"partitions_added c @50; regex_matched d @60"},
 		{"complete", publish.Last{Cause: publish.Cause{MetadataOffset: 40}, Topics: []publish.CoveredTopic{cov("a", 1, 1, 11), cov("c", 3, 1, 3)}},
-			"subscription_changed b @0; partitions_added c @50; created d @60"},
+			"subscription_changed b @0; partitions_added c @50; regex_matched d @60"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, r := range downtimeReasons(newStamper(m.Image), tc.last, now, time.Time{}) {
+			for _, r := range downtimeReasons(newStamper(m.Image), tc.last, now, time.Time{}, func(topic string) string {
+				if topic == "d" {
+					return "[d-z]"
+				}
+				return ""
+			}) {
 				got = append(got, fmt.Sprintf("%s %s @%d", r.Kind, r.Topic, r.MetadataOffset))
 			}
 			if s := strings.Join(got, "; "); s != tc.want {

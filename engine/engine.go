@@ -307,7 +307,7 @@ func (e *Engine) startup(ctx context.Context) error {
 		var reasons []publish.Reason
 		l, ok := last[publish.GroupKey{Type: publish.GroupType(d.Group.Type), ID: d.Group.ID}]
 		if ok && l.HashScheme == e.cfg.Scheme {
-			reasons = downtimeReasons(st, l, e.coveredTopics(d.Group), subscribed)
+			reasons = downtimeReasons(st, l, e.coveredTopics(d.Group), subscribed, e.regexOf(d.Group))
 		}
 		if len(reasons) == 0 {
 			// The group's first event, or nothing in the last one explains the move.
@@ -357,6 +357,18 @@ func (e *Engine) subscriptionReasons(k groups.GroupKey, at time.Time) []publish.
 		rs = append(rs, r)
 	}
 	return rs
+}
+
+// regexOf returns, for downtimeReasons, the regex by which group k reads a topic it
+// does not name.
+func (e *Engine) regexOf(k groups.GroupKey) func(topic string) string {
+	return func(topic string) string {
+		if g, ok := e.state.Group(k); ok && !g.SubscribesToName(topic) {
+			re, _ := e.state.MatchingRegex(k, topic)
+			return re
+		}
+		return ""
+	}
 }
 
 // liveReasons turns a live decision's reasons into the event's, each stamped with its

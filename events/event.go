@@ -240,13 +240,26 @@ const MaxTopicsBytes = 256 << 10
 // and its numbers: {"name":"","topic_id":"<22>","partitions":,"hash":""} and a comma.
 const coveredTopicJSON = len(`{"name":"","topic_id":"","partitions":,"hash":""},`) + 22
 
+// digits is the length of v's decimal form, with its sign.
+func digits(v int64) int {
+	n := 1
+	u := uint64(v)
+	if v < 0 {
+		n, u = 2, -u
+	}
+	for ; u >= 10; u /= 10 {
+		n++
+	}
+	return n
+}
+
 // FitTopics returns the longest prefix of ts whose JSON takes at most maxBytes, and
 // whether it is shorter than ts. The size is an upper bound (every character that JSON
 // may escape counted as six).
 func FitTopics(ts []CoveredTopic, maxBytes int) ([]CoveredTopic, bool) {
 	n := 0
 	for i, t := range ts {
-		n += coveredTopicJSON + len(strconv.Itoa(int(t.Partitions))) + len(strconv.FormatInt(int64(t.Hash), 10))
+		n += coveredTopicJSON + digits(int64(t.Partitions)) + digits(int64(t.Hash))
 		for j := 0; j < len(t.Name); j++ {
 			if c := t.Name[j]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
 				n += 6

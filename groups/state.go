@@ -394,6 +394,21 @@ func (s *State) matchesAny(res []string, topic string) bool {
 	return false
 }
 
+// MatchingRegex returns the smallest of group k's valid regexes that fully matches
+// topic, false when none does (or k is unknown): the Regex of a RegexMatched reason.
+func (s *State) MatchingRegex(k GroupKey, topic string) (string, bool) {
+	g := s.groups[k]
+	if g == nil {
+		return "", false
+	}
+	for _, re := range s.validRegexes(g) { // sorted
+		if s.compiled(re).MatchString(topic) {
+			return re, true
+		}
+	}
+	return "", false
+}
+
 // SubscribedTopics returns the existing topics group k subscribes to, sorted: the
 // names its members (or topology) give that exist, and every existing name that a
 // valid member regex fully matches. It returns nil for an unknown group. Names are
