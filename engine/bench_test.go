@@ -17,7 +17,10 @@ import (
 type nopPublisher struct{}
 
 func (nopPublisher) Enqueue(context.Context, publish.Event) error { return nil }
-func (nopPublisher) Ready() bool                                  { return true }
+func (nopPublisher) EnqueueRebalanced(context.Context, publish.Rebalanced) error {
+	return nil
+}
+func (nopPublisher) Ready() bool { return true }
 func (nopPublisher) LoadLastPublished(context.Context) (map[publish.GroupKey]publish.Last, error) {
 	return nil, nil
 }
