@@ -105,15 +105,15 @@ func (d *Delta) lists(n int) []int32 {
 func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 	b := &d.bulk
 	p := partition{id: r.PartitionID, leader: r.Leader, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch,
-		lrs: r.LeaderRecoveryState, present: true}
+		state: stateOf(r.LeaderRecoveryState)}
 	lists := [listDirs][]int32{r.Replicas, r.ISR, r.RemovingReplicas, r.AddingReplicas, r.EligibleLeaderReplicas, r.LastKnownELR}
 	size := 0
 	for i, l := range lists {
-		p.n[i] = uint16(len(l))
+		p.n[i] = uint8(len(l))
 		size += len(l)
 	}
 	if anyDirectory(r.Directories) {
-		p.n[listDirs] = uint16(len(r.Directories))
+		p.n[listDirs] = uint8(len(r.Directories))
 		size += 4 * len(r.Directories)
 	}
 	if cap(d.scratch) < size {

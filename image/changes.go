@@ -200,11 +200,11 @@ func diffNodes(a, b *pnode, shift uint, f func(old, cur *partition)) {
 	if shift == 0 {
 		for k := range b.parts {
 			p := &b.parts[k]
-			if !p.present {
+			if !p.present() {
 				continue
 			}
 			var old *partition
-			if a != nil && k < len(a.parts) && a.parts[k].present {
+			if a != nil && k < len(a.parts) && a.parts[k].present() {
 				old = &a.parts[k]
 				if old.equal(p) {
 					continue

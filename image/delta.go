@@ -219,8 +219,6 @@ func (d *Delta) replayRemoveTopic(r *metadata.RemoveTopicRecord) error {
 	return nil
 }
 
-const maxList = 1<<16 - 1
-
 func (d *Delta) replayPartition(r *metadata.PartitionRecord) error {
 	if r.PartitionID < 0 {
 		return fmt.Errorf("partition id %d: %w", r.PartitionID, ErrInvalid)
@@ -253,7 +251,7 @@ func (d *Delta) replayPartition(r *metadata.PartitionRecord) error {
 		d.bulkAdd(r)
 		return nil
 	}
-	p := partition{id: r.PartitionID, leader: r.Leader, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch, lrs: r.LeaderRecoveryState}
+	p := partition{id: r.PartitionID, leader: r.Leader, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch, state: stateOf(r.LeaderRecoveryState)}
 	packLists(&p, lists, r.Directories)
 	if t.parts.set(d.edit, p) {
 		d.cur.partitions++
@@ -284,13 +282,13 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 			same = false
 		}
 	}
-	p := partition{id: old.id, leader: old.leader, leaderEpoch: old.leaderEpoch, partitionEpoch: old.partitionEpoch + 1, lrs: old.lrs}
+	p := partition{id: old.id, leader: old.leader, leaderEpoch: old.leaderEpoch, partitionEpoch: old.partitionEpoch + 1, state: old.state}
 	if r.Leader != metadata.LeaderUnchanged {
 		p.leader = r.Leader
 		p.leaderEpoch++
 	}
 	if r.LeaderRecoveryState != metadata.LeaderRecoveryUnchanged {
-		p.lrs = r.LeaderRecoveryState
+		p.state = stateOf(r.LeaderRecoveryState)
 	}
 	if r.Replicas != nil && !slices.Equal(r.Replicas, old.list(listReplicas)) {
 		t.moved = d.pos

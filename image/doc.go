@@ -8,11 +8,12 @@
 //   - Applying a Delta costs O(what changed), not O(image): topics, names and brokers
 //     live in persistent hash tries and each topic's partitions in a persistent radix
 //     trie, so an Image shares everything unchanged with the Image it came from.
-//   - Partitions are stored compactly: one 40-byte slot each and one run of int32
-//     for its lists, shared by the partitions with the same lists (the bulk path
-//     interns them; a leader change keeps them), carved from large shared chunks.
-//     A 1M-partition image with three replicas and a directory per replica holds
-//     about 50 bytes of heap per partition (TestHeapPerPartition, bench/metadata.sh).
+//   - Partitions are stored compactly: one 32-byte slot each and one run of int32
+//     for its lists (each of at most 255 replicas), shared by the partitions with the
+//     same lists (the bulk path interns them; a leader change keeps them), carved
+//     from large shared chunks. A 1M-partition image with three replicas and a
+//     directory per replica holds about 42 bytes of heap per partition
+//     (TestHeapPerPartition, bench/metadata.sh).
 //   - Each topic keeps the stamps (offset, batch time; Delta.At) of the records that
 //     created it, last added partitions and last changed a replica list; each broker id
 //     the stamp of its last rack change; the image remembers the last 1,024 to 2,048

@@ -184,7 +184,7 @@ func (nd *pnode) appendReplicas(dst [][]int32, start, n int) [][]int32 {
 	}
 	for i := range nd.parts {
 		p := &nd.parts[i]
-		if !p.present {
+		if !p.present() {
 			continue
 		}
 		id := int(p.id)

@@ -14,21 +14,37 @@ type Partition struct {
 	p partition
 }
 
-// partition is the compact form stored in an image, 40 bytes plus one int32 array
+// partition is the compact form stored in an image, 32 bytes plus one int32 array
 // holding replicas, ISR, removing, adding, ELR and last-known ELR replicas and, when
 // any is set, the directory of each replica (four int32 per uuid). data points at the
-// array's first element (nil when it is empty); n gives its length. Arrays are
-// immutable once stored, so partitions with the same lists may share one.
+// array's first element (nil when it is empty); n gives its length, each list of at
+// most maxList. Arrays are immutable once stored, so partitions with the same lists
+// may share one. A leaf of a topic's trie is a run of these slots, copied whole when a
+// Delta changes one of them, so their size is most of what a leader change allocates.
 type partition struct {
 	data           *int32
 	id             int32
 	leader         int32
 	leaderEpoch    int32
 	partitionEpoch int32
-	n              [nLists]uint16
-	lrs            int8
-	present        bool
+	n              [nLists]uint8
+	// state is 0 for an empty slot of a leaf, else 1 + the leader recovery state.
+	state uint8
 }
+
+// maxList is the longest replica list (and directory list) a partition holds; Replay
+// refuses longer ones (ErrInvalid). Every list is at most as long as the replicas,
+// so this bounds the replication factor, not the number of brokers.
+const maxList = 1<<8 - 1
+
+// present reports whether the slot holds a partition.
+func (p *partition) present() bool { return p.state != 0 }
+
+// lrs is the leader recovery state, 0 or 1.
+func (p *partition) lrs() int8 { return int8(p.state) - 1 }
+
+// stateOf is partition.state for a partition with leader recovery state lrs (0 or 1).
+func stateOf(lrs int8) uint8 { return 1 + uint8(lrs) }
 
 // The lists packed in partition.data, in order.
 const (
@@ -118,7 +134,7 @@ func (p Partition) LeaderEpoch() int32 { return p.p.leaderEpoch }
 func (p Partition) PartitionEpoch() int32 { return p.p.partitionEpoch }
 
 // LeaderRecoveryState is 0 (recovered) or 1 (recovering from an unclean election).
-func (p Partition) LeaderRecoveryState() int8 { return p.p.lrs }
+func (p Partition) LeaderRecoveryState() int8 { return p.p.lrs() }
 
 // Directories returns the log directory of each replica, newly allocated. Replicas
 // with no known directory (Kafka's MIGRATING) have the zero UUID.
@@ -146,7 +162,7 @@ func (p Partition) Equal(q Partition) bool { return p.p.equal(&q.p) }
 
 func (p *partition) equal(q *partition) bool {
 	return p.id == q.id && p.leader == q.leader && p.leaderEpoch == q.leaderEpoch &&
-		p.partitionEpoch == q.partitionEpoch && p.lrs == q.lrs && p.n == q.n &&
+		p.partitionEpoch == q.partitionEpoch && p.state == q.state && p.n == q.n &&
 		(p.data == q.data || slices.Equal(p.all(), q.all())) // shared lists need no comparing
 }
 
@@ -154,12 +170,12 @@ func (p *partition) equal(q *partition) bool {
 func packLists(p *partition, lists [listDirs][]int32, dirs []kbin.UUID) {
 	size := 0
 	for i, l := range lists {
-		p.n[i] = uint16(len(l))
+		p.n[i] = uint8(len(l))
 		size += len(l)
 	}
 	p.n[listDirs] = 0
 	if anyDirectory(dirs) {
-		p.n[listDirs] = uint16(len(dirs))
+		p.n[listDirs] = uint8(len(dirs))
 		size += 4 * len(dirs)
 	}
 	data := make([]int32, 0, size)

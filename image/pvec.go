@@ -29,7 +29,7 @@ func (v *pvec) get(i int32) (partition, bool) {
 		n = n.kids[k]
 	}
 	k := int(i) & 31
-	if k >= len(n.parts) || !n.parts[k].present {
+	if k >= len(n.parts) || !n.parts[k].present() {
 		return partition{}, false
 	}
 	return n.parts[k], true
@@ -37,7 +37,9 @@ func (v *pvec) get(i int32) (partition, bool) {
 
 // set stores p at p.id (>= 0) and reports whether the slot was empty.
 func (v *pvec) set(e *edit, p partition) bool {
-	p.present = true
+	if p.state == 0 {
+		p.state = stateOf(0)
+	}
 	i := uint32(p.id)
 	if v.root == nil {
 		v.root = &pnode{edit: e}
@@ -82,7 +84,7 @@ func (n *pnode) set(e *edit, shift uint, i uint32, p partition) (*pnode, bool) {
 			}
 			c.parts = c.parts[:k+1]
 		}
-		added := !c.parts[k].present
+		added := !c.parts[k].present()
 		c.parts[k] = p
 		return c, added
 	}
@@ -117,7 +119,7 @@ func (n *pnode) each(f func(*partition) bool) bool {
 		}
 	}
 	for i := range n.parts {
-		if n.parts[i].present && !f(&n.parts[i]) {
+		if n.parts[i].present() && !f(&n.parts[i]) {
 			return false
 		}
 	}

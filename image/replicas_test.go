@@ -1,6 +1,7 @@
 package image
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -67,5 +68,50 @@ func TestBrokerRack(t *testing.T) {
 	}
 	if r, ok := im.BrokerRack(3); !ok || r != "" {
 		t.Fatalf("broker 3: %q %v", r, ok)
+	}
+}
+
+// TestLongestLists: a partition holds lists of up to maxList (255) replicas, on the
+// bulk path, one by one and through a change; a longer list is refused, and the
+// partition stays as it was.
+func TestLongestLists(t *testing.T) {
+	ids := func(n int) []int32 {
+		s := make([]int32, n)
+		for i := range s {
+			s[i] = int32(i)
+		}
+		return s
+	}
+	d := NewDelta(Empty)
+	id := UUID{7}
+	if err := d.Replay(&metadata.TopicRecord{TopicID: id, Name: "wide"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		rec  metadata.Record
+		ok   bool
+	}{
+		{"bulk 255", &metadata.PartitionRecord{TopicID: id, PartitionID: 0, Replicas: ids(255), ISR: ids(255)}, true},
+		{"bulk 256", &metadata.PartitionRecord{TopicID: id, PartitionID: 1, Replicas: ids(256)}, false},
+		{"one by one 255", &metadata.PartitionRecord{TopicID: id, PartitionID: 5, Replicas: ids(255), Directories: make([]UUID, 255)}, true},
+		{"change 256", &metadata.PartitionChangeRecord{TopicID: id, PartitionID: 0, Leader: metadata.LeaderUnchanged,
+			LeaderRecoveryState: metadata.LeaderRecoveryUnchanged, ISR: ids(256)}, false},
+		{"change 254", &metadata.PartitionChangeRecord{TopicID: id, PartitionID: 0, Leader: 3,
+			LeaderRecoveryState: 1, ISR: ids(254)}, true},
+	} {
+		err := d.Replay(c.rec)
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrInvalid)) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	im, _ := d.Apply(Provenance{})
+	tp, _ := im.Topic(id)
+	p0, _ := tp.Partition(0)
+	p5, _ := tp.Partition(5)
+	if tp.NumPartitions() != 2 || !slices.Equal(p0.Replicas(), ids(255)) || !slices.Equal(p0.ISR(), ids(254)) ||
+		p0.Leader() != 3 || p0.LeaderRecoveryState() != 1 || !slices.Equal(p5.Replicas(), ids(255)) || p5.LeaderRecoveryState() != 0 {
+		t.Fatalf("%d partitions; 0: %d replicas, %d isr, leader %d, lrs %d; 5: %d replicas",
+			tp.NumPartitions(), len(p0.Replicas()), len(p0.ISR()), p0.Leader(), p0.LeaderRecoveryState(), len(p5.Replicas()))
 	}
 }
