@@ -59,6 +59,7 @@ type config struct {
 	GroupInclude             string           `env:"GROUP_INCLUDE" envDefault:".*" desc:"announce only groups whose id fully matches this regex (RE2)"`
 	GroupExclude             string           `env:"GROUP_EXCLUDE" desc:"never announce groups whose id fully matches this regex (RE2)"`
 	GroupMetrics             string           `env:"GROUP_METRICS" desc:"export per-group series (kraftwatch_group_*) for groups whose id fully matches this regex (RE2); empty exports none"`
+	RebalancedEvents         bool             `env:"REBALANCED_EVENTS" envDefault:"false" desc:"also publish a kraftwatch.group.rebalanced.v1 event for every group epoch the coordinator writes, with its causes, on <prefix>.<cluster token>.rebalanced.<group type>.<group token>; kraftwatch_group_rebalances_total counts the epochs either way"`
 	StallAfter               string           `env:"STALL_AFTER" envDefault:"30s" desc:"how long the metadata source or a __consumer_offsets partition may stay unreadable before /readyz fails (Go duration)"`
 	MismatchAfter            string           `env:"COORDINATOR_MISMATCH_AFTER" envDefault:"2m" desc:"how long the kafka-scheme hash of a group with members may differ from its coordinator's stored MetadataHash before it counts in kraftwatch_hash_coordinator_mismatches (Go duration)"`
 	HTTPAddr                 string           `env:"HTTP_ADDR" envDefault:":8080" desc:"listen address of /livez, /readyz and /metrics"`

@@ -110,6 +110,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		GroupsCaughtUp: reader.CaughtUp(),
 		Publisher:      pub,
 		MismatchAfter:  mismatchAfter,
+		Rebalanced:     cfg.RebalancedEvents,
 		OnRebalanced:   rebalanced.observe,
 		Logger:         log.With("stage", "engine"),
 	})

@@ -63,9 +63,11 @@ type Config struct {
 	// refreshing may differ from its stored MetadataHash before it counts in
 	// Stats.CoordinatorMismatches; 0 means DefaultMismatchAfter.
 	MismatchAfter time.Duration
-	// OnRebalanced, when set, is called from Run's goroutine with every rebalanced
-	// event handed to the publisher (metrics); it must not block. Both event types
-	// also land in the History (Query).
+	// Rebalanced makes every group epoch bump a rebalanced event (EnqueueRebalanced),
+	// recorded in the group's History like rebalance-needed events.
+	Rebalanced bool
+	// OnRebalanced, when set, is called from Run's goroutine with every bump's
+	// rebalanced event, published or not (metrics); it must not block.
 	OnRebalanced func(publish.Rebalanced)
 	Logger       *slog.Logger
 	// HistorySize is the number of events kept per group for Query (History);

@@ -58,7 +58,7 @@ func run(t *testing.T, nc *nats.Conn, meta observer.Update, records ...groups.Me
 		t.Fatal(err)
 	}
 	caughtUp := make(chan struct{})
-	e, err = New(Config{ClusterID: "cluster-1", Scheme: "murmur3", GroupsCaughtUp: caughtUp, Publisher: pub,
+	e, err = New(Config{ClusterID: "cluster-1", Scheme: "murmur3", GroupsCaughtUp: caughtUp, Publisher: pub, Rebalanced: true,
 		Exclude: regexp.MustCompile(`^(?:skip-.*)$`)})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 )
 
 // Rebalanced events: every group epoch the coordinator writes becomes one
-// (groups.Rebalances attributes the causes). A bump read live is announced at once; the
+// (groups.Rebalances attributes the causes), published when Config.Rebalanced is set. A bump read live is announced at once; the
 // bumps read while replaying __consumer_offsets at start-up (at most maxReplayedBumps
 // per group, the latest) are announced after the start-up comparison, and the publisher
 // skips those its stream already holds (same id, or an earlier bump record than the
@@ -192,15 +192,17 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 		}
 		ev.Causes = append(ev.Causes, pc)
 	}
-	if err := e.cfg.Publisher.EnqueueRebalanced(ctx, ev); err != nil {
-		return fmt.Errorf("engine: enqueue rebalanced event of %s: %w", rb.Group, err)
-	}
-	id := ev.MsgID()
-	e.history.Record(rb.Group, HistoryEvent{Type: publish.RebalancedType, ID: id, Time: ev.Time,
-		CoordinatorEpoch: ev.NewEpoch, Summary: causesSummary(ev.Causes)})
 	if e.cfg.OnRebalanced != nil {
 		e.cfg.OnRebalanced(ev)
 	}
+	if !e.cfg.Rebalanced {
+		return nil
+	}
+	if err := e.cfg.Publisher.EnqueueRebalanced(ctx, ev); err != nil {
+		return fmt.Errorf("engine: enqueue rebalanced event of %s: %w", rb.Group, err)
+	}
+	e.history.Record(rb.Group, HistoryEvent{Type: publish.RebalancedType, ID: ev.MsgID(), Time: ev.Time,
+		CoordinatorEpoch: ev.NewEpoch, Summary: causesSummary(ev.Causes)})
 	e.log.Info("group rebalanced", "group", rb.Group.ID, "group_type", rb.Group.Type.String(), "epoch", rb.NewEpoch,
 		"causes", causesSummary(ev.Causes), "partition", b.partition, "offset", b.offset)
 	return nil
