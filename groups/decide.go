@@ -2,7 +2,6 @@ package groups
 
 import (
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
 
@@ -168,6 +167,11 @@ type Tracker struct {
 	cache *hashcache.Cache
 	image *image.Image
 	hs    map[GroupKey]*tracked
+	// ranked is true while every entry of hs has its rank: its position in key order
+	// among the entries when they were ranked (rerank). Adding an entry clears it;
+	// removing one keeps the others in order.
+	ranked bool
+	calls  uint64 // Metadata calls that collected affected groups
 
 	// Scratch of one call, empty between calls: Metadata empties all three
 	// (endCall), Sync and Group the memo, the only one they use.
@@ -201,6 +205,11 @@ type tracked struct {
 	topics  []string // existing topics the hash covers, sorted
 	regexes []string // the group's valid regexes that matched was computed for, sorted
 	matched []string // existing topics one of regexes matches in full, sorted
+	rank    uint32   // the group's place in key order, while Tracker.ranked
+	// call and affected: the group is affected.list[affected] in Metadata call number
+	// call (Tracker.calls).
+	call     uint64
+	affected int32
 }
 
 // NewTracker returns a Tracker of the groups in s, hashing topics with c. It starts
@@ -245,6 +254,7 @@ func (t *Tracker) Len() int { return len(t.hs) }
 // The group is recomputed in full the next time it is looked at.
 func (t *Tracker) Seed(k GroupKey, hash int64) {
 	t.hs[k] = &tracked{hash: hash, hasHash: true}
+	t.ranked = false
 }
 
 // Sync makes cur the Tracker's image and recomputes every group of the State in
@@ -340,8 +350,23 @@ func (t *Tracker) entry(k GroupKey) *tracked {
 	if tr == nil {
 		tr = &tracked{}
 		t.hs[k] = tr
+		t.ranked = false
 	}
 	return tr
+}
+
+// rerank gives every entry its rank (tracked.rank): one sort of all the groups' keys,
+// which spares sorting the affected groups by key in each Metadata call.
+func (t *Tracker) rerank() {
+	keys := make([]GroupKey, 0, len(t.hs))
+	for k := range t.hs {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, GroupKey.Compare)
+	for i, k := range keys {
+		t.hs[k].rank = uint32(i)
+	}
+	t.ranked = true
 }
 
 // rehash computes the group hash of tr.topics and returns a decision when it moved.
@@ -501,6 +526,7 @@ type sortKey struct {
 // pending collects one affected group's reasons during Metadata.
 type pending struct {
 	g          *Group
+	tr         *tracked // the Tracker's entry of g
 	reasons    []Reason
 	shared     bool // reasons is an event's slice, to be copied before appending
 	membership bool
@@ -508,27 +534,25 @@ type pending struct {
 }
 
 // affectedGroups collects the groups one metadata update affects, with their
-// reasons. It is scratch of one Metadata call.
+// reasons. It is scratch of one Metadata call. A group's index in list is in its
+// Tracker entry (tracked.affected).
 type affectedGroups struct {
-	list  []pending
-	index map[*Group]int // group -> index in list
-	order []sortKey
+	list   []pending
+	order  []sortKey
+	sorted []uint64 // sort: the index in list of each group in key order (low 32 bits)
 }
 
 // add records reasons rs of event i for group g. A group reached again for the
 // same event (through a second regex) keeps the reasons it has, with the smaller
 // regex for a RegexMatched one, so the result does not depend on map order.
-func (a *affectedGroups) add(g *Group, i int, ev *topicEvent, rs []Reason) {
-	j, ok := a.index[g]
-	if !ok {
-		if a.index == nil {
-			a.index = make(map[*Group]int)
-		}
-		a.index[g] = len(a.list)
-		a.list = append(a.list, pending{g: g, reasons: rs, shared: true, membership: ev.membership, last: i})
+func (a *affectedGroups) add(t *Tracker, g *Group, i int, ev *topicEvent, rs []Reason) {
+	tr := t.entry(g.Key)
+	if tr.call != t.calls {
+		tr.call, tr.affected = t.calls, int32(len(a.list))
+		a.list = append(a.list, pending{g: g, tr: tr, reasons: rs, shared: true, membership: ev.membership, last: i})
 		return
 	}
-	p := &a.list[j]
+	p := &a.list[tr.affected]
 	if p.last == i {
 		if r := &p.reasons[len(p.reasons)-1]; r.Kind == RegexMatched && rs[0].Regex < r.Regex {
 			if p.shared {
@@ -549,15 +573,24 @@ func (a *affectedGroups) add(g *Group, i int, ev *topicEvent, rs []Reason) {
 	p.last = i
 }
 
-// byKey yields the groups in key order.
-func (a *affectedGroups) byKey() iter.Seq[*pending] {
-	a.sortByKey()
-	return func(yield func(*pending) bool) {
-		for _, o := range a.order {
-			if !yield(&a.list[o.i]) {
-				return
-			}
+// sort fills a.sorted with the groups' indices in list, in key order. When t's
+// entries are ranked, or a quarter of them or more are affected (ranking all costs
+// about as much as sorting these by key), the groups are sorted by rank: integers.
+func (a *affectedGroups) sort(t *Tracker) {
+	if !t.ranked && 4*len(a.list) >= len(t.hs) {
+		t.rerank()
+	}
+	a.sorted = a.sorted[:0]
+	if t.ranked {
+		for i := range a.list {
+			a.sorted = append(a.sorted, uint64(a.list[i].tr.rank)<<32|uint64(i))
 		}
+		slices.Sort(a.sorted)
+		return
+	}
+	a.sortByKey()
+	for _, o := range a.order {
+		a.sorted = append(a.sorted, uint64(o.i))
 	}
 }
 
@@ -574,9 +607,9 @@ func (a *affectedGroups) sortByKey() {
 func (a *affectedGroups) reset() {
 	clear(a.list)
 	a.list = a.list[:0]
-	clear(a.index)
 	clear(a.order)
 	a.order = a.order[:0]
+	a.sorted = a.sorted[:0]
 }
 
 // Metadata applies one metadata update: cur is the new image and ch how it differs
@@ -691,6 +724,7 @@ func hashedBrokerChanges(changes []image.BrokerChange) []int32 {
 // collectAffectedGroups gives each event that moves a topic hash its reasons, and
 // adds the groups that read its topic, by name or by regex, to t.affected.
 func (t *Tracker) collectAffectedGroups(old, cur *image.Image) {
+	t.calls++
 	for i := range t.events.list {
 		ev := &t.events.list[i]
 		if !t.eventReasons(ev, old, cur) {
@@ -700,7 +734,7 @@ func (t *Tracker) collectAffectedGroups(old, cur *image.Image) {
 			t.events.touched = append(t.events.touched, ev.name)
 		}
 		for g := range t.state.groupsNaming(ev.name) {
-			t.affected.add(g, i, ev, ev.reasons)
+			t.affected.add(t, g, i, ev, ev.reasons)
 		}
 		for re, g := range t.state.groupsMatching(ev.name) {
 			if g.SubscribesToName(ev.name) {
@@ -712,7 +746,7 @@ func (t *Tracker) collectAffectedGroups(old, cur *image.Image) {
 				r.Kind, r.Regex = RegexMatched, re
 				rs = []Reason{r}
 			}
-			t.affected.add(g, i, ev, rs)
+			t.affected.add(t, g, i, ev, rs)
 		}
 	}
 }
@@ -725,8 +759,10 @@ func (t *Tracker) decide() []Decision {
 		return nil
 	}
 	out := make([]Decision, 0, len(t.affected.list))
-	for p := range t.affected.byKey() {
-		tr := t.entry(p.g.Key)
+	t.affected.sort(t)
+	for _, i := range t.affected.sorted {
+		p := &t.affected.list[uint32(i)]
+		tr := p.tr
 		if !tr.known || p.membership {
 			t.refresh(p.g, tr, t.events.touched)
 		}

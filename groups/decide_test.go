@@ -155,7 +155,11 @@ func (w *world) run(t *testing.T, c scripttest.Case) []string {
 				out = append(out, "image: "+metadata.ShortenUUIDs(l))
 			}
 		}
-		return append(out, decisionLines(w.tracker.Metadata(im, ch))...)
+		ds := w.tracker.Metadata(im, ch)
+		if !slices.IsSortedFunc(ds, func(a, b groups.Decision) int { return a.Group.Compare(b.Group) }) {
+			t.Errorf("%s: decisions not sorted by group:\n%s", c.Pos, strings.Join(decisionLines(ds), "\n"))
+		}
+		return append(out, decisionLines(ds)...)
 	case "group":
 		var ds []groups.Decision
 		for i, l := range c.Input {
