@@ -74,8 +74,8 @@ type quorum struct {
 	hwm          int64 // the highest high watermark seen, -1 before one
 	pending      []pendingBatch
 	pendingWait  time.Duration // the long poll while pending is not empty
-	// full is set while pending holds Config.MaxUncommitted bytes: no more batches
-	// are taken until the high watermark moves.
+	// full is set once the batches past the high watermark reached
+	// Config.MaxUncommitted, until half of it is free again: no more are taken.
 	full bool
 	// build is the rebuild in progress; nil once it is published.
 	build *build
