@@ -38,7 +38,7 @@ status=0
 echo
 echo "== change -> event, network vs disk source (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 out=$(cd e2e && "$bin/e2e.test" -test.run '^$' -test.bench 'QuorumLatency' -test.benchtime 1x -test.timeout 30m -test.v 2>&1) || {
-	echo "$out" | tail -40
+	echo "$out" | grep -vE '^\s+(\{"time"|\[[0-9]+\] )' | tail -60
 	exit 1
 }
 echo "$out" | grep -E 'Benchmark|source:|p99 network|changes,' || true
