@@ -10,6 +10,7 @@
 //	kraftwatch verify [...] DIR       compare kafka-scheme hashes with the coordinator's
 //	                                  (dump, hashes and verify take --bootstrap-controller
 //	                                  HOST:PORT instead of a directory)
+//	kraftwatch groups [...] [ID]      group states and members, from a sidecar or Kafka
 //	kraftwatch watch [...]            print events as they arrive on NATS
 //	kraftwatch probe URL              exit 0 when URL answers 200 (container health checks)
 package main
@@ -44,6 +45,12 @@ Usage:
                                    HOST:PORT[,...] instead of DIR: the metadata log of the
                                    controller quorum (leader's snapshot + committed log),
                                    TLS and SASL from KRAFTWATCH_CONTROLLER_*
+  kraftwatch groups [--type T] [--state S] [--prefix P] --url URL [ID]
+  kraftwatch groups [...] --bootstrap HOSTS DIR|--bootstrap-controller HOSTS [ID]
+                                   a table of groups (type, state, epochs, members,
+                                   hash), or one group's members, assignments, hashes
+                                   and timeline, from a running kraftwatch (--url) or
+                                   straight from Kafka
   kraftwatch watch [--nats URL] [--prefix P] [--cluster ID]
                                    print rebalance-needed events as they arrive
   kraftwatch probe URL             exit 0 if URL answers 200 OK
@@ -72,6 +79,8 @@ func mainCode(args, environ []string, stdout, stderr io.Writer) int {
 		return cli.VerifyEnv(args, environ, stdout, stderr)
 	case "watch":
 		return cli.Watch(args, environ, stdout, stderr)
+	case "groups":
+		return cli.Groups(args, environ, stdout, stderr)
 	case "probe":
 		return cli.Probe(args, stderr)
 	case "version":

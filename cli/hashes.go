@@ -140,6 +140,13 @@ const readerStall = 10 * time.Second
 // the controller quorum) and, when bootstrap is set, every group of __consumer_offsets
 // up to its current end.
 func inspectInputs(dir, controllers string, environ []string, bootstrap, scheme string, stderr io.Writer) (*image.Image, *groups.State, *hashcache.Cache, error) {
+	return inspectInputsWatching(dir, controllers, environ, bootstrap, scheme, stderr, nil)
+}
+
+// inspectInputsWatching is inspectInputs calling applied, when not nil, after each
+// __consumer_offsets record is replayed into the state, in order.
+func inspectInputsWatching(dir, controllers string, environ []string, bootstrap, scheme string, stderr io.Writer,
+	applied func(m groups.Message, rec groups.Record, s *groups.State)) (*image.Image, *groups.State, *hashcache.Cache, error) {
 	cache, err := hashcache.New(hashcache.Config{Scheme: scheme})
 	if err != nil {
 		return nil, nil, nil, err
@@ -170,9 +177,16 @@ func inspectInputs(dir, controllers string, environ []string, bootstrap, scheme 
 	readCtx, stopRead := context.WithCancel(ctx)
 	var decodeErrors int
 	go func() {
+		dec := groups.NewDecoder()
 		done <- reader.Run(readCtx, func(m groups.Message) error {
-			if _, err := state.Replay(m.Key, m.Value); err != nil {
+			rec, err := dec.Decode(m.Key, m.Value)
+			if err != nil {
 				decodeErrors++
+				return nil
+			}
+			state.Apply(&rec)
+			if applied != nil {
+				applied(m, rec, state)
 			}
 			return nil
 		})

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kraftwatch/kraftwatch/api"
+	"github.com/kraftwatch/kraftwatch/engine"
+	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/hashcache"
+	"github.com/kraftwatch/kraftwatch/internal/fixture"
+	"github.com/kraftwatch/kraftwatch/observer"
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+// groupsServer serves the API over the 4.3.1 fixture replayed up to partition 0
+// offset 161, where g-list's member still owns payments, pending revocation, and
+// one event in g-list's history.
+func groupsServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	loaded, err := observer.Load(fixture.MetadataDir(t, "4.3.1"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := groups.NewState()
+	for _, r := range fixture.ReadConsumerOffsets(t, "4.3.1") {
+		if r.Partition == 0 && r.Offset > 161 {
+			continue
+		}
+		if _, err := s.Replay(r.Key, r.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache, _ := hashcache.New(hashcache.Config{Scheme: hashcache.SchemeKafka})
+	tr := groups.NewTracker(s, cache)
+	tr.Sync(loaded.Image)
+	h := engine.NewHistory(0)
+	h.Record(groups.GroupKey{Type: groups.ConsumerGroup, ID: "g-list"}, engine.HistoryEvent{Type: publish.EventType, ID: "kw1-0123",
+		Time: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
+		CoordinatorEpoch: 3, HasPreviousHash: true, PreviousHash: 1, NewHash: 2, Summary: "subscription_changed payments"})
+	v := &engine.View{State: s, Image: loaded.Image, Tracker: tr, Scheme: hashcache.SchemeKafka, History: h, Synced: true}
+	mux := http.NewServeMux()
+	api.Register(mux, func(_ context.Context, fn func(*engine.View)) error { fn(v); return nil })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestGroupsCommand runs `kraftwatch groups` against a real API server and compares
+// its output with golden files (go test ./cli -run TestGroupsCommand -update).
+func TestGroupsCommand(t *testing.T) {
+	srv := groupsServer(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"list", []string{"--url", srv.URL}, 0},
+		{"list-consumer-reconciling", []string{"--url", srv.URL, "--type", "consumer", "--state", "reconciling"}, 0},
+		{"detail", []string{"--url", srv.URL, "g-list"}, 0},
+		{"detail-classic", []string{"--url", srv.URL, "--type", "classic", "g-classic"}, 0},
+		{"unknown-group", []string{"--url", srv.URL, "nope"}, 1},
+		{"bad-state", []string{"--url", srv.URL, "--state", "dead"}, 1},
+		{"no-source", []string{"g-list"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := Groups(tc.args, nil, &out, &errb)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, tc.code, errb.String())
+			}
+			got := out.String()
+			if tc.code != 0 {
+				got = strings.ReplaceAll(errb.String(), srv.URL, "URL")
+			}
+			path := filepath.Join("testdata", "groups-"+tc.name+".txt")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s (run with -update):\n%s", path, got)
+			}
+		})
+	}
+}
