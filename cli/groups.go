@@ -428,4 +428,3 @@ func quoted(s []string) []string {
 	}
 	return out
 }
-

@@ -43,7 +43,7 @@ func groupsServer(t *testing.T) *httptest.Server {
 	tr.Sync(loaded.Image)
 	h := engine.NewHistory(0)
 	h.Record(groups.GroupKey{Type: groups.ConsumerGroup, ID: "g-list"}, engine.HistoryEvent{Type: publish.EventType, ID: "kw1-0123",
-		Time: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
+		Time:             time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
 		CoordinatorEpoch: 3, HasPreviousHash: true, PreviousHash: 1, NewHash: 2, Summary: "subscription_changed payments"})
 	v := &engine.View{State: s, Image: loaded.Image, Tracker: tr, Scheme: hashcache.SchemeKafka, History: h, Synced: true}
 	mux := http.NewServeMux()

@@ -117,11 +117,13 @@ type Engine struct {
 	// coordinator and created again chains its next event to the one before.
 	announced map[groups.GroupKey]int64
 	history   *History
-	decided   uint64
-	byReason  [NumReasonKinds]uint64
-	decodeEr  uint64
-	coord     coordinatorCheck
-	rebal     rebalances
+	// sinceQuery counts the records applied since the last Query was served.
+	sinceQuery int
+	decided    uint64
+	byReason   [NumReasonKinds]uint64
+	decodeEr   uint64
+	coord      coordinatorCheck
+	rebal      rebalances
 }
 
 type groupsPosition struct {
@@ -217,7 +219,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			e.img, e.loaded = u.Image, true
 		case m := <-e.records:
 			e.applyRecord(m)
-		case q := <-e.queries:
+		case q := <-e.queryable():
 			e.serve(q)
 		case <-caughtUp:
 			// The reader queued every record up to its start-time end offsets
@@ -256,7 +258,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 		case now := <-check.C:
 			e.checkCoordinator(now)
-		case q := <-e.queries:
+		case q := <-e.queryable():
 			e.serve(q)
 			continue
 		}
@@ -325,6 +327,7 @@ func (e *Engine) startup(ctx context.Context) error {
 
 // applyRecord applies one __consumer_offsets record to the group state.
 func (e *Engine) applyRecord(m groups.Message) (groups.Change, bool) {
+	e.sinceQuery++
 	ch, rb, err := e.rebal.rb.Replay(e.state, m.Key, m.Value)
 	if err != nil {
 		e.decodeEr++

@@ -28,7 +28,9 @@ type query struct {
 
 // Query runs fn on the engine's goroutine, between two inputs, and returns when it
 // has run: the only safe way to read the group state. fn must be quick (it holds up
-// the engine) and must not call back into the engine. Query returns ctx's error if
+// the engine) and must not call back into the engine. While records are queued the
+// engine applies recordsPerQuery of them between two queries, so readers wait
+// rather than slow the hot path down. Query returns ctx's error if
 // ctx ends first (fn may then still run, or not), ErrStopped once Run has returned.
 func (e *Engine) Query(ctx context.Context, fn func(*View)) error {
 	q := query{ctx: ctx, fn: fn, done: make(chan struct{})}
@@ -49,9 +51,24 @@ func (e *Engine) Query(ctx context.Context, fn func(*View)) error {
 	}
 }
 
+// recordsPerQuery is how many queued records the engine applies after serving a
+// Query before it serves the next: readers never take more than their share while
+// records wait (BenchmarkRecordsWhileQueried).
+const recordsPerQuery = 256
+
+// queryable returns the channel of queries, or nil (no query now) while records
+// are waiting and fewer than recordsPerQuery were applied since the last query.
+func (e *Engine) queryable() chan query {
+	if e.sinceQuery < recordsPerQuery && len(e.records) > 0 {
+		return nil
+	}
+	return e.queries
+}
+
 // serve runs one query, unless its caller gave up while it waited.
 func (e *Engine) serve(q query) {
 	defer close(q.done)
+	e.sinceQuery = 0
 	if q.ctx.Err() != nil {
 		return
 	}
