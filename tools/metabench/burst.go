@@ -41,7 +41,14 @@ import (
 )
 
 // peakRSS is this process's peak resident set size (VmHWM), in bytes.
-func peakRSS() int64 {
+func peakRSS() int64 { return procStatus("VmHWM:") }
+
+// rss is this process's resident set size now (VmRSS), in bytes: before a load, what
+// the Go runtime and the binary hold without an image.
+func rss() int64 { return procStatus("VmRSS:") }
+
+// procStatus is a size in kB of /proc/self/status, in bytes; 0 when unknown.
+func procStatus(field string) int64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
@@ -49,7 +56,7 @@ func peakRSS() int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			return kb << 10
 		}
@@ -60,6 +67,7 @@ func peakRSS() int64 {
 // childLive runs an Observer on a copy of the snapshot's directory, and once it is
 // ready links the segment in and waits for the update at its last offset.
 func childLive(o *options) error {
+	startRSS := rss()
 	c, err := o.config()
 	if err != nil {
 		return err
@@ -142,7 +150,7 @@ func childLive(o *options) error {
 	pprof.StopCPUProfile()
 	runtime.ReadMemStats(&after)
 	alloc := after.TotalAlloc - before.TotalAlloc
-	rss := peakRSS()
+	peak := peakRSS()
 	im := obs.Image()
 	writeMemProfile(o)
 	cancel()
@@ -152,7 +160,7 @@ func childLive(o *options) error {
 	var end runtime.MemStats
 	runtime.ReadMemStats(&end)
 	r := loadResult{LoadNs: elapsed.Nanoseconds(), CPUNs: cpu.Nanoseconds(), HeapBytes: int64(end.HeapAlloc),
-		AllocBytes: int64(alloc), PeakRSS: rss, Partitions: int64(im.NumPartitions()), Records: im.Provenance().Offset + 1, Check: "ok"}
+		AllocBytes: int64(alloc), PeakRSS: peak, StartRSS: startRSS, Partitions: int64(im.NumPartitions()), Records: im.Provenance().Offset + 1, Check: "ok"}
 	if err := c.Check(im, o.changes); err != nil {
 		r.Check = err.Error()
 	}
@@ -264,11 +272,17 @@ func runBurst(o *options) error {
 	allocLive := median(rounds, func(r burstRound) float64 { return float64(r.live.AllocBytes) / float64(o.changes) })
 	rssLoad := median(rounds, func(r burstRound) float64 { return float64(r.load.PeakRSS) / float64(r.load.HeapBytes) })
 	rssLive := median(rounds, func(r burstRound) float64 { return float64(r.live.PeakRSS) / float64(r.live.HeapBytes) })
+	above := func(l loadResult) float64 { return float64(l.PeakRSS-l.StartRSS) / float64(l.HeapBytes) }
+	aboveLoad := median(rounds, func(r burstRound) float64 { return above(r.load) })
+	aboveLive := median(rounds, func(r burstRound) float64 { return above(r.live) })
+	startRSS := median(rounds, func(r burstRound) float64 { return float64(r.load.StartRSS) / 1e6 })
 	fmt.Printf("\n== results (medians of %d runs; load average now %s)\n", o.runs, loadavg())
 	fmt.Printf("kraftwatch  %d changes at load:  %6.3f s (CPU %.3f s), %5.1f B allocated per change, peak RSS %.2fx the image's heap\n",
 		o.changes, atLoad, atLoadCPU, allocLoad, rssLoad)
 	fmt.Printf("kraftwatch  %d changes live:     %6.3f s (CPU %.3f s), %5.1f B allocated per change, peak RSS %.2fx the image's heap\n",
 		o.changes, live, liveCPU, allocLive, rssLive)
+	fmt.Printf("  (peak RSS above the process's RSS at its start, %.0f MB without an image: %.2fx the image's heap at load, %.2fx live)\n",
+		startRSS, aboveLoad, aboveLive)
 	var missed []string
 	target := func(ok bool, format string, args ...any) {
 		status := "ok  "

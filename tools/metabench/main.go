@@ -141,6 +141,7 @@ type loadResult struct {
 	HeapBytes  int64  `json:"heap_bytes"`
 	AllocBytes int64  `json:"alloc_bytes"` // allocated during the load (TotalAlloc)
 	PeakRSS    int64  `json:"peak_rss"`    // the process's peak RSS (VmHWM) after the load
+	StartRSS   int64  `json:"start_rss"`   // its RSS (VmRSS) at the start, before any image
 	Partitions int64  `json:"partitions"`
 	Records    int64  `json:"records"`
 	Check      string `json:"check"`
@@ -153,6 +154,7 @@ func childLoad(o *options) error {
 	if err != nil {
 		return err
 	}
+	startRSS := rss()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -179,7 +181,7 @@ func childLoad(o *options) error {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	r := loadResult{LoadNs: elapsed.Nanoseconds(), CPUNs: cpu.Nanoseconds(), HeapBytes: int64(after.HeapAlloc) - int64(before.HeapAlloc),
-		AllocBytes: int64(after.TotalAlloc - before.TotalAlloc), PeakRSS: peakRSS(),
+		AllocBytes: int64(after.TotalAlloc - before.TotalAlloc), PeakRSS: peakRSS(), StartRSS: startRSS,
 		Partitions: int64(l.Image.NumPartitions()), Records: l.Image.Provenance().Offset + 1, Check: "ok"}
 	runtime.KeepAlive(l)
 	writeMemProfile(o)
@@ -259,8 +261,8 @@ func run(o *options) error {
 			return fmt.Errorf("kraftwatch's image of %d partitions differs from the snapshot: %s", l.Partitions, l.Check)
 		}
 		loads = append(loads, l)
-		fmt.Printf("  kraftwatch load:                 %8v (CPU %v), heap %d B/partition, peak RSS %.0f MB (image checked in full)\n",
-			dur(l.LoadNs), dur(l.CPUNs), l.HeapBytes/l.Partitions, mb(l.PeakRSS))
+		fmt.Printf("  kraftwatch load:                 %8v (CPU %v), heap %d B/partition, peak RSS %.0f MB (%.0f MB at the start; image checked in full)\n",
+			dur(l.LoadNs), dur(l.CPUNs), l.HeapBytes/l.Partitions, mb(l.PeakRSS), mb(l.StartRSS))
 		dl, err := childRun(ctx, o, "-child-decode", filepath.Dir(big.Snapshot), 0)
 		if err != nil {
 			return err
