@@ -93,7 +93,7 @@ func List(v *engine.View, q ListQuery) GroupList {
 	}
 	limit = min(limit, MaxLimit)
 	page := make(keyHeap, 0, limit+1)
-	matched := 0
+	matched, after := 0, 0 // matching groups, and those after the cursor
 	for g := range v.State.All() {
 		if (q.Type != groups.UnknownGroup && g.Key.Type != q.Type) || !strings.HasPrefix(g.Key.ID, q.Prefix) {
 			continue
@@ -105,6 +105,7 @@ func List(v *engine.View, q ListQuery) GroupList {
 		if q.After != nil && g.Key.Compare(*q.After) <= 0 {
 			continue
 		}
+		after++
 		if len(page) < limit {
 			heap.Push(&page, g)
 		} else if g.Key.Compare(page[0].Key) < 0 {
@@ -117,16 +118,8 @@ func List(v *engine.View, q ListQuery) GroupList {
 	for _, g := range page {
 		out.Groups = append(out.Groups, summary(v, g))
 	}
-	// There is a next page when some matching key lies after this page's last.
-	if len(page) == limit {
-		last := page[len(page)-1].Key
-		for g := range v.State.All() {
-			if g.Key.Compare(last) > 0 && (q.Type == groups.UnknownGroup || g.Key.Type == q.Type) &&
-				strings.HasPrefix(g.Key.ID, q.Prefix) && (q.State == groups.UnknownState || g.State() == q.State) {
-				out.Next = Cursor(last)
-				break
-			}
-		}
+	if after > len(page) { // more match after this page's last key
+		out.Next = Cursor(page[len(page)-1].Key)
 	}
 	return out
 }
