@@ -172,3 +172,30 @@ func TestHeapPerPartition(t *testing.T) {
 	runtime.KeepAlive(im)
 	runtime.KeepAlive(snap)
 }
+
+// BenchmarkApplyLeaderChanges is a rolling restart's burst as the observer follows it
+// live: units of 100 leader changes (a batch of metagen's segment, the partitions of
+// one topic), each replayed and applied to the 1M-partition image. Reported per
+// change.
+func BenchmarkApplyLeaderChanges(b *testing.B) {
+	_, im := big(b)
+	topics := im.SortedTopics()
+	d := NewDelta(im)
+	rec := metadata.NewPartitionChangeRecord(UUID{}, 0) // as a metadata.BatchDecoder reuses it
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		t := topics[i%len(topics)]
+		for p := range int32(100) {
+			rec.TopicID, rec.PartitionID, rec.Leader = t.ID(), p, int32((i+int(p))%12)
+			d.At(int64(i*100)+int64(p), 1)
+			if err := d.Replay(rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, ch := d.Apply(Provenance{Offset: int64(i)}); len(ch.Changed) != 1 {
+			b.Fatal("no change reported")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*100), "ns/change")
+}
