@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
@@ -288,6 +289,9 @@ func ReadStream(url, clusterID string) (Events, error) {
 		if err != nil {
 			return nil, fmt.Errorf("stream %s message %d: %w", StreamName, seq, err)
 		}
+		if Rebalanced(m.Subject) {
+			continue // KRAFTWATCH_REBALANCED_EVENTS: another event type, read apart
+		}
 		env, err := Check(clusterID, m.Subject, m.Header, m.Data)
 		if err != nil {
 			return nil, fmt.Errorf("stream %s message %d: %w", StreamName, seq, err)
@@ -295,6 +299,13 @@ func ReadStream(url, clusterID string) (Events, error) {
 		out = append(out, Event{Subject: m.Subject, MsgID: m.Header.Get(jetstream.MsgIDHeader), Seq: m.Sequence, Env: env})
 	}
 	return out, nil
+}
+
+// Rebalanced reports whether subject is one of the rebalanced events' family
+// (<prefix>.<cluster>.rebalanced.<type>.<group>), which Stream and ReadStream skip.
+func Rebalanced(subject string) bool {
+	toks := strings.Split(subject, ".")
+	return len(toks) >= 5 && toks[len(toks)-3] == events.RebalancedFamily
 }
 
 // JetStream connects to the server at url and returns its JetStream API; the

@@ -411,6 +411,9 @@ var defaultProps = map[string]string{
 	"num.io.threads":                                   "2",
 	"background.threads":                               "2",
 	"num.recovery.threads.per.data.dir":                "1",
+	// A test may give its group a short session (group config consumer.session.timeout.ms)
+	// so that a killed member is fenced within seconds; the default stays 45 s.
+	"group.consumer.min.session.timeout.ms": "3000",
 }
 
 func (n *Node) properties() string {

@@ -172,6 +172,18 @@ func (c *Cluster) StartMember(ctx context.Context, group, kind string, topics []
 		"-Xmx256m", "-Dlog4j2.level=WARN", "GroupMember", c.Bootstrap(), group, kind, sub))
 }
 
+// StartMembersInOneJVM is StartMember for n members of one group in one JVM, a consumer
+// thread each (client ids <group>-member-<i>), which is much cheaper than n JVMs. Each
+// prints "member <i> assigned ..."; Close makes them all leave.
+func (c *Cluster) StartMembersInOneJVM(ctx context.Context, group, kind string, topics []string, n int) (*Member, error) {
+	classes, err := c.compileJava(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return startMember(javaCmd(filepath.Join(c.home, "libs", "*")+":"+classes,
+		"-Xmx512m", "-Dlog4j2.level=WARN", "GroupMember", c.Bootstrap(), group, kind, "topics:"+strings.Join(topics, ","), strconv.Itoa(n)))
+}
+
 // StreamsApp is the test bed's Kafka Streams application (java/streams/StreamsApp.java)
 // as StartStreamsApp runs it.
 type StreamsApp struct {
@@ -287,6 +299,20 @@ func (m *Member) Lines() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.lines)
+}
+
+// Subscribe makes the member (every member of its JVM) subscribe to topics instead: a
+// KIP-848 member sends its new subscription with its next heartbeat.
+func (m *Member) Subscribe(topics []string) error {
+	_, err := io.WriteString(m.stdin, "subscribe topics:"+strings.Join(topics, ",")+"\n")
+	return err
+}
+
+// Kill kills the member's JVM (SIGKILL) and waits for it: it does not leave its group,
+// so the coordinator fences it when its session times out.
+func (m *Member) Kill() {
+	syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+	<-m.done
 }
 
 // Close makes the member leave its group (by closing its stdin) and waits for it;
