@@ -188,18 +188,18 @@ func TestRebalanced(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEpochChains(t, stored)
-	var leads []int64
+	var leads []string
 	for _, e := range stored {
 		if e.Data.GroupID == "rb-a" {
 			t.Logf("rb-a timeline: %s", describeBump(e))
 		}
 		for _, c := range e.Data.Causes {
 			if c.PredictedBy != nil {
-				leads = append(leads, c.PredictedBy.LeadTimeMs)
+				leads = append(leads, fmt.Sprintf("%s epoch %d: %d", e.Data.GroupID, e.Data.NewEpoch, c.PredictedBy.LeadTimeMs))
 			}
 		}
 	}
-	t.Logf("%d rebalanced events stored, each once; prediction lead times (ms): %v", len(stored), leads)
+	t.Logf("%d rebalanced events stored, each once; prediction lead times (ms): %s", len(stored), strings.Join(leads, ", "))
 	if n := kw.Metric(`kraftwatch_group_rebalances_total{cause="member_joined",group_type="consumer"}`); n < 102 {
 		t.Fatalf("kraftwatch_group_rebalances_total member_joined consumer = %v, want at least 102", n)
 	}
