@@ -18,6 +18,10 @@
 // Every event lists the topics its hash covers (Event.Topics, cut at
 // publish.MaxTopicsBytes) and stamps each reason with the offset and time of its
 // record (image.Stamp).
+//
+// Every group epoch the coordinator writes is also followed (groups.Rebalances) and, with
+// Config.Rebalanced, announced as a rebalanced event linked to the rebalance-needed
+// event that predicted it (rebalanced.go). Both event types land in the group's History.
 package engine
 
 import (

@@ -15,6 +15,11 @@
 // numbers lose bits above 2^53 in many consumers. Schema holds the JSON Schema
 // (schema/rebalance_needed.v1.json) every published event satisfies.
 //
+// A second type, the rebalanced event (Rebalanced, kraftwatch.group.rebalanced.v1: the
+// coordinator wrote a new group epoch), goes through the same workers and rules on its
+// own subject family <prefix>.<cluster token>.rebalanced.<group type>.<group token>
+// (EnqueueRebalanced; schema/rebalanced.v1.json; see rebalanced.go).
+//
 // # Exactly-once announcements (JetStream)
 //
 // Each event carries a deterministic id (Event.MsgID: cluster, group, scheme, new hash,
