@@ -347,6 +347,7 @@ func (e *Engine) applyRecord(m groups.Message) (groups.Change, bool) {
 	if ch.Removed {
 		delete(e.position, ch.Group)
 		e.history.forget(ch.Group)
+		delete(e.rebal.predictions, ch.Group)
 	} else {
 		e.position[ch.Group] = groupsPosition{partition: int32(m.Partition), offset: m.Offset, time: m.Time}
 	}
