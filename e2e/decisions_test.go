@@ -212,9 +212,10 @@ type caseResult struct {
 }
 
 // TestDecisions runs the KIP-1101 test plan against a live three-broker cluster with
-// running members (KIP-848 consumer, share and classic groups) and compares, case by
-// case, kraftwatch's decisions with the group epoch bumps and MetadataHash of Kafka's
-// own coordinator, read from __consumer_offsets.
+// running members (KIP-848 consumer, share and classic groups, and a Kafka Streams
+// application's KIP-1071 streams group: streams_test.go) and compares, case by case,
+// kraftwatch's decisions with the group epoch bumps and MetadataHash of Kafka's own
+// coordinator, read from __consumer_offsets.
 func TestDecisions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -226,7 +227,7 @@ func TestDecisions(t *testing.T) {
 		// Share groups are a preview in 4.1: storage is formatted without them.
 		opts.Features = map[string]int{"share.version": 1}
 	}
-	c := kafkatest.New(t, opts)
+	c := kafkatest.New(t, kafkatest.StreamsOptions(opts))
 	admin := e2etest.NewAdmin(c)
 	must := func(what string, err error) {
 		t.Helper()
@@ -253,7 +254,8 @@ func TestDecisions(t *testing.T) {
 	// heartbeat) mixes with the cases.
 	offsets := assigned("__consumer_offsets", []int{1}, []int{1}, []int{1})
 	offsets.ConfigEntries = []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"}}
-	must("create topics", admin.CreateTopics(ctx, append(tcs, offsets)...))
+	must("create topics", admin.CreateTopics(ctx, append(append(tcs, offsets), streamsInternalTopics()...)...))
+	streams := startStreams(ctx, t, c)
 	gs := []*decisionGroup{
 		{key: groups.GroupKey{Type: groups.ConsumerGroup, ID: "kw-add"}, kind: kafkatest.KindConsumer, topics: []string{"t-add"}},
 		{key: groups.GroupKey{Type: groups.ShareGroup, ID: "kw-share"}, kind: kafkatest.KindShare, topics: []string{"t-add", "t-neg"}},
@@ -269,11 +271,13 @@ func TestDecisions(t *testing.T) {
 		joins = append(joins, e2etest.Join{Group: g.key.ID, Kind: g.kind, Topics: g.topics, Regex: g.regex})
 	}
 	e2etest.StartMembers(ctx, t, c, joins...)
+	streams.waitRunning(ctx, t, c.Version)
+	gs = append(gs, streams.group)
 	t.Logf("members running after %v", time.Since(start).Round(time.Second))
 
 	k := startKraftwatch(ctx, t, c)
-	// Baseline: every group has its coordinator record; for consumer and share groups
-	// kraftwatch's hash equals the coordinator's stored MetadataHash.
+	// Baseline: every group has its coordinator record; for consumer, share and streams
+	// groups kraftwatch's hash equals the coordinator's stored MetadataHash.
 	err := e2etest.Wait(ctx, 90*time.Second, func() error {
 		for _, g := range gs {
 			v := k.view(g.key)
@@ -332,7 +336,9 @@ func TestDecisions(t *testing.T) {
 			act: func(ctx context.Context) error {
 				return c.Nodes[2].Restart(ctx, nil)
 			},
-			ready: func(im *image.Image) bool { return isrFull(im, "t-neg") && isrFull(im, "t-add") },
+			ready: func(im *image.Image) bool {
+				return isrFull(im, "t-neg") && isrFull(im, "t-add") && isrFull(im, streamsChangelog) && isrFull(im, streamsRepartition)
+			},
 		},
 		{
 			name: "negative: leader election (preferred leader back on t-neg partition 1)",
@@ -346,10 +352,19 @@ func TestDecisions(t *testing.T) {
 			act: func(ctx context.Context) error {
 				return addPartitions(ctx, c, "t-add", "1:3,3:1,1:3")
 			},
-			expect: []groups.GroupKey{key("kw-add"), key("kw-share")},
+			expect: []groups.GroupKey{key("kw-add"), key("kw-share"), streamsKey},
 		},
 		{
-			name: "new topic matching a group's regex (kw-re.b)",
+			name: "negative: streams internal topic config change (changelog and repartition topic retention.ms)",
+			act: func(ctx context.Context) error {
+				if err := c.AlterTopicConfig(ctx, streamsChangelog, "retention.ms=3600000"); err != nil {
+					return err
+				}
+				return c.AlterTopicConfig(ctx, streamsRepartition, "retention.ms=3600000")
+			},
+		},
+		{
+			name: "new topic matching a group's regex (kw-re.b; also the Streams application's pattern, which Kafka Streams refuses with the streams protocol)",
 			act: func(ctx context.Context) error {
 				return admin.CreateTopics(ctx, assigned("kw-re.b", []int{3, 1}))
 			},
@@ -394,14 +409,14 @@ func TestDecisions(t *testing.T) {
 				}
 				return admin.CreateTopics(ctx, assigned("t-rec", []int{1, 3}, []int{3, 1}))
 			},
-			expect: []groups.GroupKey{key("kw-rec")},
+			expect: []groups.GroupKey{key("kw-rec"), streamsKey},
 		},
 		{
 			name: "broker 2 restarted with broker.rack r2b (t-rack)",
 			act: func(ctx context.Context) error {
 				return c.Nodes[1].Restart(ctx, &rackB)
 			},
-			expect: []groups.GroupKey{key("kw-rack")},
+			expect: []groups.GroupKey{key("kw-rack"), streamsKey},
 			early:  true,
 		},
 		{
@@ -421,7 +436,7 @@ func TestDecisions(t *testing.T) {
 				_, err := c.Tool(ctx, "org.apache.kafka.tools.ClusterTool", "unregister", "--bootstrap-server", c.Nodes[0].BrokerAddr, "--id", "2")
 				return err
 			},
-			kwOnly: []groups.GroupKey{key("kw-rack")},
+			kwOnly: []groups.GroupKey{key("kw-rack"), streamsKey},
 			early:  true,
 		},
 	}
@@ -460,6 +475,7 @@ func TestDecisions(t *testing.T) {
 		}
 	}
 	t.Log("\n" + b.String())
+	streams.checkEvents(ctx, t, k)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if len(k.errs) > 0 {

@@ -21,14 +21,16 @@ import (
 )
 
 // Fetch makes sure the jars of Kafka version are in the repository's .cache/kafka and
-// returns that release's directory (libs/ and, when published, shell/).
+// returns that release's directory (libs/, streams/ and, when published, shell/).
 func Fetch(version string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
 	home := filepath.Join(root, ".cache", "kafka", version)
-	if _, err := os.Stat(filepath.Join(home, ".complete")); err == nil {
+	_, err1 := os.Stat(filepath.Join(home, ".complete"))
+	_, err2 := os.Stat(filepath.Join(home, "streams", ".complete"))
+	if err1 == nil && err2 == nil {
 		return home, nil
 	}
 	cmd := exec.Command(filepath.Join(root, "internal", "kafkatest", "fetch-kafka.sh"), version)
@@ -221,11 +223,12 @@ func (c *Cluster) StartStreamsApp(ctx context.Context, app StreamsApp) (*Member,
 }
 
 // StreamsOptions returns opts with streams groups enabled where the release needs it.
-// In Kafka 4.1 streams groups are early access: streams.version 1 is an unstable
-// feature level (kafka-storage format refuses it without
-// unstable.feature.versions.enable) and storage is formatted with streams.version 0,
-// so 4.1 gets both properties and --feature streams.version=1. From 4.2 on the feature
-// is production ready and on by default.
+// In Kafka 4.1 streams groups are early access: storage is formatted with
+// streams.version 0, level 1 is an unstable feature level (kafka-storage format
+// refuses it without unstable.feature.versions.enable), and StreamsGroupHeartbeat v0
+// is marked latestVersionUnstable (the broker offers it only with
+// unstable.api.versions.enable). So 4.1 gets both properties and --feature
+// streams.version=1. From 4.2 on the feature is production ready and on by default.
 func StreamsOptions(opts Options) Options {
 	if !strings.HasPrefix(cmp.Or(opts.Version, Version()), "4.1.") {
 		return opts
