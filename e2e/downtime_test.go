@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/segmentio/kafka-go"
 
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
@@ -54,6 +55,37 @@ func dumpRecords(t *testing.T, c *kafkatest.Cluster) []metaRecord {
 	return recs
 }
 
+// groupEvents reads the rebalance-needed events of consumer group g stored in stream
+// StreamName, oldest first, each checked by e2etest.Check.
+func groupEvents(ctx context.Context, js jetstream.JetStream, clusterID, g string) (e2etest.Events, error) {
+	s, err := js.Stream(ctx, e2etest.StreamName)
+	if err != nil {
+		return nil, err
+	}
+	subject := publish.DefaultPrefix + "." + publish.EscapeToken(clusterID) + ".group.consumer." + publish.EscapeToken(g)
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	if err != nil {
+		return nil, err
+	}
+	var out e2etest.Events
+	for n := info.State.Subjects[subject]; uint64(len(out)) < n; {
+		m, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			return nil, err
+		}
+		env, err := e2etest.Check(clusterID, m.Subject(), m.Headers(), m.Data())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e2etest.Event{Subject: m.Subject(), MsgID: m.Headers().Get(jetstream.MsgIDHeader), Env: env})
+	}
+	return out, nil
+}
+
 // TestDowntimeReasons stops kraftwatch, makes each kind of change to the topics a
 // group reads (delete and recreate, add partitions, delete, move their broker to
 // another rack, create a topic it names) and starts it again: the one event announced
@@ -81,15 +113,15 @@ func TestDowntimeReasons(t *testing.T) {
 		Topics: []string{"dt-rec", "dt-grow", "dt-del", "dt-rack", "dt-new"}})
 	t.Logf("member running after %v", time.Since(start).Round(time.Second))
 	nats := e2etest.StartNATS(t)
+	js := e2etest.JetStream(t, nats.URL())
 	kw := e2etest.StartKraftwatch(t, "downtime", e2etest.Env(c, nats.URL(), "dt-.*"))
 	kw.WaitReady(ctx, 2*time.Minute)
 	var before e2etest.Events
 	if err := e2etest.Wait(ctx, time.Minute, func() error {
-		evs, err := e2etest.ReadStream(nats.URL(), c.ClusterID)
-		if err != nil {
+		var err error
+		if before, err = groupEvents(ctx, js, c.ClusterID, group); err != nil {
 			return err
 		}
-		before = evs.Group(group)
 		if len(before) == 0 || len(before[len(before)-1].Env.Data.Topics) != 4 {
 			return fmt.Errorf("%s: no event covering its 4 topics yet: %v", group, before)
 		}
@@ -164,11 +196,11 @@ func TestDowntimeReasons(t *testing.T) {
 	kw.WaitReady(ctx, 2*time.Minute)
 	var after e2etest.Events
 	if err := e2etest.Wait(ctx, time.Minute, func() error {
-		evs, err := e2etest.ReadStream(nats.URL(), c.ClusterID)
-		if err != nil {
+		var err error
+		if after, err = groupEvents(ctx, js, c.ClusterID, group); err != nil {
 			return err
 		}
-		if after = evs.Group(group); len(after) <= len(before) {
+		if len(after) <= len(before) {
 			return fmt.Errorf("%s: no event after the restart", group)
 		}
 		return nil
@@ -176,7 +208,10 @@ func TestDowntimeReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(e2etest.Quiet) // for an unexpected second event
-	after = e2etest.Stream(t, nats.URL(), c.ClusterID).Group(group)
+	after, err := groupEvents(ctx, js, c.ClusterID, group)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("event %v after the restart, %v", after[len(after)-1], time.Since(restart).Round(time.Second))
 	if len(after) != len(before)+1 {
 		t.Fatalf("%d events after the restart, want 1: %v", len(after)-len(before), after[len(before):])

@@ -53,6 +53,14 @@ func (e Event) Reason(t testing.TB) publish.Reason {
 	return e.Env.Data.Reasons[0]
 }
 
+// SameReason reports whether r is want apart from where its change was written, and
+// says that: a time, and a metadata offset unless r is a subscription change.
+func SameReason(r, want publish.Reason) bool {
+	stamped := !r.Time.IsZero() && (r.MetadataOffset > 0) == (r.Kind != publish.SubscriptionChanged)
+	r.MetadataOffset, r.Time = 0, time.Time{}
+	return stamped && r == want
+}
+
 // Events are events in the order they were received or stored.
 type Events []Event
 
