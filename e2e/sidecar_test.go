@@ -291,23 +291,24 @@ func TestSidecarSIGKILL(t *testing.T) {
 				t.Fatalf("group %s: the restarted kraftwatch decided %+v, which is not in the stream:\n%s", g, d, evs)
 			}
 		}
-		// What changed while it was down is announced once, at start-up (reason
-		// subscription_changed: the cause is not known), right after the events the
-		// killed process stored; every other event after the first is one step.
+		// What changed while it was down (two steps at least) is announced once, at
+		// start-up, as the partitions added since the last stored event, right after the
+		// events the killed process stored; every other event after the first is one
+		// step, and each starts where the one before ended.
 		catchUp := 0
 		for i, e := range evs[1:] {
-			switch r := e.Reason(t); r.Kind {
-			case publish.SubscriptionChanged:
+			r := e.Reason(t)
+			if r.Kind != publish.PartitionsAdded {
+				t.Fatalf("group %s: unexpected reason in %v", g, e)
+			}
+			if p := evs[i].Env.Data.Reasons[0]; i > 0 && p.NewPartitions != r.OldPartitions {
+				t.Fatalf("group %s: event %v does not start where the one before ended (%d partitions)", g, e, p.NewPartitions)
+			}
+			if r.NewPartitions != r.OldPartitions+1 {
 				catchUp++
 				if i+1 < before[g] {
 					t.Fatalf("group %s: start-up event %d among the %d events stored before the kill:\n%s", g, i+1, before[g], evs)
 				}
-			case publish.PartitionsAdded:
-				if r.NewPartitions != r.OldPartitions+1 {
-					t.Fatalf("group %s: live event %v is not one step", g, e)
-				}
-			default:
-				t.Fatalf("group %s: unexpected reason in %v", g, e)
 			}
 		}
 		if catchUp != 1 {
