@@ -1,0 +1,54 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+// TestRebalanceMetrics: a bump counts once under each distinct cause kind, its linked
+// prediction's lead time lands in the histogram (a negative one as 0), and every
+// (group type, cause) series exists from the start.
+func TestRebalanceMetrics(t *testing.T) {
+	m := newRebalanceMetrics()
+	reg := prometheus.NewRegistry()
+	m.register(reg)
+	if n := testutil.CollectAndCount(m.total); n != len(groupTypes)*groups.NumCauseKinds {
+		t.Fatalf("%d series, want %d", n, len(groupTypes)*groups.NumCauseKinds)
+	}
+	joined, meta := publish.CauseKind(groups.CauseMemberJoined), publish.CauseKind(groups.CauseMetadata)
+	m.observe(publish.Rebalanced{GroupType: publish.ConsumerGroup, Causes: []publish.RebalanceCause{
+		{Kind: joined, MemberID: "a"}, {Kind: joined, MemberID: "b"},
+		{Kind: meta, PredictedBy: &publish.Prediction{LeadTimeMs: 1500}},
+	}})
+	m.observe(publish.Rebalanced{GroupType: publish.ShareGroup, Causes: []publish.RebalanceCause{
+		{Kind: meta, PredictedBy: &publish.Prediction{LeadTimeMs: -3}},
+	}})
+	for _, c := range []struct {
+		typ, cause string
+		want       float64
+	}{{"consumer", "member_joined", 1}, {"consumer", "metadata", 1}, {"share", "metadata", 1}, {"share", "member_joined", 0}} {
+		if got := testutil.ToFloat64(m.total.WithLabelValues(c.typ, c.cause)); got != c.want {
+			t.Errorf("%s/%s = %v, want %v", c.typ, c.cause, got, c.want)
+		}
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "kraftwatch_group_rebalance_lead_time_seconds" {
+			continue
+		}
+		h := mf.GetMetric()[0].GetHistogram()
+		if h.GetSampleCount() != 2 || h.GetSampleSum() != 1.5 {
+			t.Fatalf("lead time histogram: count %d sum %v, want 2 and 1.5", h.GetSampleCount(), h.GetSampleSum())
+		}
+		return
+	}
+	t.Fatal("no lead time histogram")
+}
