@@ -8,6 +8,7 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
+	"github.com/kraftwatch/kraftwatch/internal/fixture"
 )
 
 // TestRebalancesFixtures replays every record captured from a real Kafka through a
@@ -52,6 +53,50 @@ func TestRebalancesFixtures(t *testing.T) {
 				}
 			}
 			golden(t, filepath.Join("testdata", filepath.Base(filepath.Dir(path)), "rebalances.golden"), b.Bytes())
+		})
+	}
+}
+
+// TestRebalancesLiveSequences replays the __consumer_offsets records of the sequences
+// internal/kafkatest's TestGenerateFixturesRebalances drove a real Kafka through (a
+// member joins, a second joins and is killed, the first changes its subscription,
+// partitions are added, the first leaves) and compares the bumps with the golden file
+// beside them (-update rewrites it).
+func TestRebalancesLiveSequences(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join(fixture.Dir(t), "kafka-*", "rebalances-offsets.txt"))
+	if len(paths) == 0 {
+		t.Fatal("no testdata/kafka-*/rebalances-offsets.txt (make fixtures writes them)")
+	}
+	for _, path := range paths {
+		version := filepath.Base(filepath.Dir(path))
+		t.Run(version, func(t *testing.T) {
+			var b bytes.Buffer
+			fmt.Fprintf(&b, "# %s: every epoch bump of g-rb, with its causes.\n", filepath.ToSlash(path))
+			s, r := groups.NewState(), groups.NewRebalances()
+			kinds := map[groups.CauseKind]int{}
+			for _, rec := range readFixture(t, path) {
+				_, rb, err := r.Replay(s, rec.Key, rec.Value)
+				if err != nil {
+					t.Fatalf("%s/%s: %v", rec.Partition, rec.Offset, err)
+				}
+				if rb == nil || rb.Group.ID != "g-rb" {
+					continue
+				}
+				for _, c := range rb.Causes {
+					kinds[c.Kind]++
+				}
+				fmt.Fprintf(&b, "%s/%s %s\n", rec.Partition, rec.Offset, rb)
+			}
+			want := map[groups.CauseKind]int{groups.CauseMemberJoined: 2, groups.CauseMemberLeft: 2, groups.CauseSubscriptionChanged: 1}
+			for k, n := range want {
+				if kinds[k] != n {
+					t.Errorf("%d %s causes, want %d", kinds[k], k, n)
+				}
+			}
+			if kinds[groups.UnknownCause] != 0 || kinds[groups.CauseMetadata] < 3 {
+				t.Errorf("causes %v: want no unknown and a metadata cause for the join, the new topic and the new partition", kinds)
+			}
+			golden(t, filepath.Join("testdata", version, "rebalances-sequences.golden"), b.Bytes())
 		})
 	}
 }
@@ -126,6 +171,12 @@ func FuzzRebalances(f *testing.F) {
 	}
 	for _, kv := range fixtureRecords(f) {
 		f.Add(kv.Key, kv.Value, kv.Value == nil)
+	}
+	paths, _ := filepath.Glob(filepath.Join(fixture.Dir(f), "kafka-*", "rebalances-offsets.txt"))
+	for _, path := range paths {
+		for _, rec := range readFixture(f, path) {
+			f.Add(rec.Key, rec.Value, rec.Value == nil)
+		}
 	}
 	s, r := groups.NewState(), groups.NewRebalances()
 	f.Fuzz(func(t *testing.T, key, value []byte, tombstone bool) {
