@@ -66,14 +66,13 @@ func startStreams(ctx context.Context, t *testing.T, c *kafkatest.Cluster) *stre
 	}
 	t.Cleanup(app.Close)
 	ns := e2etest.StartNATS(t)
-	s := &streamsSide{
+	return &streamsSide{
 		app: app,
 		w:   e2etest.Watch(t, ns.URL(), c.ClusterID),
 		bin: e2etest.StartKraftwatch(t, "kw-streams", e2etest.Env(c, ns.URL(), streamsID)),
 		group: &decisionGroup{key: streamsKey,
 			topics: append([]string{streamsChangelog, streamsRepartition}, streamsSources...)},
 	}
-	return s
 }
 
 func (s *streamsSide) waitRunning(ctx context.Context, t *testing.T, version string) {

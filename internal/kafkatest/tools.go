@@ -332,7 +332,8 @@ func (m *Member) Close() {
 
 var compileMu sync.Mutex
 
-// compileJava compiles java/*.java against the release's jars once per release.
+// compileJava compiles java/*.java against the release's jars, once per release and
+// version of the sources.
 func (c *Cluster) compileJava(ctx context.Context) (string, error) {
 	return c.compile(ctx, "java", "classes", filepath.Join(c.home, "libs", "*"))
 }
@@ -375,5 +376,12 @@ func (c *Cluster) compile(ctx context.Context, src, out, classpath string) (stri
 		os.RemoveAll(tmp)
 		return "", fmt.Errorf("kafkatest: javac %s: %w\n%s", src, err, b)
 	}
-	return dir, os.Rename(tmp, dir)
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		if _, serr := os.Stat(dir); serr != nil {
+			return "", err
+		}
+		// Another test process compiled the same sources meanwhile.
+	}
+	return dir, nil
 }
