@@ -36,17 +36,21 @@ deploy:
 
 # e2e packages share one Kafka per package; -p 1 keeps one cluster at a time on 2 cores.
 # The KIP-1101 cases (TestDecisions, a Kafka Streams application's streams group
-# included), the smoke test and the quorum smoke test (network and disk sources side by
-# side) also run on the first release with MetadataHash (4.1.1), the newest 4.2.x and
-# the newest release; so does the kafka scheme's differential test against each release's own
-# hashing code (hashcache TestKafkaDifferential; the unit run covers KAFKA_VERSION).
+# included) and the kafka scheme's differential test against each release's own hashing
+# code (hashcache TestKafkaDifferential; the unit run covers KAFKA_VERSION) also run on
+# the first release with MetadataHash (4.1.1), the newest 4.2.x and the newest release;
+# so do the smoke test and the quorum smoke test (network and disk sources side by
+# side), except on the releases of E2E_DECISIONS_ONLY.
 E2E_EXTRA_VERSIONS ?= 4.1.1 4.2.2 4.4.0
+E2E_DECISIONS_ONLY ?= 4.2.2
 e2e: kafka
 	$(GO) test -tags e2e -race -count=1 -p 1 -timeout 40m -v ./e2e/...
 	@for v in $(E2E_EXTRA_VERSIONS); do \
+	  run='TestDecisions|TestSmoke|TestQuorumSmoke'; \
+	  case " $(E2E_DECISIONS_ONLY) " in *" $$v "*) run=TestDecisions;; esac; \
 	  internal/kafkatest/fetch-kafka.sh $$v && \
 	  KAFKA_VERSION=$$v $(GO) test -count=1 -run TestKafkaDifferential ./hashcache/ && \
-	  KAFKA_VERSION=$$v $(GO) test -tags e2e -race -count=1 -timeout 20m -v -run 'TestDecisions|TestSmoke|TestQuorumSmoke' ./e2e/ || exit 1; \
+	  KAFKA_VERSION=$$v $(GO) test -tags e2e -race -count=1 -timeout 20m -v -run "$$run" ./e2e/ || exit 1; \
 	done
 
 # Fetch Kafka's jars once into .cache/kafka/$(KAFKA_VERSION).
