@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -121,7 +122,15 @@ func TestRunRebalanced(t *testing.T) {
 	if p == nil || p.EventID != needed.ID || p.LeadTimeMs != 500 || p.NewHash != needed.Data.NewHash {
 		t.Fatalf("prediction %+v, want event %s 500 ms before", p, needed.ID)
 	}
-	if evs := e.history.Events(groups.GroupKey{Type: groups.ConsumerGroup, ID: "billing"}); len(evs) != 3 || evs[2].Type != publish.RebalancedType {
+	// The history belongs to the engine's goroutine: read it there. The bump was
+	// recorded before the Query is served, in the same goroutine as its event.
+	var evs []HistoryEvent
+	if err := e.Query(context.Background(), func(v *View) {
+		evs = slices.Clone(v.History.Events(groups.GroupKey{Type: groups.ConsumerGroup, ID: "billing"}))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 3 || evs[2].Type != publish.RebalancedType {
 		t.Fatalf("history: %+v", evs)
 	}
 	stop()
