@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -30,17 +29,14 @@ var (
 // read it) and measures until the last of the 10k events reaches a JetStream consumer
 // of kraftwatch's stream (an ordered consumer, as events.Follow reads it): deciding,
 // encoding, publishing, storing and delivery. The engine and the publisher run as
-// kraftwatch runs them, with the publisher's defaults. The server is
-// KRAFTWATCH_BENCH_NATS_URL (bench/fanout.sh starts a nats-server process), else
-// nats-server in process.
+// kraftwatch runs them, with the publisher's defaults. It also reports the CPU time per
+// event of this process and, when it is another process, of the server. The server is
+// natstest.BenchServer's (bench/fanout.sh starts a nats-server process).
 //
 //	go test ./engine -run '^$' -bench Fanout10k -benchtime 5x
 func BenchmarkFanout10k(b *testing.B) {
 	const n = 10_000
-	url := os.Getenv("KRAFTWATCH_BENCH_NATS_URL")
-	if url == "" {
-		url = natstest.Start(b).ClientURL()
-	}
+	url, pid := natstest.BenchServer(b)
 	nc, err := nats.Connect(url)
 	if err != nil {
 		b.Fatal(err)
@@ -106,7 +102,7 @@ func BenchmarkFanout10k(b *testing.B) {
 	}
 	defer cc.Stop()
 
-	var total time.Duration
+	var total, cpu, srvCPU time.Duration
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
@@ -116,10 +112,13 @@ func BenchmarkFanout10k(b *testing.B) {
 		lastAt.Store(nil)
 		want.Store(int64((i + 1) * n))
 		b.StartTimer()
+		c0, s0 := cpuTime(b, 0), cpuTime(b, pid)
 		start := time.Now()
 		e.OnMetadata(next)
 		waitUntil(b, time.Minute, "the events at the consumer", func() bool { return lastAt.Load() != nil })
 		total += lastAt.Load().Sub(start)
+		cpu += cpuTime(b, 0) - c0
+		srvCPU += cpuTime(b, pid) - s0
 	}
 	b.StopTimer()
 	if st := pub.Stats(); st.Published != uint64((b.N+1)*n) || got.Load() != int64(b.N*n) {
@@ -128,7 +127,20 @@ func BenchmarkFanout10k(b *testing.B) {
 	per := total / time.Duration(b.N)
 	b.ReportMetric(float64(per)/float64(time.Millisecond), "ms-to-last")
 	b.ReportMetric(float64(n)/per.Seconds(), "events/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*n), "cpu-us/event")
+	if pid != 0 {
+		b.ReportMetric(float64(srvCPU.Microseconds())/float64(b.N*n), "server-cpu-us/event")
+	}
 	b.ReportMetric(0, "ns/op")
+}
+
+// cpuTime is natstest.CPUTime of pid (0: this process), failing b on an error.
+func cpuTime(b *testing.B, pid int) time.Duration {
+	d, err := natstest.CPUTime(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
 }
 
 // waitUntil polls cond every millisecond until it holds, or fails b after timeout.

@@ -3,7 +3,6 @@ package publish_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -21,22 +20,13 @@ var benchRound atomic.Int64
 
 var benchRun = strconv.FormatInt(time.Now().UnixNano(), 36)
 
-// benchServer returns the URL of the NATS server of the benchmarks:
-// KRAFTWATCH_BENCH_NATS_URL (a nats-server process with JetStream, as bench/fanout.sh
-// starts; the allocations reported are then the publisher's alone), else nats-server in
-// process (natstest.Start), whose allocations count too.
-func benchServer(b *testing.B) string {
-	if url := os.Getenv("KRAFTWATCH_BENCH_NATS_URL"); url != "" {
-		return url
-	}
-	return natstest.Start(b).ClientURL()
-}
-
 // BenchmarkPublish10k publishes one event for each of 10,000 groups (one change that
 // affects 10k groups) and reports events/s and the time for all 10k, from the first
 // Enqueue until the last event is stored (acked), with the allocations per event of
-// the whole process (Enqueue, publishing, acks). The server is benchServer's, with
-// JetStream on file storage, sharing the machine's cores with the publisher.
+// the whole process (Enqueue, publishing, acks) and the CPU time per event of this
+// process and, when it is another process, of the server: on a shared machine these
+// move much less with the load than events/s do. The server is natstest.BenchServer's,
+// with JetStream on file storage, sharing the machine's cores with the publisher.
 //
 //	go test ./publish -run '^$' -bench Publish10k -benchtime 5x -count 3
 //
@@ -46,9 +36,11 @@ func benchServer(b *testing.B) string {
 // already has an event (known from the previous round).
 func BenchmarkPublish10k(b *testing.B) {
 	const groups = 10_000
-	nc := connect(b, benchServer(b))
+	url, pid := natstest.BenchServer(b)
+	nc := connect(b, url)
 
-	var mallocs, bytes uint64 // during the timed part of the current sub-benchmark
+	var mallocs, bytes uint64     // during the timed part of the current sub-benchmark
+	var cpu, srvCPU time.Duration // likewise
 	run := func(b *testing.B, p *publish.Publisher, k int) time.Duration {
 		b.Helper()
 		evs := make([]publish.Event, groups) // made before, as the engine's decisions are
@@ -60,10 +52,13 @@ func BenchmarkPublish10k(b *testing.B) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		m0, b0 := ms.Mallocs, ms.TotalAlloc
+		c0, s0 := cpuTime(b, 0), cpuTime(b, pid)
 		defer func() {
 			runtime.ReadMemStats(&ms)
 			mallocs += ms.Mallocs - m0
 			bytes += ms.TotalAlloc - b0
+			cpu += cpuTime(b, 0) - c0
+			srvCPU += cpuTime(b, pid) - s0
 		}()
 		start := time.Now()
 		for _, ev := range evs {
@@ -89,8 +84,12 @@ func BenchmarkPublish10k(b *testing.B) {
 		b.ReportMetric(float64(per.Milliseconds()), "ms/10k")
 		b.ReportMetric(float64(mallocs)/float64(b.N*groups), "allocs/event")
 		b.ReportMetric(float64(bytes)/float64(b.N*groups), "B/event")
+		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*groups), "cpu-us/event")
+		if pid != 0 {
+			b.ReportMetric(float64(srvCPU.Microseconds())/float64(b.N*groups), "server-cpu-us/event")
+		}
 		b.ReportMetric(0, "ns/op")
-		mallocs, bytes = 0, 0
+		mallocs, bytes, cpu, srvCPU = 0, 0, 0, 0
 	}
 	newPub := func(b *testing.B, prefix string) (*publish.Publisher, *running) {
 		cfg := baseConfig(b, nc)
@@ -129,7 +128,7 @@ func BenchmarkPublish10k(b *testing.B) {
 			b.Fatal(err)
 		}
 		run(b, p, 0)
-		mallocs, bytes = 0, 0
+		mallocs, bytes, cpu, srvCPU = 0, 0, 0, 0
 		var total time.Duration
 		for i := range b.N {
 			b.StartTimer()
@@ -138,4 +137,13 @@ func BenchmarkPublish10k(b *testing.B) {
 		}
 		report(b, total)
 	})
+}
+
+// cpuTime is natstest.CPUTime of pid (0: this process), failing b on an error.
+func cpuTime(b *testing.B, pid int) time.Duration {
+	d, err := natstest.CPUTime(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
 }
