@@ -6,13 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
-	"github.com/kraftwatch/kraftwatch/internal/natstest"
 	"github.com/kraftwatch/kraftwatch/observer"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -49,15 +45,7 @@ func id(n byte) string {
 // record that made it; the event's time is the latest of them and previous_hash the
 // hash last announced.
 func TestRestartAfterDowntime(t *testing.T) {
-	nc, err := nats.Connect(natstest.Start(t).ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := startNATS(t)
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	part := func(topic string, p int, broker int) string {
 		return fmt.Sprintf("PartitionRecord TopicID=%s PartitionID=%d Replicas=%d ISR=%d Leader=%d", topic, p, broker, broker, broker)

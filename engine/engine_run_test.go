@@ -49,6 +49,21 @@ func member(t testing.TB, group string, offset int64, topics ...string) groups.M
 
 const orders = "AAAAAAAAAAAAAAAAAAAAAQ"
 
+// startNATS starts an in-process JetStream server for the test and connects to it.
+func startNATS(t *testing.T) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(natstest.Start(t).ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
+
 // run starts an engine and a publisher on nc, feeds them, and returns once the engine
 // is ready; stop ends both.
 func run(t *testing.T, nc *nats.Conn, meta observer.Update, records ...groups.Message) (e *Engine, stop func()) {
@@ -142,15 +157,7 @@ func waitEvents(t *testing.T, js jetstream.JetStream, group string, n int) []pub
 // live change, a restart that repeats nothing, and a change made while stopped
 // announced once.
 func TestRunStartupLiveRestart(t *testing.T) {
-	nc, err := nats.Connect(natstest.Start(t).ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := startNATS(t)
 	m0 := replay(t, image.Empty, 10,
 		"RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a",
 		"TopicRecord Name=orders TopicID="+orders,
@@ -221,15 +228,7 @@ func TestRunStartupLiveRestart(t *testing.T) {
 // topic (hash 0, never announced) has none; a group whose records are all removed and
 // that is created again chains to the event announced before its removal.
 func TestPreviousHashIsLastAnnounced(t *testing.T) {
-	nc, err := nats.Connect(natstest.Start(t).ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := startNATS(t)
 	m0 := replay(t, image.Empty, 10, "RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a")
 	e, stop := run(t, nc, m0, member(t, "early", 1, "later"))
 	defer stop()

@@ -6,14 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/natstest"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
@@ -74,15 +72,7 @@ func rebalancedEvents(t *testing.T, js jetstream.JetStream, group string, n int)
 // stored hash is the kafka-scheme hash of the group's topics), with the lead time from
 // that event to the bump record; a restart that replays both announces neither again.
 func TestRunRebalanced(t *testing.T) {
-	nc, err := nats.Connect(natstest.Start(t).ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := startNATS(t)
 	m0 := replay(t, image.Empty, 10,
 		"RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a",
 		"TopicRecord Name=orders TopicID="+orders,

@@ -64,18 +64,23 @@ func Decode(b []byte) (Event, error) {
 // DecodeRebalanceNeeded is Decode for a rebalance-needed event only: another type is an
 // error wrapping ErrNotEvent.
 func DecodeRebalanceNeeded(b []byte) (Envelope[RebalanceNeeded], error) {
+	return decodeAs(b, TypeRebalanceNeeded, decodeRebalanceNeeded)
+}
+
+// decodeAs decodes an event of type typ only, its data with data.
+func decodeAs[T any](b []byte, typ string, data func(*Envelope[json.RawMessage]) (*T, error)) (Envelope[T], error) {
 	attrs, err := decodeAttributes(b)
 	if err != nil {
-		return Envelope[RebalanceNeeded]{}, err
+		return Envelope[T]{}, err
 	}
-	if attrs.Type != TypeRebalanceNeeded {
-		return Envelope[RebalanceNeeded]{}, fmt.Errorf("%w: type %q, want %s", ErrNotEvent, attrs.Type, TypeRebalanceNeeded)
+	if attrs.Type != typ {
+		return Envelope[T]{}, fmt.Errorf("%w: type %q, want %s", ErrNotEvent, attrs.Type, typ)
 	}
-	d, err := decodeRebalanceNeeded(&attrs)
+	d, err := data(&attrs)
 	if err != nil {
-		return Envelope[RebalanceNeeded]{}, err
+		return Envelope[T]{}, err
 	}
-	return Envelope[RebalanceNeeded]{SpecVersion: attrs.SpecVersion, ID: attrs.ID, Source: attrs.Source, Type: attrs.Type,
+	return Envelope[T]{SpecVersion: attrs.SpecVersion, ID: attrs.ID, Source: attrs.Source, Type: attrs.Type,
 		Subject: attrs.Subject, Time: attrs.Time, DataContentType: attrs.DataContentType, Data: *d}, nil
 }
 

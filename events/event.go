@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -50,19 +51,12 @@ const (
 var groupTypeNames = [...]string{"unknown", "classic", "consumer", "share", "streams"}
 
 // String returns "classic", "consumer", "share", "streams" or "unknown".
-func (t GroupType) String() string {
-	if int(t) < len(groupTypeNames) {
-		return groupTypeNames[t]
-	}
-	return "unknown"
-}
+func (t GroupType) String() string { return enumName(groupTypeNames[:], t) }
 
 // ParseGroupType is the inverse of String for the four known types.
 func ParseGroupType(s string) (GroupType, error) {
-	for i, n := range groupTypeNames {
-		if i > 0 && n == s {
-			return GroupType(i), nil
-		}
+	if t, ok := parseEnum[GroupType](groupTypeNames[1:], s); ok {
+		return t + 1, nil
 	}
 	return UnknownGroup, fmt.Errorf("unknown group type %q (want classic, consumer, share or streams)", s)
 }
@@ -108,21 +102,28 @@ var reasonNames = [...]string{"unknown", "created", "deleted", "recreated", "par
 	"racks_changed", "subscription_changed", "regex_matched"}
 
 // String returns the reason's JSON name, or "unknown".
-func (k ReasonKind) String() string {
-	if int(k) < len(reasonNames) {
-		return reasonNames[k]
+func (k ReasonKind) String() string { return enumName(reasonNames[:], k) }
+
+// ParseReasonKind is the inverse of String for the known kinds.
+func ParseReasonKind(s string) (ReasonKind, error) {
+	if k, ok := parseEnum[ReasonKind](reasonNames[1:], s); ok {
+		return k + 1, nil
+	}
+	return UnknownReason, fmt.Errorf("unknown reason kind %q", s)
+}
+
+// enumName returns the name of k in names, "unknown" beyond them.
+func enumName[K ~uint8](names []string, k K) string {
+	if int(k) < len(names) {
+		return names[k]
 	}
 	return "unknown"
 }
 
-// ParseReasonKind is the inverse of String for the known kinds.
-func ParseReasonKind(s string) (ReasonKind, error) {
-	for i, n := range reasonNames {
-		if i > 0 && n == s {
-			return ReasonKind(i), nil
-		}
-	}
-	return UnknownReason, fmt.Errorf("unknown reason kind %q", s)
+// parseEnum returns the index of s in names.
+func parseEnum[K ~uint8](names []string, s string) (K, bool) {
+	i := slices.Index(names, s)
+	return K(i), i >= 0
 }
 
 // MarshalText refuses UnknownReason.

@@ -56,19 +56,12 @@ var causeNames = [...]string{"unknown", "metadata", "member_joined", "member_lef
 	"topology_changed"}
 
 // String returns the kind's JSON name.
-func (k CauseKind) String() string {
-	if int(k) < len(causeNames) {
-		return causeNames[k]
-	}
-	return "unknown"
-}
+func (k CauseKind) String() string { return enumName(causeNames[:], k) }
 
 // ParseCauseKind is the inverse of String.
 func ParseCauseKind(s string) (CauseKind, error) {
-	for i, n := range causeNames {
-		if n == s {
-			return CauseKind(i), nil
-		}
+	if k, ok := parseEnum[CauseKind](causeNames[:], s); ok {
+		return k, nil
 	}
 	return UnknownCause, fmt.Errorf("unknown cause kind %q", s)
 }
@@ -274,19 +267,7 @@ var rebalancedIDPattern = regexp.MustCompile(`^kwr1-[0-9a-f]{32}$`)
 // DecodeGroupRebalanced is Decode for a rebalanced event only: another type is an error
 // wrapping ErrNotEvent.
 func DecodeGroupRebalanced(b []byte) (Envelope[GroupRebalanced], error) {
-	attrs, err := decodeAttributes(b)
-	if err != nil {
-		return Envelope[GroupRebalanced]{}, err
-	}
-	if attrs.Type != TypeGroupRebalanced {
-		return Envelope[GroupRebalanced]{}, fmt.Errorf("%w: type %q, want %s", ErrNotEvent, attrs.Type, TypeGroupRebalanced)
-	}
-	d, err := decodeGroupRebalanced(&attrs)
-	if err != nil {
-		return Envelope[GroupRebalanced]{}, err
-	}
-	return Envelope[GroupRebalanced]{SpecVersion: attrs.SpecVersion, ID: attrs.ID, Source: attrs.Source, Type: attrs.Type,
-		Subject: attrs.Subject, Time: attrs.Time, DataContentType: attrs.DataContentType, Data: *d}, nil
+	return decodeAs(b, TypeGroupRebalanced, decodeGroupRebalanced)
 }
 
 // decodeGroupRebalanced checks what schema/rebalanced.v1.json says beyond the common
