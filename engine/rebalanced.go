@@ -195,14 +195,16 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 	if e.cfg.OnRebalanced != nil {
 		e.cfg.OnRebalanced(ev)
 	}
+	// The group's timeline has its bumps whether or not they are published; the id is
+	// the one the event has, or would have.
+	e.history.Record(rb.Group, HistoryEvent{Type: publish.RebalancedType, ID: ev.MsgID(), Time: ev.Time,
+		CoordinatorEpoch: ev.NewEpoch, Summary: causesSummary(ev.Causes)})
 	if !e.cfg.Rebalanced {
 		return nil
 	}
 	if err := e.cfg.Publisher.EnqueueRebalanced(ctx, ev); err != nil {
 		return fmt.Errorf("engine: enqueue rebalanced event of %s: %w", rb.Group, err)
 	}
-	e.history.Record(rb.Group, HistoryEvent{Type: publish.RebalancedType, ID: ev.MsgID(), Time: ev.Time,
-		CoordinatorEpoch: ev.NewEpoch, Summary: causesSummary(ev.Causes)})
 	e.log.Info("group rebalanced", "group", rb.Group.ID, "group_type", rb.Group.Type.String(), "epoch", rb.NewEpoch,
 		"causes", causesSummary(ev.Causes), "partition", b.partition, "offset", b.offset)
 	return nil
