@@ -245,23 +245,9 @@ func isPartitionsAdded(url, cluster, id string) bool {
 	return false
 }
 
-var rebalancedSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(publish.RebalancedSchema))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	const url = "https://github.com/kraftwatch/kraftwatch/publish/schema/rebalanced.v1.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
-})
-
 // checkRebalanced validates one message: schema, decoder, subject, Nats-Msg-Id.
 func checkRebalanced(cluster, subject string, hdr nats.Header, data []byte) (publish.RebalancedEnvelope, error) {
-	sch, err := rebalancedSchema()
+	sch, err := e2etest.RebalancedSchema()
 	if err != nil {
 		return publish.RebalancedEnvelope{}, err
 	}

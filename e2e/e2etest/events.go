@@ -93,19 +93,27 @@ func (es Events) String() string {
 	return b.String()
 }
 
-var schema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(publish.Schema))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	const url = "https://github.com/kraftwatch/kraftwatch/publish/schema/rebalance_needed.v1.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
-})
+var (
+	schema = compileSchema(publish.Schema, "https://github.com/kraftwatch/kraftwatch/publish/schema/rebalance_needed.v1.json")
+	// RebalancedSchema is the compiled JSON Schema of rebalanced events.
+	RebalancedSchema = compileSchema(publish.RebalancedSchema, "https://github.com/kraftwatch/kraftwatch/publish/schema/rebalanced.v1.json")
+)
+
+// compileSchema compiles one of publish's JSON Schemas, whose $id is url, once.
+func compileSchema(doc []byte, url string) func() (*jsonschema.Schema, error) {
+	return sync.OnceValues(func() (*jsonschema.Schema, error) {
+		d, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+		if err != nil {
+			return nil, err
+		}
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		if err := c.AddResource(url, d); err != nil {
+			return nil, err
+		}
+		return c.Compile(url)
+	})
+}
 
 // Check validates one message of kraftwatch: publish.Decode, the JSON Schema, the
 // cluster, the subject derived from the group, the Nats-Msg-Id and Content-Type
