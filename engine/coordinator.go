@@ -19,6 +19,10 @@ const DefaultMismatchAfter = 2 * time.Minute
 // coordinator has stopped refreshing. Only groups the coordinator keeps refreshing are
 // compared: those with members and a stored hash (classic groups store none; Kafka 4.0
 // writes none; an empty group is never refreshed and keeps the hash of its last member).
+// A disagreement is not counted while a topic of the group has a replica on a broker
+// that is not registered: the coordinator does not recompute a hash when a broker is
+// unregistered (no topic record changes), so its stored hash keeps the broker's rack
+// until the topic changes, where kraftwatch's follows the registrations at once.
 type coordinatorCheck struct {
 	grace time.Duration
 	// kafka hashes with the kafka scheme when the published scheme is another one; it
@@ -55,11 +59,16 @@ func (e *Engine) checkCoordinator(now time.Time) {
 			continue
 		}
 		c.checked++
+		topics := e.tracker.Topics(k)
 		var h int64
 		if c.kafka != nil {
-			h = c.kafka.GroupHash(hashcache.ImageCluster{Image: e.img}, e.tracker.Topics(k))
+			h = c.kafka.GroupHash(hashcache.ImageCluster{Image: e.img}, topics)
 		} else {
 			h, _ = e.tracker.Hash(k)
+		}
+		if h != g.MetadataHash && e.onUnregisteredBroker(topics) {
+			delete(c.since, k) // explained: see coordinatorCheck
+			continue
 		}
 		if h == g.MetadataHash {
 			if m, ok := c.since[k]; ok && m.warned {
@@ -79,9 +88,28 @@ func (e *Engine) checkCoordinator(now time.Time) {
 				m.warned = true
 				e.log.Warn("the kafka-scheme hash disagrees with the coordinator's stored MetadataHash", "group", k.ID,
 					"group_type", k.Type.String(), "kraftwatch_hash", h, "coordinator_hash", g.MetadataHash,
-					"coordinator_epoch", g.Epoch, "since", m.since, "topics", e.tracker.Topics(k))
+					"coordinator_epoch", g.Epoch, "since", m.since, "topics", topics)
 			}
 		}
 		c.since[k] = m
 	}
+}
+
+// onUnregisteredBroker reports whether a replica of one of the topics is on a broker that
+// is not registered. It is asked only of groups whose hashes disagree.
+func (e *Engine) onUnregisteredBroker(topics []string) bool {
+	for _, name := range topics {
+		t, ok := e.img.TopicByName(name)
+		if !ok {
+			continue
+		}
+		for p := range t.Partitions() {
+			for _, id := range p.Replicas() {
+				if _, ok := e.img.Broker(id); !ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -24,7 +24,8 @@ func (idlePublisher) LoadLastPublished(context.Context) (map[publish.GroupKey]pu
 // TestCoordinatorCheck: a group whose coordinator stored the kafka-scheme hash agrees;
 // one whose stored hash differs counts once the grace period is over, and stops
 // counting when the coordinator catches up; an empty group, a group the coordinator
-// stored no hash for and a classic group are not compared. Both published schemes
+// stored no hash for and a classic group are not compared; a disagreement while a
+// topic's replica is on an unregistered broker is not counted. Both published schemes
 // compare the kafka-scheme hash.
 func TestCoordinatorCheck(t *testing.T) {
 	for _, scheme := range []string{hashcache.SchemeMurmur3, hashcache.SchemeKafka} {
@@ -72,6 +73,23 @@ func TestCoordinatorCheck(t *testing.T) {
 			e.checkCoordinator(t0.Add(2 * time.Hour))
 			if e.coord.mismatches != 0 || len(e.coord.since) != 0 {
 				t.Fatalf("after the coordinator caught up: %d mismatches, %d tracked", e.coord.mismatches, len(e.coord.since))
+			}
+
+			// Broker 1, orders' only replica, is unregistered: kraftwatch's hash loses
+			// its rack, the coordinator keeps the stored one (it does not recompute for
+			// an unregistration). Not counted, however long it lasts.
+			u := replay(t, e.img, 20, "UnregisterBrokerRecord BrokerID=1 BrokerEpoch=1")
+			e.img = u.Image
+			e.tracker.Metadata(u.Image, u.Changes)
+			fresh, _ := hashcache.New(hashcache.Config{Scheme: hashcache.SchemeKafka})
+			if h := fresh.GroupHash(hashcache.ImageCluster{Image: e.img}, []string{"orders"}); h == right {
+				t.Fatal("unregistering the broker did not change the kafka-scheme hash")
+			}
+			for _, at := range []time.Duration{3 * time.Hour, 4 * time.Hour} {
+				e.checkCoordinator(t0.Add(at))
+				if e.coord.checked != 2 || e.coord.mismatches != 0 {
+					t.Fatalf("broker unregistered, at +%v: %d checked, %d mismatches; want 2, 0", at, e.coord.checked, e.coord.mismatches)
+				}
 			}
 		})
 	}
