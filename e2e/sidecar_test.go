@@ -410,6 +410,9 @@ func TestSidecarNATSRestart(t *testing.T) {
 	s.NATS.Start()
 	t.Logf("nats-server restarted after %v down", time.Since(start).Round(time.Millisecond))
 	kw.WaitReady(ctx, time.Minute)
+	// The last event must reach the core subscriber: it is published once the
+	// subscriber is back (nats.go reconnects every 50-150 ms).
+	s.Watcher.Connected(ctx, t, time.Minute)
 	s.Admin.AlterPartitions(ctx, t, "nr-orders", 5)
 
 	err = e2etest.Wait(ctx, time.Minute, func() error {

@@ -158,6 +158,7 @@ func Check(clusterID, subject string, hdr nats.Header, data []byte) (publish.Env
 // id already received (a refused or de-duplicated publish leaking through) is kept
 // apart for NoRepeats to fail on. Its methods are safe for concurrent use.
 type Watcher struct {
+	nc      *nats.Conn
 	mu      sync.Mutex
 	events  Events          // first delivery of each event id, in order
 	repeats Events          // later deliveries of an id already received
@@ -174,6 +175,7 @@ func Watch(t testing.TB, url, clusterID string) *Watcher {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.nc = nc
 	t.Cleanup(nc.Close)
 	if _, err := nc.Subscribe(publish.DefaultPrefix+".>", func(m *nats.Msg) {
 		at := time.Now()
@@ -204,6 +206,22 @@ func Watch(t testing.TB, url, clusterID string) *Watcher {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// Connected waits until the subscriber is connected and the server holds its
+// subscription: after a server restart it reconnects on its own schedule, and an event
+// published before that is not delivered to it.
+func (w *Watcher) Connected(ctx context.Context, t testing.TB, timeout time.Duration) {
+	t.Helper()
+	err := Wait(ctx, timeout, func() error {
+		if !w.nc.IsConnected() {
+			return errors.New("core subscriber not connected")
+		}
+		return w.nc.FlushTimeout(time.Second) // the server has the subscription the reconnect sent before
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // All returns the events received so far, each id once, and fails t on any invalid
