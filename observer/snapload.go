@@ -1,7 +1,6 @@
 package observer
 
 import (
-	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -30,26 +29,25 @@ import (
 
 const (
 	// chunkRecords is the most records one decoded chunk holds.
-	chunkRecords = 1024
-	// loadChunks and loadBuffers bound the chunks and batch buffers in flight. A
-	// decoded record shares no memory with its batch (strings are copied, arrays live
-	// in the chunk's decoder) unless it has byte fields (UserScramCredentialRecord),
-	// so the reader reads the next batch into the same buffer while the chunks of the
-	// last one are replayed: the load holds the image and one batch (issue 14).
-	loadChunks  = 8
-	loadBuffers = 1
+	chunkRecords = 512
+	// loadChunks bounds the chunks in flight. A decoded record shares no memory with
+	// the bytes it was read from (strings are copied, arrays live in the chunk's
+	// decoder) unless it has byte fields (UserScramCredentialRecord).
+	loadChunks = 4
 )
 
-// loadChunk is a run of decoded records of one batch, valid until dec is Reset.
+// loadWindow is how much of a data batch is read at a time: a batch of records
+// (up to 8 MiB in a snapshot Kafka writes) is read, checked and decoded a window
+// at a time through recordbatch.Stream, so the load holds the image and a window
+// instead of a whole batch (issue 14). The window grows for a record that does
+// not fit.
+var loadWindow = 1 << 20 // a variable for tests
+
+// loadChunk is a run of decoded records, valid until dec is Reset.
 type loadChunk struct {
 	recs []metadata.Record
 	dec  metadata.BatchDecoder
-	// buf is the batch's buffer, handed back after the batch's last chunk; nil on the
-	// others.
-	buf *loadBuffer
 }
-
-type loadBuffer struct{ b []byte }
 
 // loadSnapshot reads, checks, decodes and replays the snapshot at path into a new
 // Delta on image.Empty. It returns nil when the snapshot is not clean or cannot be
@@ -65,13 +63,9 @@ func loadSnapshot(path string, id SnapshotID) *snapshot {
 		return nil
 	}
 	r := &snapReader{f: f, size: fi.Size(), stop: make(chan struct{}),
-		chunks: make(chan *loadChunk, loadChunks), freeChunks: make(chan *loadChunk, loadChunks),
-		freeBufs: make(chan *loadBuffer, loadBuffers)}
+		chunks: make(chan *loadChunk, loadChunks), freeChunks: make(chan *loadChunk, loadChunks)}
 	for range loadChunks {
 		r.freeChunks <- &loadChunk{recs: make([]metadata.Record, 0, chunkRecords)}
-	}
-	for range loadBuffers {
-		r.freeBufs <- &loadBuffer{}
 	}
 	go r.run()
 	failed, done := false, false
@@ -97,10 +91,6 @@ func loadSnapshot(path string, id SnapshotID) *snapshot {
 		}
 		c.recs = c.recs[:0]
 		c.dec.Reset()
-		if c.buf != nil {
-			r.freeBufs <- c.buf
-			c.buf = nil
-		}
 		r.freeChunks <- c
 	}
 	done = true
@@ -120,7 +110,8 @@ type snapReader struct {
 
 	chunks     chan *loadChunk
 	freeChunks chan *loadChunk
-	freeBufs   chan *loadBuffer
+	cur        *loadChunk // being filled; nil when none
+	buf        []byte     // the window
 
 	ok      bool
 	header  recordbatch.SnapshotHeaderRecord
@@ -139,52 +130,34 @@ func (r *snapReader) read() bool {
 	batches := 0
 	footer := false // the last batch read is a control batch with a SnapshotFooter
 	for pos < r.size {
-		var head [recordbatch.LogOverhead]byte
+		var head [recordbatch.HeaderSize]byte
+		if r.size-pos < int64(len(head)) {
+			return false
+		}
 		if _, err := r.f.ReadAt(head[:], pos); err != nil {
 			return false
 		}
-		n := int64(int32(binary.BigEndian.Uint32(head[8:]))) + recordbatch.LogOverhead
-		if n < recordbatch.HeaderSize || n > r.size-pos {
+		st, n, err := recordbatch.NewStream(head[:])
+		if err != nil || n > r.size-pos {
 			return false
 		}
-		buf := r.buffer()
-		if buf == nil {
+		h := st.Header()
+		if batches == 0 && !h.IsControl() {
 			return false
 		}
-		if int64(cap(buf.b)) < n {
-			buf.b = make([]byte, n)
-		}
-		raw := buf.b[:n]
-		if _, err := r.f.ReadAt(raw, pos); err != nil {
-			return false
-		}
-		b, err := recordbatch.Decode(raw)
-		if err != nil || int64(b.Size()) != n || b.Codec() != recordbatch.CodecNone {
-			return false
-		}
-		if batches == 0 && !r.readHeader(&b) {
-			return false
+		if h.IsControl() {
+			footer = false
+			if !r.control(pos, n, batches == 0, &footer) {
+				return false
+			}
+		} else {
+			footer = false
+			if !r.stream(st, pos) || !r.send() {
+				return false
+			}
 		}
 		batches++
 		pos += n
-		if b.IsControl() {
-			footer = false
-			it := b.Iter()
-			for it.Next() {
-				if _, typ, err := recordbatch.ParseControlKey(it.Record().Key); err == nil && typ == recordbatch.ControlSnapshotFooter {
-					footer = true
-				}
-			}
-			r.freeBufs <- buf // nothing refers to it
-			if it.Err() != nil {
-				return false
-			}
-			continue
-		}
-		footer = false
-		if !r.decode(&b, buf) {
-			return false
-		}
 	}
 	// The file must end where its size said: os.ReadFile would read on.
 	var one [1]byte
@@ -192,6 +165,69 @@ func (r *snapReader) read() bool {
 		return false
 	}
 	return batches >= 2 && footer
+}
+
+// control reads and checks the control batch of n bytes at pos whole, and notes
+// whether it holds a SnapshotFooter; the first batch must hold the SnapshotHeader.
+func (r *snapReader) control(pos, n int64, first bool, footer *bool) bool {
+	if int64(cap(r.buf)) < n {
+		r.buf = make([]byte, max(n, int64(loadWindow)))
+	}
+	raw := r.buf[:n]
+	if _, err := r.f.ReadAt(raw, pos); err != nil {
+		return false
+	}
+	b, err := recordbatch.Decode(raw)
+	if err != nil || int64(b.Size()) != n {
+		return false
+	}
+	if first && !r.readHeader(&b) {
+		return false
+	}
+	it := b.Iter()
+	for it.Next() {
+		if _, typ, err := recordbatch.ParseControlKey(it.Record().Key); err == nil && typ == recordbatch.ControlSnapshotFooter {
+			*footer = true
+		}
+	}
+	return it.Err() == nil
+}
+
+// stream reads the data batch at pos a window at a time, decodes its records into
+// chunks and sends the full ones; it checks the batch's CRC once all are read.
+func (r *snapReader) stream(st *recordbatch.Stream, pos int64) bool {
+	if len(r.buf) < loadWindow {
+		r.buf = make([]byte, loadWindow)
+	}
+	off := pos + recordbatch.HeaderSize // of the next byte to read
+	have := 0                           // bytes at the start of buf not cut yet
+	for st.Left() > 0 {
+		if k := min(int64(len(r.buf)-have), st.Left()-int64(have)); k > 0 {
+			if _, err := r.f.ReadAt(r.buf[have:have+int(k)], off); err != nil {
+				return false
+			}
+			off += k
+			have += int(k)
+		}
+		piece, used, err := st.Next(r.buf[:have])
+		if err != nil {
+			return false
+		}
+		if used == 0 { // a record longer than the window
+			r.buf = append(r.buf, make([]byte, len(r.buf))...)
+			continue
+		}
+		shared, ok := r.decode(&piece)
+		if !ok {
+			return false
+		}
+		rest := r.buf[used:have]
+		if shared { // records refer to buf: the next bytes go to a new window
+			r.buf = make([]byte, len(r.buf))
+		}
+		have = copy(r.buf, rest)
+	}
+	return st.Close() == nil
 }
 
 // readHeader checks that the first batch is a control batch whose first record is the
@@ -211,45 +247,45 @@ func (r *snapReader) readHeader(b *recordbatch.Batch) bool {
 	return ok
 }
 
-// decode decodes the records of a data batch into chunks and sends them. When a
-// record shares memory with the batch, the last chunk carries buf, which must stay
-// untouched until it has been replayed; else buf is free again at once.
-func (r *snapReader) decode(b *recordbatch.Batch, buf *loadBuffer) bool {
-	c := r.chunk()
-	if c == nil {
-		return false
-	}
-	shared := false
+// decode decodes the records of a piece of a data batch into chunks, sending each
+// full one. shared reports whether a record refers to the piece's bytes.
+func (r *snapReader) decode(b *recordbatch.Batch) (shared, ok bool) {
 	it := b.Iter()
 	for it.Next() {
+		if r.cur == nil {
+			if r.cur = r.chunk(); r.cur == nil {
+				return false, false
+			}
+		}
 		r.records++
-		rec, _, err := c.dec.Decode(it.Record().Value)
+		rec, _, err := r.cur.dec.Decode(it.Record().Value)
 		if err != nil {
-			r.freeChunks <- c
-			return false
+			return false, false
 		}
 		if _, ok := rec.(*metadata.UserScramCredentialRecord); ok {
 			shared = true
 		}
-		c.recs = append(c.recs, rec)
-		if len(c.recs) == chunkRecords {
-			r.chunks <- c
-			if c = r.chunk(); c == nil {
-				return false
-			}
+		r.cur.recs = append(r.cur.recs, rec)
+		if len(r.cur.recs) == chunkRecords && !r.send() {
+			return false, false
 		}
 	}
-	if it.Err() != nil {
-		r.freeChunks <- c
+	return shared, it.Err() == nil
+}
+
+// send sends the chunk being filled, if any; it returns false when the other side
+// stopped.
+func (r *snapReader) send() bool {
+	if r.cur == nil {
+		return true
+	}
+	select {
+	case r.chunks <- r.cur:
+		r.cur = nil
+		return true
+	case <-r.stop:
 		return false
 	}
-	if shared {
-		c.buf = buf
-	} else {
-		r.freeBufs <- buf
-	}
-	r.chunks <- c
-	return true
 }
 
 // chunk returns an empty chunk, nil when the other side stopped.
@@ -257,16 +293,6 @@ func (r *snapReader) chunk() *loadChunk {
 	select {
 	case c := <-r.freeChunks:
 		return c
-	case <-r.stop:
-		return nil
-	}
-}
-
-// buffer returns a free batch buffer, nil when the other side stopped.
-func (r *snapReader) buffer() *loadBuffer {
-	select {
-	case b := <-r.freeBufs:
-		return b
 	case <-r.stop:
 		return nil
 	}

@@ -188,6 +188,8 @@ func TestFastSnapshotMatchesCareful(t *testing.T) {
 		{"empty file", nil, false, true, true},
 		{"gzip batch", gz, false, true, false},
 		{"records the image does not model", with(&metadata.NoOpRecord{}), true, false, false},
+		{"records that share the batch's bytes", with(&metadata.UserScramCredentialRecord{Name: "u", Mechanism: 1,
+			Salt: []byte("salt"), StoredKey: bytes.Repeat([]byte{1}, 32), ServerKey: bytes.Repeat([]byte{2}, 32), Iterations: 4096}), true, false, false},
 		{"record for an unknown topic", with(observertest.Partition(observertest.ID(77), 0, 1)), false, true, false},
 		{"partition change", with(metadata.NewPartitionChangeRecord(idA, 3)), true, true, false},
 	} {
@@ -219,9 +221,15 @@ func TestFastSnapshotMatchesCareful(t *testing.T) {
 						observertest.Partition(observertest.ID(6), 1, 1))
 				})
 			}
-			careful, oneShot := run(false), run(true)
-			if !reflect.DeepEqual(careful, oneShot) {
-				t.Fatalf("careful:\n%+v\none pass:\n%+v", careful, oneShot)
+			careful := run(false)
+			// Windows smaller than a batch (the batches are about 80 kB), and smaller
+			// than a record, which the window grows for.
+			defer func(w int) { loadWindow = w }(loadWindow)
+			for _, w := range []int{loadWindow, 4096, 16} {
+				loadWindow = w
+				if oneShot := run(true); !reflect.DeepEqual(careful, oneShot) {
+					t.Fatalf("careful:\n%+v\none pass, window %d:\n%+v", careful, w, oneShot)
+				}
 			}
 			if len(careful.updates) == 0 && careful.err == "<nil>" {
 				t.Fatal("nothing published")

@@ -141,14 +141,7 @@ func Decode(b []byte) (Batch, error) {
 	if got := crc32.Checksum(raw[offsetAttributes:], castagnoli); got != bt.CRC {
 		return bt, fmt.Errorf("batch at offset %d: crc %08x, computed %08x: %w", bt.BaseOffset, bt.CRC, got, ErrCorrupt)
 	}
-	bt.Attributes = int16(binary.BigEndian.Uint16(raw[21:]))
-	bt.LastOffsetDelta = int32(binary.BigEndian.Uint32(raw[23:]))
-	bt.BaseTimestamp = int64(binary.BigEndian.Uint64(raw[27:]))
-	bt.MaxTimestamp = int64(binary.BigEndian.Uint64(raw[35:]))
-	bt.ProducerID = int64(binary.BigEndian.Uint64(raw[43:]))
-	bt.ProducerEpoch = int16(binary.BigEndian.Uint16(raw[51:]))
-	bt.BaseSequence = int32(binary.BigEndian.Uint32(raw[53:]))
-	bt.NumRecords = int32(binary.BigEndian.Uint32(raw[57:]))
+	decodeFields(&bt, raw)
 	bt.Records = raw[HeaderSize:]
 	if c := bt.Codec(); c > CodecZstd {
 		return bt, fmt.Errorf("batch at offset %d: invalid codec %d: %w", bt.BaseOffset, c, ErrCorrupt)
@@ -165,6 +158,21 @@ func Decode(b []byte) (Batch, error) {
 			bt.BaseOffset, bt.NumRecords, len(bt.Records), ErrCorrupt)
 	}
 	return bt, nil
+}
+
+// decodeFields sets the fields of b held in the header h (HeaderSize bytes) but CRC.
+func decodeFields(b *Batch, h []byte) {
+	b.BaseOffset = int64(binary.BigEndian.Uint64(h))
+	b.PartitionLeaderEpoch = int32(binary.BigEndian.Uint32(h[offsetEpoch:]))
+	b.Magic = Magic
+	b.Attributes = int16(binary.BigEndian.Uint16(h[offsetAttributes:]))
+	b.LastOffsetDelta = int32(binary.BigEndian.Uint32(h[23:]))
+	b.BaseTimestamp = int64(binary.BigEndian.Uint64(h[27:]))
+	b.MaxTimestamp = int64(binary.BigEndian.Uint64(h[35:]))
+	b.ProducerID = int64(binary.BigEndian.Uint64(h[43:]))
+	b.ProducerEpoch = int16(binary.BigEndian.Uint16(h[51:]))
+	b.BaseSequence = int32(binary.BigEndian.Uint32(h[53:]))
+	b.NumRecords = int32(binary.BigEndian.Uint32(h[57:]))
 }
 
 // Scan decodes the batches concatenated in b from its start, calling fn (when not nil)
