@@ -232,10 +232,10 @@ func (p *Publisher) streamConfig() jetstream.StreamConfig {
 
 // publishAsync makes one attempt at pm: know the subject's last message (from memory,
 // or read when pm.refresh is set or nothing is known), skip the event if that message
-// makes it unnecessary (done), else publish it asynchronously as m (a message of
-// newAsyncMsg, not in flight) expecting that last sequence; the server's answer comes
-// to ackTo, and outcome reads it.
-func (p *Publisher) publishAsync(ctx context.Context, pm *pending, m *nats.Msg) (out outcome, done bool, err error) {
+// makes it unnecessary (done), else publish it as m (the worker's message, reused)
+// expecting that last sequence, with reply as its reply subject: the answer comes to
+// onReply (see ack.go), and outcome reads it. sent reports that it was published.
+func (p *Publisher) publishAsync(ctx context.Context, pm *pending, m *nats.Msg, reply string) (out outcome, done bool, err error) {
 	if !p.nc.IsConnected() {
 		return 0, false, errNotConnected
 	}
@@ -251,22 +251,19 @@ func (p *Publisher) publishAsync(ctx context.Context, pm *pending, m *nats.Msg) 
 	if out, done := judge(st.ev, pm); done {
 		return out, true, nil
 	}
-	m.Subject, m.Data = pm.target, pm.body
+	m.Subject, m.Reply, m.Data = pm.target, reply, pm.body
 	m.Header[jetstream.MsgIDHeader][0] = pm.id
 	m.Header[jetstream.ExpectedStreamHeader][0] = s.CachedInfo().Config.Name
 	m.Header[jetstream.ExpectedLastSubjSeqHeader][0] = strconv.FormatUint(st.seq, 10)
-	pm.msg = m
-	if _, err := p.js.PublishMsgAsync(m); err != nil {
-		pm.msg = nil
-		return 0, false, err
-	}
-	return 0, false, nil
+	err = p.nc.PublishMsg(m)
+	m.Data = nil // PublishMsg has copied it into the connection's buffer
+	return 0, false, err
 }
 
-// newAsyncMsg returns a message for publishAsync: the headers jetstream.WithMsgID,
+// newJSMsg returns the message a worker publishes with: the headers jetstream.WithMsgID,
 // WithExpectStream and WithExpectLastSequencePerSubject set, and Content-Type, whose
-// values publishAsync fills. Workers reuse a message once its publish is answered.
-func newAsyncMsg() *nats.Msg {
+// values publishAsync fills.
+func newJSMsg() *nats.Msg {
 	return &nats.Msg{Header: nats.Header{
 		jetstream.MsgIDHeader:               make([]string, 1),
 		"Content-Type":                      contentType,
@@ -279,9 +276,9 @@ func newAsyncMsg() *nats.Msg {
 // modified).
 var contentType = []string{ContentType}
 
-// outcome reads the server's answer to pm's publish: its ack, or the error the
-// asynchronous publish ended with.
-func (p *Publisher) outcome(pm *pending, ack *jetstream.PubAck, err error) (outcome, uint64, error) {
+// outcome reads the server's answer to pm's publish (parseAck's), or the error the
+// attempt ended with.
+func (p *Publisher) outcome(pm *pending, seq uint64, duplicate bool, err error) (outcome, uint64, error) {
 	switch {
 	case wrongLastSeq(err):
 		return outConflict, 0, nil
@@ -290,13 +287,13 @@ func (p *Publisher) outcome(pm *pending, ack *jetstream.PubAck, err error) (outc
 		return 0, 0, err
 	case err != nil:
 		return 0, 0, err
-	case ack.Duplicate:
+	case duplicate:
 		// Stored earlier (an attempt whose ack was lost, within the duplicate window).
 		p.markStale(pm.subject)
-		return outAlready, ack.Sequence, nil
+		return outAlready, seq, nil
 	}
-	p.remember(pm.subject, lastState{seq: ack.Sequence, ev: pm.lastEvent()})
-	return outPublished, ack.Sequence, nil
+	p.remember(pm.subject, lastState{seq: seq, ev: pm.lastEvent()})
+	return outPublished, seq, nil
 }
 
 func wrongLastSeq(err error) bool {

@@ -24,9 +24,13 @@ type Publisher struct {
 	cfg  Config
 	log  *slog.Logger
 	nc   *nats.Conn
-	js   jetstream.JetStream // nil in ModeCore; its async acks go to the workers (ackTo)
+	js   jetstream.JetStream // nil in ModeCore
 	root string              // "<prefix>.<cluster token>"
-	seed maphash.Seed
+	// inbox is the prefix of the reply subjects of the workers' publishes (ModeJetStream;
+	// see ack.go), replies its subscription, made by Run.
+	inbox   string
+	replies *nats.Subscription
+	seed    maphash.Seed
 
 	shards []*worker
 
@@ -78,7 +82,7 @@ type pending struct {
 	cause   Cause
 	time    time.Time
 
-	msg       *nats.Msg // the attempt in flight (ModeJetStream)
+	token     uint64    // the attempt in flight, 0 when none (ModeJetStream; see ack.go)
 	failures  int       // attempts that failed in a row
 	conflicts int       // publishes refused for a wrong last sequence
 	refresh   bool      // read the subject's last message before the next attempt
@@ -177,21 +181,15 @@ func New(cfg Config) (*Publisher, error) {
 	p.shards = make([]*worker, n)
 	for i := range p.shards {
 		p.shards[i] = &worker{p: p, index: i, window: window, in: make(chan *pending, per),
-			acks: make(chan ackResult, window), held: make(map[string]*pending), queued: make(map[string][]*pending)}
+			acks: make(chan *nats.Msg, window), inflight: make(map[uint64]*pending), held: make(map[string]*pending), queued: make(map[string][]*pending)}
 	}
 	if cfg.Mode == ModeJetStream {
-		js, err := jetstream.New(cfg.Conn,
-			jetstream.WithPublishAsyncTimeout(cfg.PublishTimeout),
-			jetstream.WithPublishAsyncAckHandler(func(_ jetstream.JetStream, m *nats.Msg, ack *jetstream.PubAck) {
-				p.ackTo(m, ack, nil)
-			}),
-			jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
-				p.ackTo(m, nil, err)
-			}))
+		js, err := jetstream.New(cfg.Conn)
 		if err != nil {
 			return nil, fmt.Errorf("publish: jetstream: %w", err)
 		}
 		p.js = js
+		p.inbox = cfg.Conn.NewInbox()
 	}
 	return p, nil
 }
@@ -257,32 +255,73 @@ func (p *Publisher) Enqueue(ctx context.Context, ev Event) error {
 	} else if ev.HashScheme != p.cfg.HashScheme {
 		return fmt.Errorf("%w: group %q: hash scheme %q, publisher's is %q", ErrInvalidEvent, ev.GroupID, ev.HashScheme, p.cfg.HashScheme)
 	}
-	env, err := ev.Wrap(p.cfg.Now())
-	if err != nil {
+	// What ev.Wrap and json.Marshal of its Envelope would do, without their allocations
+	// (appendEnvelope gives the same bytes).
+	if err := ev.Validate(); err != nil {
 		return err
 	}
-	body, err := json.Marshal(env)
-	if err != nil {
+	t := ev.Time
+	if t.IsZero() {
+		t = p.cfg.Now()
+	}
+	t = t.UTC()
+	id := ev.MsgID()
+	body, ok := appendEnvelope(make([]byte, 0, envelopeCap(&ev)), &ev, id, t)
+	if !ok {
+		env, err := ev.Wrap(t)
+		if err == nil {
+			_, err = json.Marshal(env)
+		}
 		return fmt.Errorf("%w: group %q: %w", ErrInvalidEvent, ev.GroupID, err)
 	}
-	return p.enqueue(ctx, &pending{
-		key:     ev.Key(),
-		subject: p.Subject(ev.GroupType, ev.GroupID),
-		id:      env.ID,
-		body:    body,
-		hash:    int64(ev.NewHash),
-		scheme:  ev.HashScheme,
-		cause:   ev.Cause,
-		time:    env.Time,
-	})
+	pm := &pending{
+		key:    ev.Key(),
+		id:     id,
+		body:   body,
+		hash:   int64(ev.NewHash),
+		scheme: ev.HashScheme,
+		cause:  ev.Cause,
+		time:   t,
+	}
+	pm.setGroupSubject(p, ev.GroupType, ev.GroupID)
+	return p.enqueue(ctx, pm)
+}
+
+// envelopeCap is the buffer appendEnvelope usually needs for ev (more when strings need
+// escapes).
+func envelopeCap(ev *Event) int {
+	n := 560 + 2*len(ev.ClusterID) + 2*len(ev.GroupID)
+	for i := range ev.Reasons {
+		n += 200 + len(ev.Reasons[i].Topic) + len(ev.Reasons[i].Regex)
+	}
+	for i := range ev.Topics {
+		n += 100 + len(ev.Topics[i].Name)
+	}
+	return n
+}
+
+// setSubject sets pm's subject (public) and target (the subject published to: the
+// internal one in ModeJetStream).
+func (pm *pending) setSubject(p *Publisher, subject string) {
+	pm.subject, pm.target = subject, subject
+	if p.js != nil {
+		pm.target = internal(subject)
+	}
+}
+
+// setGroupSubject is setSubject for a rebalance-needed event, with one allocation for
+// both: the public subject is the tail of the internal one.
+func (pm *pending) setGroupSubject(p *Publisher, t GroupType, groupID string) {
+	if p.js == nil {
+		pm.setSubject(p, p.Subject(t, groupID))
+		return
+	}
+	pm.target = InternalPrefix + "." + p.root + ".group." + t.String() + "." + EscapeToken(groupID)
+	pm.subject = pm.target[len(InternalPrefix)+1:]
 }
 
 // enqueue hands an encoded event to its subject's worker (Enqueue's blocking and errors).
 func (p *Publisher) enqueue(ctx context.Context, pm *pending) error {
-	pm.target = pm.subject
-	if p.js != nil {
-		pm.target = internal(pm.subject)
-	}
 	ch := p.shard(pm.target).in
 
 	p.enqMu.RLock()
@@ -339,6 +378,14 @@ func (p *Publisher) Stats() Stats {
 func (p *Publisher) Run(ctx context.Context) error {
 	if !p.started.CompareAndSwap(false, true) {
 		return fmt.Errorf("%w: Run called twice", ErrClosed)
+	}
+	if p.js != nil {
+		sub, err := p.nc.Subscribe(p.inbox+".>", p.onReply)
+		if err != nil {
+			return fmt.Errorf("publish: subscribing to the replies of JetStream: %w", err)
+		}
+		p.replies = sub
+		defer func() { _ = sub.Unsubscribe() }()
 	}
 	workCtx, stopWork := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopWork(nil)

@@ -65,15 +65,16 @@ func (p *Publisher) EnqueueRebalanced(ctx context.Context, ev Rebalanced) error 
 		return fmt.Errorf("%w: group %q: %w", ErrInvalidEvent, ev.GroupID, err)
 	}
 	pos := ev.ConsumerOffsets
-	return p.enqueue(ctx, &pending{
-		kind:    kindRebalanced,
-		key:     ev.Key(),
-		subject: p.RebalancedSubject(ev.GroupType, ev.GroupID),
-		id:      env.ID,
-		body:    body,
-		cause:   rebalancedCause(pos),
-		time:    env.Time,
-	})
+	pm := &pending{
+		kind:  kindRebalanced,
+		key:   ev.Key(),
+		id:    env.ID,
+		body:  body,
+		cause: rebalancedCause(pos),
+		time:  env.Time,
+	}
+	pm.setSubject(p, p.RebalancedSubject(ev.GroupType, ev.GroupID))
+	return p.enqueue(ctx, pm)
 }
 
 // rebalancedCause orders rebalanced events of a group by their bump record (a group's

@@ -2,45 +2,47 @@ package publish
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // worker publishes the events of one shard of the subjects (Publisher.shard). It holds
 // at most window events at once, one per subject: the others of a subject wait behind
-// it in Enqueue order. In ModeJetStream the held events are published asynchronously,
-// all in flight together; ackTo hands each outcome back through acks, whose room
-// (window) is never less than the publishes in flight, so the NATS client's goroutine
-// never blocks on it. A worker's fields and the attempt fields of the events it holds
-// belong to its goroutine (run).
+// it in Enqueue order. In ModeJetStream the held events are published without waiting,
+// all in flight together, each with its own reply subject (ack.go); onReply hands each
+// answer back through acks, whose room (window) is the publishes in flight, so the
+// reply subscription's goroutine seldom waits on it. A worker's fields and the attempt
+// fields of the events it holds belong to its goroutine (run).
 type worker struct {
 	p      *Publisher
 	index  int
 	window int
 	in     chan *pending  // from Enqueue; closed by Run
-	acks   chan ackResult // from ackTo
+	acks   chan *nats.Msg // from onReply
 
 	held    map[string]*pending   // by target subject: the event being published, in flight or waiting for a retry
 	queued  map[string][]*pending // by target subject: later events of a held subject, in Enqueue order
 	waiting []*pending            // held events waiting for their next attempt (pending.due)
 	n       int                   // events taken from in and not finished
 	timer   *time.Timer           // fires at the earliest due of waiting
-	free    []*nats.Msg           // messages whose publish was answered, for the next ones
+
+	msg      *nats.Msg           // reused for every publish (PublishMsg copies it out)
+	token    uint64              // the last token given to a publish
+	inflight map[uint64]*pending // by token: the events whose publish awaits its answer
+	// deadlines lists the publishes in flight in the order sent, when each times out:
+	// one Config.PublishTimeout for all, so they time out in that order. Entries of
+	// answered publishes stay until they come first.
+	deadlines   []deadline
+	ackTimer    *time.Timer // fires at deadlines[0].due
+	reply       []byte      // scratch for reply subjects
+	replyPrefix string      // "<inbox>.<index>."
 }
 
-// ackResult is the outcome of one asynchronous publish: the server's ack or an error
-// (refused, timed out, disconnected).
-type ackResult struct {
-	msg *nats.Msg
-	ack *jetstream.PubAck
-	err error
-}
-
-// ackTo hands the outcome of an asynchronous publish of m to the worker of its subject.
-func (p *Publisher) ackTo(m *nats.Msg, ack *jetstream.PubAck, err error) {
-	p.shard(m.Subject).acks <- ackResult{msg: m, ack: ack, err: err}
+type deadline struct {
+	token uint64
+	due   time.Time
 }
 
 // run publishes events until in is closed and every event taken is finished, or until
@@ -50,6 +52,11 @@ func (w *worker) run(ctx context.Context) uint64 {
 	w.timer = time.NewTimer(time.Hour)
 	w.timer.Stop()
 	defer w.timer.Stop()
+	w.ackTimer = time.NewTimer(time.Hour)
+	w.ackTimer.Stop()
+	defer w.ackTimer.Stop()
+	w.msg = newJSMsg()
+	w.replyPrefix = w.p.inbox + "." + strconv.Itoa(w.index) + "."
 	in := w.in
 	for in != nil || w.n > 0 {
 		recv := in
@@ -64,8 +71,10 @@ func (w *worker) run(ctx context.Context) uint64 {
 			}
 			w.n++
 			w.admit(ctx, pm)
-		case r := <-w.acks:
-			w.acked(ctx, r)
+		case m := <-w.acks:
+			w.acked(ctx, m)
+		case <-w.ackTimer.C:
+			w.expire(ctx)
 		case <-w.timer.C:
 			w.retryDue(ctx)
 		case <-ctx.Done():
@@ -97,34 +106,59 @@ func (w *worker) attempt(ctx context.Context, pm *pending) {
 		w.finish(ctx, pm, out, 0)
 		return
 	}
-	var m *nats.Msg
-	if n := len(w.free); n > 0 {
-		m, w.free = w.free[n-1], w.free[:n-1]
-	} else {
-		m = newAsyncMsg()
-	}
-	out, done, err := w.p.publishAsync(ctx, pm, m)
-	if pm.msg == nil {
-		w.free = append(w.free, m)
-	}
+	w.token++
+	w.reply = strconv.AppendUint(append(w.reply[:0], w.replyPrefix...), w.token, 10)
+	out, done, err := w.p.publishAsync(ctx, pm, w.msg, string(w.reply))
 	switch {
 	case err != nil:
 		w.failed(ctx, pm, err)
 	case done:
 		w.finish(ctx, pm, out, 0)
+	default:
+		pm.token = w.token
+		w.inflight[pm.token] = pm
+		w.deadlines = append(w.deadlines, deadline{token: pm.token, due: time.Now().Add(w.p.cfg.PublishTimeout)})
+		if len(w.deadlines) == 1 {
+			w.ackTimer.Reset(w.p.cfg.PublishTimeout)
+		}
 	}
 }
 
-// acked ends the attempt r answers.
-func (w *worker) acked(ctx context.Context, r ackResult) {
-	pm := w.held[r.msg.Subject]
-	if pm == nil || pm.msg != r.msg {
-		return // not an attempt of this publisher's in flight (cannot happen: each publish is answered once)
+// acked ends the attempt the answer m is for.
+func (w *worker) acked(ctx context.Context, m *nats.Msg) {
+	token, ok := replyToken(m.Subject)
+	pm := w.inflight[token]
+	if !ok || pm == nil {
+		return // answered after it timed out: the retry reads the subject's last event
 	}
-	pm.msg = nil
-	r.msg.Data = nil
-	w.free = append(w.free, r.msg) // answered: the client is done with it
-	out, seq, err := w.p.outcome(pm, r.ack, r.err)
+	delete(w.inflight, token)
+	pm.token = 0
+	seq, duplicate, err := parseAck(m)
+	w.answered(ctx, pm, seq, duplicate, err)
+}
+
+// expire fails the publishes in flight whose answer is overdue.
+func (w *worker) expire(ctx context.Context) {
+	now := time.Now()
+	i := 0
+	for ; i < len(w.deadlines) && !w.deadlines[i].due.After(now); i++ {
+		if pm := w.inflight[w.deadlines[i].token]; pm != nil {
+			delete(w.inflight, pm.token)
+			pm.token = 0
+			w.answered(ctx, pm, 0, false, errAckTimeout)
+		}
+	}
+	w.deadlines = w.deadlines[i:]
+	if len(w.deadlines) == 0 {
+		w.deadlines = w.deadlines[:0:0] // let the array go
+		return
+	}
+	w.ackTimer.Reset(time.Until(w.deadlines[0].due))
+}
+
+// answered ends pm's attempt with the server's answer (or errAckTimeout).
+func (w *worker) answered(ctx context.Context, pm *pending, seq uint64, duplicate bool, err error) {
+	out, seq, err := w.p.outcome(pm, seq, duplicate, err)
 	switch {
 	case err != nil:
 		w.failed(ctx, pm, err)
@@ -272,6 +306,7 @@ func (w *worker) dropAll(ctx context.Context, in chan *pending) uint64 {
 	}
 	clear(w.held)
 	clear(w.queued)
+	clear(w.inflight)
 	w.waiting, w.n = nil, 0
 	return n
 }

@@ -1,0 +1,121 @@
+package publish_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kraftwatch/kraftwatch/internal/natstest"
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+// BenchmarkJetStreamRaw10k is the anchor of BenchmarkPublish10k: what the same server
+// gives a client that does nothing but publish, the floor of the cost of storing the
+// events. It publishes 10,000 messages (the bytes of 10k encoded events, one subject per
+// group) with nats.go's jetstream.PublishMsgAsync, 1024 in flight, and waits for every
+// ack, reporting events/s and the CPU time per event of this process and of the server.
+//
+//	raw:     no headers, into a plain file stream capturing the subjects;
+//	headers: with kraftwatch's headers (Nats-Msg-Id, Nats-Expected-Stream,
+//	         Nats-Expected-Last-Subject-Sequence, Content-Type), the same plain stream;
+//	shape:   the same headers into streams of kraftwatch's shape: the subject transform
+//	         and republish of kraftwatch's stream, and the events stream that captures
+//	         the public subjects and sources it (publish/doc.go), so the server also
+//	         refuses each republished copy at the events stream and stores each event a
+//	         second time; it waits until the events stream holds them all.
+func BenchmarkJetStreamRaw10k(b *testing.B) {
+	const groups = 10_000
+	url, pid := natstest.BenchServer(b)
+	nc := connect(b, url)
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(1024))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	bodies := make([][]byte, groups)
+	for g := range bodies {
+		ev := transition(fmt.Sprintf("bench-group-%05d", g), 0)
+		ev.ClusterID, ev.HashScheme = clusterID, publish.SchemeMurmur3
+		env, err := ev.Wrap(time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if bodies[g], err = json.Marshal(env); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, mode := range []string{"raw", "headers", "shape", "republish", "sourced"} {
+		b.Run(mode, func(b *testing.B) {
+			var total, cpu, srvCPU time.Duration
+			for range b.N {
+				b.StopTimer()
+				name := fmt.Sprintf("bench_%s_%s_%d", mode, benchRun, benchRound.Add(1))
+				public, target := name+".group.consumer.", name+".group.consumer."
+				cfg := jetstream.StreamConfig{Name: name, Subjects: []string{name + ".>"}, MaxMsgsPerSubject: 16,
+					Duplicates: publish.DefaultDuplicateWindow}
+				var events jetstream.Stream
+				if mode == "shape" || mode == "republish" || mode == "sourced" {
+					target = publish.InternalPrefix + "." + public
+					cfg.Subjects = []string{publish.InternalPrefix + "." + name + ".>"}
+					cfg.SubjectTransform = &jetstream.SubjectTransformConfig{Source: cfg.Subjects[0], Destination: name + ".>"}
+					if mode != "sourced" {
+						cfg.RePublish = &jetstream.RePublish{Source: name + ".>", Destination: name + ".>"}
+					}
+				}
+				if _, err := js.CreateStream(ctx, cfg); err != nil {
+					b.Fatal(err)
+				}
+				if mode == "shape" || mode == "sourced" {
+					if events, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: name + "_EVENTS", Subjects: []string{name + ".>"},
+						MaxMsgsPerSubject: 16, Sources: []*jetstream.StreamSource{{Name: name}}}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				msgs := make([]*nats.Msg, groups)
+				for g := range msgs {
+					subject := strconv.Itoa(g)
+					msgs[g] = &nats.Msg{Subject: target + subject, Data: bodies[g]}
+					if mode != "raw" {
+						msgs[g].Header = nats.Header{jetstream.MsgIDHeader: {name + subject}, "Content-Type": {publish.ContentType},
+							jetstream.ExpectedStreamHeader: {name}, jetstream.ExpectedLastSubjSeqHeader: {"0"}}
+					}
+				}
+				b.StartTimer()
+				c0, s0 := cpuTime(b, 0), cpuTime(b, pid)
+				start := time.Now()
+				for _, m := range msgs {
+					if _, err := js.PublishMsgAsync(m); err != nil {
+						b.Fatal(err)
+					}
+				}
+				select {
+				case <-js.PublishAsyncComplete():
+				case <-time.After(time.Minute):
+					b.Fatal("acks not all in after a minute")
+				}
+				if events != nil {
+					waitFor(b, time.Minute, "the events stream", func() bool {
+						info, err := events.Info(ctx)
+						return err == nil && info.State.Msgs == groups
+					})
+				}
+				total += time.Since(start)
+				cpu += cpuTime(b, 0) - c0
+				srvCPU += cpuTime(b, pid) - s0
+			}
+			per := total / time.Duration(b.N)
+			b.ReportMetric(float64(groups)/per.Seconds(), "events/s")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*groups), "cpu-us/event")
+			if pid != 0 {
+				b.ReportMetric(float64(srvCPU.Microseconds())/float64(b.N*groups), "server-cpu-us/event")
+			}
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
