@@ -137,7 +137,8 @@
 // workers, chosen by subject, through a buffer (Config.BufferSize in all); a full buffer
 // blocks Enqueue and nothing is dropped. Config.Workers events are in flight at once,
 // each on its own subject: in ModeJetStream a worker publishes its events without
-// waiting (jetstream PublishMsgAsync) and handles each ack or error as it comes, while
+// waiting (a core publish with a reply subject; the answers come to one subscription of
+// the publisher, see ack.go) and handles each ack or error as it comes, while
 // a later event of a subject with an event in flight waits behind it, so a group's
 // events are published in Enqueue order, each expecting the sequence its predecessor
 // was stored at. In ModeCore a worker publishes and flushes one event at a time. A
