@@ -38,7 +38,10 @@ func (p *Publisher) onReply(m *nats.Msg) {
 	if err != nil || n < 0 || n >= len(p.shards) {
 		return
 	}
-	p.shards[n].acks <- m
+	select {
+	case p.shards[n].acks <- m:
+	case <-p.workersDone: // a late answer after Run's workers returned
+	}
 }
 
 // bytesCut is strings.Cut on a byte.

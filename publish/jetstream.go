@@ -234,7 +234,7 @@ func (p *Publisher) streamConfig() jetstream.StreamConfig {
 // or read when pm.refresh is set or nothing is known), skip the event if that message
 // makes it unnecessary (done), else publish it as m (the worker's message, reused)
 // expecting that last sequence, with reply as its reply subject: the answer comes to
-// onReply (see ack.go), and outcome reads it. sent reports that it was published.
+// onReply (see ack.go), and outcome reads it.
 func (p *Publisher) publishAsync(ctx context.Context, pm *pending, m *nats.Msg, reply string) (out outcome, done bool, err error) {
 	if !p.nc.IsConnected() {
 		return 0, false, errNotConnected

@@ -28,9 +28,10 @@ type Publisher struct {
 	root string              // "<prefix>.<cluster token>"
 	// inbox is the prefix of the reply subjects of the workers' publishes (ModeJetStream;
 	// see ack.go), replies its subscription, made by Run.
-	inbox   string
-	replies *nats.Subscription
-	seed    maphash.Seed
+	inbox       string
+	replies     *nats.Subscription
+	workersDone chan struct{} // closed when Run's workers have returned
+	seed        maphash.Seed
 
 	shards []*worker
 
@@ -167,13 +168,14 @@ func New(cfg Config) (*Publisher, error) {
 	}
 	cfg = cfg.withDefaults()
 	p := &Publisher{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		nc:       cfg.Conn,
-		root:     cfg.subjectRoot(),
-		seed:     maphash.MakeSeed(),
-		stopping: make(chan struct{}),
-		last:     make(map[string]lastState),
+		cfg:         cfg,
+		log:         cfg.Logger,
+		nc:          cfg.Conn,
+		root:        cfg.subjectRoot(),
+		seed:        maphash.MakeSeed(),
+		stopping:    make(chan struct{}),
+		workersDone: make(chan struct{}),
+		last:        make(map[string]lastState),
 	}
 	n := min(cfg.Workers, maxShards)
 	window := (cfg.Workers + n - 1) / n
@@ -271,6 +273,9 @@ func (p *Publisher) Enqueue(ctx context.Context, ev Event) error {
 		env, err := ev.Wrap(t)
 		if err == nil {
 			_, err = json.Marshal(env)
+		}
+		if err == nil {
+			err = errors.New("a time JSON cannot carry")
 		}
 		return fmt.Errorf("%w: group %q: %w", ErrInvalidEvent, ev.GroupID, err)
 	}
@@ -436,6 +441,7 @@ func (p *Publisher) Run(ctx context.Context) error {
 	p.log.Info("publisher draining", "queued", p.queued.Load(), "timeout", p.cfg.DrainTimeout)
 	timer := time.AfterFunc(p.cfg.DrainTimeout, func() { stopWork(ErrDrainTimeout) })
 	wg.Wait()
+	close(p.workersDone)
 	timer.Stop()
 	if n := drainDropped.Load(); n > 0 {
 		return fmt.Errorf("%w: %d events not published", ErrDrainTimeout, n)
