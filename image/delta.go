@@ -29,9 +29,8 @@ type Delta struct {
 	bulk   bulk
 	noBulk bool
 	chunk  []int32
-	// interned and scratch serve bulkAdd (see interner).
+	// interned serves bulkAdd (see interner).
 	interned *interner
-	scratch  []int32
 	// pos is stamped on the records replayed (At).
 	pos Stamp
 }
