@@ -320,6 +320,10 @@ func run(o *options) error {
 		kwCPU, kCPU, tCPU, kCPU-tCPU, (kCPU-tCPU)/kwCPU)
 	fmt.Println("  (CPU time depends less on other load on the machine than wall time does; the shell's is start to exit)")
 	fmt.Printf("floor: read + CRC + decode of the same file, no image: %.3f s wall, CPU %.3f s; the load's CPU is %.2fx that\n", decWall, decCPU, kwCPU/decCPU)
+	rssRatio := median(loads, func(l loadResult) float64 { return float64(l.PeakRSS) / float64(l.HeapBytes) })
+	rssAbove := median(loads, func(l loadResult) float64 { return float64(l.PeakRSS-l.StartRSS) / float64(l.HeapBytes) })
+	fmt.Printf("peak RSS of the load: %.2fx the image's heap (%.2fx above the process's RSS at its start, %.0f MB without an image); bench/burst.sh checks it (<= 1.5x)\n",
+		rssRatio, rssAbove, median(loads, func(l loadResult) float64 { return mb(l.StartRSS) }))
 
 	var missed []string
 	target := func(ok bool, format string, args ...any) {
