@@ -2,17 +2,21 @@ package events_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/kraftwatch/kraftwatch/events"
+	"github.com/kraftwatch/kraftwatch/internal/eventschema"
 )
 
 // golden is testdata/rebalance_needed.golden.json, a copy of publish's golden event
@@ -85,34 +89,33 @@ func TestDecodeUnknownType(t *testing.T) {
 	}
 }
 
-var schema = func() func(testing.TB) *jsonschema.Schema {
-	var s *jsonschema.Schema
+// schema is publish/schema/rebalance_needed.v1.json as published, the way subscribers
+// validate; rebalancedSchema is publish/schema/rebalanced.v1.json.
+// strictSchema and strictRebalancedSchema are them read strictly (eventschema.CompileStrict).
+var (
+	schema                 = compiled("../publish/schema/rebalance_needed.v1.json", eventschema.Compile)
+	rebalancedSchema       = compiled("../publish/schema/rebalanced.v1.json", eventschema.Compile)
+	strictSchema           = compiled("../publish/schema/rebalance_needed.v1.json", eventschema.CompileStrict)
+	strictRebalancedSchema = compiled("../publish/schema/rebalanced.v1.json", eventschema.CompileStrict)
+)
+
+func compiled(path string, compile func([]byte) (*jsonschema.Schema, error)) func(testing.TB) *jsonschema.Schema {
+	get := sync.OnceValues(func() (*jsonschema.Schema, error) {
+		doc, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return compile(doc)
+	})
 	return func(t testing.TB) *jsonschema.Schema {
 		t.Helper()
-		if s != nil {
-			return s
-		}
-		f, err := os.Open("../publish/schema/rebalance_needed.v1.json")
+		s, err := get()
 		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		doc, err := jsonschema.UnmarshalJSON(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := jsonschema.NewCompiler()
-		c.AssertFormat()
-		const url = "https://github.com/kraftwatch/kraftwatch/publish/schema/rebalance_needed.v1.json"
-		if err := c.AddResource(url, doc); err != nil {
-			t.Fatal(err)
-		}
-		if s, err = c.Compile(url); err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
-}()
+}
 
 // TestDecodeAgreesWithSchema: for each edit of the golden event, Decode accepts it exactly
 // when the JSON Schema (publish/schema/rebalance_needed.v1.json) does, except the cases
@@ -123,6 +126,7 @@ func TestDecodeAgreesWithSchema(t *testing.T) {
 	for _, tc := range []struct {
 		name, old, new string
 		ok, goOnly     bool
+		want           string // in Decode's error
 	}{
 		{name: "golden", ok: true},
 		{name: "extension attribute", old: `"specversion"`, new: `"traceparent":"00-x","specversion"`, ok: true},
@@ -130,18 +134,22 @@ func TestDecodeAgreesWithSchema(t *testing.T) {
 		{name: "relative dataschema", old: `"specversion"`, new: `"dataschema":"s.json","specversion"`},
 		{name: "null previous hash", old: `"previous_hash":"6148914691236517205"`, new: `"previous_hash":null`, ok: true},
 		{name: "no consumer offsets", old: `,"consumer_offsets":{"partition":17,"offset":9001}`, new: ``, ok: true},
-		{name: "unknown data member", old: `"reasons":[`, new: `"reasons":[],"x":[`},
-		{name: "empty reasons", old: `"reasons":[{"kind":"partitions_added"`, new: `"reasons":[],"x":[{"kind":"partitions_added"`},
-		{name: "empty topics", old: `"topics":[{"name":"orders"`, new: `"topics":[],"x":[{"name":"orders"`},
-		{name: "no topics (an older kraftwatch)", old: `"topics":[`, new: `"x":[`},
+		{name: "unknown data member", old: `"reasons":[`, new: `"reasons":[],"x":[`, ok: true},
+		{name: "empty reasons", old: `"reasons":[{"kind":"partitions_added"`, new: `"reasons":[],"x":[{"kind":"partitions_added"`, ok: true},
+		{name: "reasons null", old: `"reasons":[`, new: `"reasons":null,"x":[`, want: "data.reasons is null"},
+		{name: "reasons an object", old: `"reasons":[`, new: `"reasons":{},"x":[`, want: "data.reasons is not an array"},
+		{name: "no reasons", old: `"reasons":[`, new: `"x":[`, want: `data has no "reasons"`},
+		{name: "empty topics", old: `"topics":[{"name":"orders"`, new: `"topics":[],"x":[{"name":"orders"`, ok: true},
+		{name: "no topics (an older kraftwatch)", old: `"topics":[`, new: `"x":[`, ok: true},
 		{name: "topics truncated", old: `"topics":[`, new: `"topics_truncated":true,"topics":[`, ok: true},
-		{name: "topics null", old: `"topics":[`, new: `"topics":null,"x":[`},
+		{name: "topics truncated not a boolean", old: `"topics":[`, new: `"topics_truncated":"yes","topics":[`, want: "data.topics_truncated is string, want a boolean"},
+		{name: "topics null", old: `"topics":[`, new: `"topics":null,"x":[`, want: "data.topics is null"},
+		{name: "topic name a number", old: `"name":"orders"`, new: `"name":7`, want: "data.topics[0].name is number, want a string"},
 		{name: "topic hash as number", old: `"hash":"3131961357"`, new: `"hash":3131961357`},
 		{name: "topic hash leading zero", old: `"hash":"3131961357"`, new: `"hash":"03131961357"`},
 		{name: "topic without id", old: `"topic_id":"b2KQm1tqRBCzb0Y5bXy2WQ","partitions"`, new: `"partitions"`},
 		{name: "topic with empty name", old: `"name":"orders"`, new: `"name":""`},
 		{name: "topic with zero partitions", old: `"partitions":6`, new: `"partitions":0`},
-		{name: "extra topic field", old: `"partitions":6`, new: `"partitions":6,"leader":1`},
 		{name: "reason time", old: `"time":"2025-11-03T14:12`, new: `"time":"later`},
 		{name: "reason without time and offset", old: `,"metadata_offset":1187,"time":"2025-11-03T14:12:01.005Z"`, new: ``, ok: true},
 		{name: "reason offset zero", old: `"metadata_offset":1187`, new: `"metadata_offset":0`},
@@ -156,10 +164,16 @@ func TestDecodeAgreesWithSchema(t *testing.T) {
 		{name: "spec 0.3", old: `"specversion":"1.0"`, new: `"specversion":"0.3"`},
 		{name: "bad time", old: `"time":"2025-`, new: `"time":"yesterday-`},
 		{name: "no time", old: `"time":"2025-11-03T14:15:16.789Z",`, new: ``},
-		{name: "extra data field", old: `"cluster_id"`, new: `"colour":"red","cluster_id"`},
-		{name: "extra reason field", old: `"kind":"partitions_added"`, new: `"colour":"red","kind":"partitions_added"`},
-		{name: "extra offsets field", old: `"partition":17`, new: `"colour":"red","partition":17`},
-		{name: "offsets without offset", old: `,"offset":9001`, new: ``},
+		{name: "extra attribute", old: `"specversion"`, new: `"kraftwatchnext":{"a":[1]},"specversion"`, ok: true},
+		{name: "extra data field", old: `"cluster_id"`, new: `"colour":"red","cluster_id"`, ok: true},
+		{name: "extra reason field", old: `"kind":"partitions_added"`, new: `"colour":"red","kind":"partitions_added"`, ok: true},
+		{name: "extra topic field", old: `"partitions":6`, new: `"partitions":6,"leader":1`, ok: true},
+		{name: "extra null field", old: `"cluster_id"`, new: `"colour":null,"cluster_id"`, ok: true},
+		{name: "extra offsets field", old: `"partition":17`, new: `"colour":"red","partition":17`, want: `data.consumer_offsets has a member "colour"`},
+		{name: "member differing in case only", old: `"cluster_id"`, new: `"NEW_HASH":"7","Topics":3,"cluster_id"`, ok: true},
+		{name: "offsets without offset", old: `,"offset":9001`, new: ``, want: `data.consumer_offsets has no "offset"`},
+		{name: "offsets partition a string", old: `"partition":17`, new: `"partition":"17"`, want: "data.consumer_offsets.partition is string, want an integer"},
+		{name: "offsets partition beyond int32", old: `"partition":17`, new: `"partition":2147483648`, want: "data.consumer_offsets.partition is number 2147483648, want an integer that fits int32"},
 		{name: "short topic id", old: `"topic_id":"`, new: `"topic_id":"x`},
 		{name: "empty topic id", old: `"topic_id":"b2KQm1tqRBCzb0Y5bXy2WQ"`, new: `"topic_id":""`},
 		{name: "zero partitions", old: `"old_partitions":3`, new: `"old_partitions":0`},
@@ -176,7 +190,16 @@ func TestDecodeAgreesWithSchema(t *testing.T) {
 		{name: "bad subject", old: `"subject":"group/consumer/`, new: `"subject":"grp/consumer/`},
 		{name: "empty cluster", old: `"cluster_id":"MkU3OEVBNTcwNTJENDM2Qk"`, new: `"cluster_id":""`},
 		{name: "null group id", old: `"group_id":"orders.app"`, new: `"group_id":null`},
-		{name: "data not an object", old: `"data":{`, new: `"data":[],"x":{`},
+		{name: "data not an object", old: `"data":{`, new: `"data":[],"x":{`, want: "data is not a JSON object"},
+		{name: "not JSON", old: `"data":{`, new: `"data":{{`, want: "event is not a JSON object"},
+		{name: "truncated", old: `"coordinator_epoch":42}}`, new: `"coordinator_epoch":42}`, want: "event is not a JSON object"},
+		{name: "id a number", old: `"id":"kw1-cf2619beef075874f91ba8989936c08c"`, new: `"id":7`, want: "event.id is number, want a string"},
+		{name: "no subject", old: `"subject":"group/consumer/orders.app",`, new: ``, want: `event has no "subject"`},
+		{name: "spec 2.0 without subject", old: `"specversion":"1.0","id":"kw1-cf2619beef075874f91ba8989936c08c","source":"kraftwatch/MkU3OEVBNTcwNTJENDM2Qk","type":"kraftwatch.group.rebalance_needed.v1","subject":"group/consumer/orders.app",`,
+			new: `"specversion":"2.0","id":"kw1-cf2619beef075874f91ba8989936c08c","source":"kraftwatch/MkU3OEVBNTcwNTJENDM2Qk","type":"kraftwatch.group.rebalance_needed.v1",`, want: `specversion "2.0", want "1.0"`},
+		{name: "epoch a string", old: `"coordinator_epoch":42`, new: `"coordinator_epoch":"42"`, want: "data.coordinator_epoch is string, want an integer"},
+		{name: "reason kind a number", old: `"kind":"partitions_added"`, new: `"kind":4`, want: "data.reasons[0].kind is number, want a string"},
+		{name: "second reason partitions a string", old: `"new_partitions":1`, new: `"new_partitions":"1"`, want: "data.reasons[1].new_partitions"},
 		{name: "datacontenttype", old: `"datacontenttype":"application/json"`, new: `"datacontenttype":"text/plain"`},
 		{name: "subject names another group", old: `"subject":"group/consumer/orders.app"`, new: `"subject":"group/consumer/other"`, goOnly: true},
 		{name: "source names another cluster", old: `"source":"kraftwatch/MkU3OEVBNTcwNTJENDM2Qk"`, new: `"source":"kraftwatch/other"`, goOnly: true},
@@ -186,11 +209,7 @@ func TestDecodeAgreesWithSchema(t *testing.T) {
 				t.Fatalf("golden event lacks %s", tc.old)
 			}
 			body := []byte(strings.Replace(valid, tc.old, tc.new, 1))
-			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			schemaErr := schema(t).Validate(inst)
+			schemaErr := eventschema.Validate(schema(t), body)
 			_, decodeErr := events.Decode(body)
 			if tc.goOnly {
 				if schemaErr != nil || decodeErr == nil || !errors.Is(decodeErr, events.ErrNotEvent) {
@@ -203,6 +222,9 @@ func TestDecodeAgreesWithSchema(t *testing.T) {
 			}
 			if decodeErr != nil && !errors.Is(decodeErr, events.ErrNotEvent) {
 				t.Fatalf("Decode error %v does not wrap ErrNotEvent", decodeErr)
+			}
+			if tc.want != "" && (decodeErr == nil || !strings.Contains(decodeErr.Error(), tc.want)) {
+				t.Fatalf("Decode error %v, want one saying %s", decodeErr, tc.want)
 			}
 			t.Log(decodeErr)
 		})
@@ -245,5 +267,179 @@ func TestFitTopics(t *testing.T) {
 	}
 	if _, err := events.Decode(body); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// objectPaths returns the path ("data.reasons[0]") of every JSON object in v.
+func objectPaths(v any, path string) []string {
+	var out []string
+	switch v := v.(type) {
+	case map[string]any:
+		out = append(out, path)
+		for k, e := range v {
+			out = append(out, objectPaths(e, strings.TrimPrefix(path+"."+k, "."))...)
+		}
+	case []any:
+		for i, e := range v {
+			out = append(out, objectPaths(e, fmt.Sprintf("%s[%d]", path, i))...)
+		}
+	}
+	return out
+}
+
+// addMembers returns body with members added to the object at path ("" for the
+// event): one a later kraftwatch might add, one null, and for each member of the object
+// one whose name differs from it only in case, holding a value of another type.
+func addMembers(t testing.TB, body []byte, path string) []byte {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var root any
+	if err := dec.Decode(&root); err != nil {
+		t.Fatal(err)
+	}
+	var visit func(v any, p string)
+	visit = func(v any, p string) {
+		switch v := v.(type) {
+		case map[string]any:
+			if p == path {
+				for k := range v {
+					if up := strings.ToUpper(k); up != k {
+						v[up] = []any{"not", "the", k}
+					}
+				}
+				v["added_in_v1_later"] = map[string]any{"a": []any{json.Number("1"), "x", nil}}
+				v["also_added"] = nil
+				return
+			}
+			for k, e := range v {
+				visit(e, strings.TrimPrefix(p+"."+k, "."))
+			}
+		case []any:
+			for i, e := range v {
+				visit(e, fmt.Sprintf("%s[%d]", p, i))
+			}
+		}
+	}
+	visit(root, "")
+	b, err := json.Marshal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDecodeIgnoresUnknownMembers: the forward compatibility rule. An event with members
+// this package and the schema do not know, in any object but a __consumer_offsets
+// position, decodes to exactly what the event without them does, and the published
+// schema accepts it; the strict reading kraftwatch's own tests use refuses it. In a
+// position both refuse it.
+func TestDecodeIgnoresUnknownMembers(t *testing.T) {
+	rebalanced, err := os.ReadFile("../publish/testdata/rebalanced.golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []struct {
+		name         string
+		body         []byte
+		schema       func(testing.TB) *jsonschema.Schema
+		strict       func(testing.TB) *jsonschema.Schema
+		wantPaths    int // objects in the golden event
+		positionPath string
+	}{
+		{"rebalance_needed", golden(t), schema, strictSchema, 7, "data.consumer_offsets"},
+		{"rebalanced", rebalanced, rebalancedSchema, strictRebalancedSchema, 6, "data.consumer_offsets"},
+	} {
+		want, err := events.Decode(ev.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var root any
+		if err := json.Unmarshal(ev.body, &root); err != nil {
+			t.Fatal(err)
+		}
+		paths := objectPaths(root, "")
+		if len(paths) != ev.wantPaths {
+			t.Fatalf("%s: objects %q, want %d", ev.name, paths, ev.wantPaths)
+		}
+		for _, p := range paths {
+			t.Run(ev.name+"/"+cmp.Or(p, "event"), func(t *testing.T) {
+				body := addMembers(t, ev.body, p)
+				got, decodeErr := events.Decode(body)
+				schemaErr := eventschema.Validate(ev.schema(t), body)
+				if strictErr := eventschema.Validate(ev.strict(t), body); strictErr == nil {
+					t.Errorf("the strict schema accepted\n%s", body)
+				}
+				if p == ev.positionPath {
+					if decodeErr == nil || !strings.Contains(decodeErr.Error(), p+` has a member "`) || schemaErr == nil {
+						t.Fatalf("Decode: %v; schema: %v; want both to refuse members added to %s", decodeErr, schemaErr, p)
+					}
+					return
+				}
+				if decodeErr != nil || schemaErr != nil {
+					t.Fatalf("Decode: %v\nschema: %v\nwant both to accept\n%s", decodeErr, schemaErr, body)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("decoded\n%+v\nwant what the event without the members gives\n%+v", got.Data, want.Data)
+				}
+			})
+		}
+	}
+}
+
+// FuzzDecode: Decode never panics; what it accepts the published schema accepts, and
+// encodes back to an event that decodes to the same data.
+func FuzzDecode(f *testing.F) {
+	rebalanced, err := os.ReadFile("../publish/testdata/rebalanced.golden.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(golden(f))
+	f.Add(rebalanced)
+	f.Add(addMembers(f, golden(f), "data"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ev, err := events.Decode(b)
+		if err != nil {
+			if !errors.Is(err, events.ErrNotEvent) && !errors.Is(err, events.ErrUnknownType) {
+				t.Fatalf("error %v wraps neither ErrNotEvent nor ErrUnknownType", err)
+			}
+			return
+		}
+		var again []byte
+		switch d := ev.Data.(type) {
+		case *events.RebalanceNeeded:
+			if err := eventschema.Validate(schema(t), b); err != nil {
+				t.Fatalf("Decode accepted what the schema refuses: %v\n%q", err, b)
+			}
+			env, err := d.Wrap(time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, _ = json.Marshal(env)
+		case *events.GroupRebalanced:
+			if err := eventschema.Validate(rebalancedSchema(t), b); err != nil {
+				t.Fatalf("Decode accepted what the schema refuses: %v\n%q", err, b)
+			}
+			env, err := d.Wrap(time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, _ = json.Marshal(env)
+		}
+		ev2, err := events.Decode(again)
+		if err != nil || !reflect.DeepEqual(ev2.Data, ev.Data) {
+			t.Fatalf("re-encoded %s\ndecodes to %+v, %v\nwant %+v", again, ev2.Data, err, ev.Data)
+		}
+	})
+}
+
+// BenchmarkDecode decodes the golden rebalance-needed event.
+func BenchmarkDecode(b *testing.B) {
+	body := golden(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := events.Decode(body); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

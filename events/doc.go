@@ -27,6 +27,18 @@
 // backoff. Core NATS subscribers of "<prefix>.>" also receive each stored event once, but
 // miss those published while they are disconnected.
 //
+// # Compatibility
+//
+// Within v1 kraftwatch only adds (docs/events.md): a later v1 event may carry members
+// this package does not know, in the event (CloudEvents extension attributes) and in
+// every object of its data but the consumer_offsets positions, from which event ids are
+// derived. Decode ignores them: it reads each known member by its exact name and
+// never looks at the others. It still refuses malformed JSON, another CloudEvents spec
+// version, a missing, null or wrong-typed known member, a value out of range, an unknown
+// enumerated value (group type, hash scheme, reason or cause kind: a new value is a new
+// event type) and a member added to a consumer_offsets position, with an error naming
+// the member ("data.reasons[1].kind"). An event type it does not know is ErrUnknownType.
+//
 // # Concurrency
 //
 // Decode and the types' methods are pure and safe for concurrent use. Follow calls its

@@ -3,8 +3,9 @@ package events
 import "errors"
 
 // ErrNotEvent reports bytes that Decode cannot read as a kraftwatch event: not JSON, not
-// a CloudEvents 1.0 structured-mode event, or breaking its type's JSON Schema (a missing
-// or unknown field, a bad value). The message says what and where.
+// a CloudEvents 1.0 structured-mode event, or breaking its type's JSON Schema (a missing,
+// null or wrong-typed member, a bad value; members Decode does not know are not errors).
+// The message says what and where.
 var ErrNotEvent = errors.New("events: not a valid kraftwatch event")
 
 // ErrUnknownType reports a well-formed CloudEvent whose type this version of the package

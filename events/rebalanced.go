@@ -1,14 +1,12 @@
 package events
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -270,40 +268,67 @@ func DecodeGroupRebalanced(b []byte) (Envelope[GroupRebalanced], error) {
 	return decodeAs(b, TypeGroupRebalanced, decodeGroupRebalanced)
 }
 
+// The shapes of a rebalanced event's data (schema/rebalanced.v1.json).
+var (
+	prediction = &shape{
+		required: []string{"event_id", "new_hash", "time", "lead_time_ms"},
+		hashes:   []string{"new_hash"},
+	}
+	rebalanceCause = &shape{
+		required: []string{"kind"},
+		optional: []string{"member_id", "instance_id", "client_id", "client_host", "rack_id", "subscribed_topic_names",
+			"subscribed_topic_regex", "previous_subscribed_topic_names", "previous_subscribed_topic_regex", "regex",
+			"topics_added", "topics_removed", "previous_hash", "new_hash", "predicted_by", "previous_value", "new_value"},
+		hashes:  []string{"previous_hash", "new_hash"},
+		objects: map[string]*shape{"predicted_by": prediction},
+		check: func(where string, m map[string]json.RawMessage) error {
+			var kind string
+			_ = json.Unmarshal(m["kind"], &kind) // a kind that is not a string fails decoding
+			var needs []string
+			switch kind {
+			case "member_joined", "member_left", "subscription_changed":
+				needs = []string{"member_id"}
+			case "metadata":
+				needs = []string{"previous_hash", "new_hash"}
+			case "regex_resolution_changed":
+				needs = []string{"regex"}
+			}
+			for _, k := range needs {
+				if _, ok := m[k]; !ok {
+					return fmt.Errorf("%s of kind %s has no %q", where, kind, k)
+				}
+			}
+			return nil
+		},
+	}
+	groupRebalanced = &shape{
+		required: []string{"cluster_id", "group_id", "group_type", "previous_epoch", "new_epoch", "metadata_hash",
+			"consumer_offsets", "causes"},
+		nullable: []string{"previous_epoch"},
+		hashes:   []string{"metadata_hash"},
+		objects:  map[string]*shape{"consumer_offsets": offsetsPosition},
+		arrays:   map[string]*shape{"causes": rebalanceCause},
+	}
+)
+
 // decodeGroupRebalanced checks what schema/rebalanced.v1.json says beyond the common
 // attributes and decodes the data.
 func decodeGroupRebalanced(attrs *Envelope[json.RawMessage]) (*GroupRebalanced, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s %s: %s", ErrNotEvent, TypeGroupRebalanced, attrs.ID, fmt.Sprintf(format, args...))
 	}
-	switch {
-	case !rebalancedIDPattern.MatchString(attrs.ID):
-		return nil, bad("id is not kwr1- and 32 hex digits")
-	case !strings.HasPrefix(attrs.Source, SourcePrefix) || len(attrs.Source) == len(SourcePrefix):
-		return nil, bad("source %q is not kraftwatch/<cluster id>", attrs.Source)
-	case !subjectPattern.MatchString(attrs.Subject):
-		return nil, bad("subject %q is not group/<group type>/<group id>", attrs.Subject)
-	case attrs.DataContentType != DataContentType:
-		return nil, bad("datacontenttype %q, want %s", attrs.DataContentType, DataContentType)
-	}
-	if _, err := object(attrs.Data, "data", []string{"cluster_id", "group_id", "group_type", "previous_epoch",
-		"new_epoch", "metadata_hash", "consumer_offsets", "causes"}, nil, true); err != nil {
+	if err := checkAttributes(attrs, rebalancedIDPattern, "kwr1-"); err != nil {
 		return nil, bad("%v", err)
 	}
 	var d GroupRebalanced
-	dec := json.NewDecoder(bytes.NewReader(attrs.Data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return nil, bad("data: %v", err)
+	if err := groupRebalanced.read(attrs.Data, "data", &d); err != nil {
+		return nil, bad("%v", err)
 	}
 	if err := d.Validate(); err != nil {
 		return nil, bad("%v", err)
 	}
-	if want := "group/" + d.GroupType.String() + "/" + d.GroupID; attrs.Subject != want {
-		return nil, bad("subject %q, but the data's group gives %q", attrs.Subject, want)
-	}
-	if want := SourcePrefix + d.ClusterID; attrs.Source != want {
-		return nil, bad("source %q, but the data's cluster gives %q", attrs.Source, want)
+	if err := checkGroup(attrs, d.ClusterID, d.GroupType, d.GroupID); err != nil {
+		return nil, bad("%v", err)
 	}
 	d.Time = attrs.Time
 	return &d, nil

@@ -9,50 +9,67 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/kraftwatch/kraftwatch/internal/eventschema"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
+// The schemas as published (what subscribers validate with) and strict (every member
+// kraftwatch writes is declared), each compiled once.
 var (
-	schemaOnce sync.Once
-	schema     *jsonschema.Schema
-	schemaErr  error
+	schema                 = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.Compile(publish.Schema) })
+	strictSchema           = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.CompileStrict(publish.Schema) })
+	rebalancedSchema       = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.Compile(publish.RebalancedSchema) })
+	strictRebalancedSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+		return eventschema.CompileStrict(publish.RebalancedSchema)
+	})
 )
 
-// validateEvent fails t unless body satisfies schema/rebalance_needed.v1.json.
-func validateEvent(t testing.TB, body []byte) {
-	t.Helper()
-	if err := checkSchema(body); err != nil {
-		t.Fatalf("event does not satisfy the schema: %v\n%s", err, body)
-	}
-}
-
-func checkSchema(body []byte) error {
-	schemaOnce.Do(func() {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(publish.Schema))
-		if err != nil {
-			schemaErr = err
-			return
-		}
-		c := jsonschema.NewCompiler()
-		c.AssertFormat()
-		const url = "https://github.com/kraftwatch/kraftwatch/publish/schema/rebalance_needed.v1.json"
-		if schemaErr = c.AddResource(url, doc); schemaErr != nil {
-			return
-		}
-		schema, schemaErr = c.Compile(url)
-	})
-	if schemaErr != nil {
-		return schemaErr
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+func validate(s func() (*jsonschema.Schema, error), body []byte) error {
+	sch, err := s()
 	if err != nil {
 		return err
 	}
-	return schema.Validate(inst)
+	return eventschema.Validate(sch, body)
+}
+
+// validateEvent fails t unless body, an event kraftwatch published, satisfies
+// schema/rebalance_needed.v1.json read strictly: it declares every member.
+func validateEvent(t testing.TB, body []byte) {
+	t.Helper()
+	if err := validate(strictSchema, body); err != nil {
+		t.Fatalf("event does not satisfy the strict schema: %v\n%s", err, body)
+	}
+}
+
+// checkRebalancedSchema validates body, a rebalanced event kraftwatch published, against
+// schema/rebalanced.v1.json read strictly.
+func checkRebalancedSchema(body []byte) error { return validate(strictRebalancedSchema, body) }
+
+// TestSchemaObjects pins which objects of the schemas are open to members a later v1
+// kraftwatch adds (all but the __consumer_offsets positions, whose members make the
+// event id) and that each says so explicitly, so that an object added to a schema
+// cannot be closed or open by accident.
+func TestSchemaObjects(t *testing.T) {
+	for name, doc := range map[string][]byte{"rebalance_needed.v1.json": publish.Schema, "rebalanced.v1.json": publish.RebalancedSchema} {
+		objs, err := eventschema.Objects(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(objs) < 4 {
+			t.Fatalf("%s: only %d object schemas found: %v", name, len(objs), objs)
+		}
+		for ptr, ap := range objs {
+			closed := strings.HasSuffix(ptr, "/consumer_offsets")
+			if ap != !closed {
+				t.Errorf("%s: %s has additionalProperties %v, want %v", name, ptr, ap, !closed)
+			}
+		}
+	}
 }
 
 // TestSchemaRejects shows the schema is strict enough to catch mistakes: each case
-// breaks one rule of a valid event.
+// breaks one rule of a valid event. Members it does not know are accepted (a later v1
+// kraftwatch's), except in consumer_offsets; the strict reading refuses them all.
 func TestSchemaRejects(t *testing.T) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, goldenBody(t)); err != nil {
@@ -60,35 +77,44 @@ func TestSchemaRejects(t *testing.T) {
 	}
 	valid := buf.String()
 	validateEvent(t, []byte(valid))
-	for _, tc := range []struct{ name, old, new string }{
-		{"hash as number", `"new_hash":"-6148914691236517206"`, `"new_hash":-6148914691236517206`},
-		{"hash with plus", `"new_hash":"-6148914691236517206"`, `"new_hash":"+1"`},
-		{"hash leading zero", `"new_hash":"-6148914691236517206"`, `"new_hash":"01"`},
-		{"unknown group type", `"group_type":"consumer"`, `"group_type":"simple"`},
-		{"unknown reason", `"kind":"partitions_added"`, `"kind":"moved"`},
-		{"unknown scheme", `"hash_scheme":"murmur3"`, `"hash_scheme":"md5"`},
-		{"wrong type", `rebalance_needed.v1"`, `rebalance_needed.v2"`},
-		{"bad time", `"time":"2025-`, `"time":"yesterday-`},
-		{"extra data field", `"cluster_id"`, `"colour":"red","cluster_id"`},
-		{"short topic id", `"topic_id":"`, `"topic_id":"x`},
-		{"recreated without old id", `"kind":"partitions_added"`, `"kind":"recreated"`},
-		{"negative offset", `"metadata_offset":1234`, `"metadata_offset":-1`},
-		{"bad id", `"id":"kw1-`, `"id":"kw2-`},
-		{"topic hash as number", `"hash":"3131961357"`, `"hash":3131961357`},
-		{"topic without id", `"topic_id":"b2KQm1tqRBCzb0Y5bXy2WQ","partitions"`, `"partitions"`},
-		{"topic with zero partitions", `"partitions":6`, `"partitions":0`},
-		{"extra topic field", `"partitions":6`, `"partitions":6,"leader":1`},
-		{"truncated not boolean", `"topics":[`, `"topics_truncated":"yes","topics":[`},
-		{"reason time not a date", `"time":"2025-11-03T14:12`, `"time":"later`},
-		{"reason offset negative", `"metadata_offset":1187`, `"metadata_offset":-5`},
+	for _, tc := range []struct {
+		name, old, new string
+		open           bool // accepted as published, refused when strict
+	}{
+		{name: "hash as number", old: `"new_hash":"-6148914691236517206"`, new: `"new_hash":-6148914691236517206`},
+		{name: "hash with plus", old: `"new_hash":"-6148914691236517206"`, new: `"new_hash":"+1"`},
+		{name: "hash leading zero", old: `"new_hash":"-6148914691236517206"`, new: `"new_hash":"01"`},
+		{name: "unknown group type", old: `"group_type":"consumer"`, new: `"group_type":"simple"`},
+		{name: "unknown reason", old: `"kind":"partitions_added"`, new: `"kind":"moved"`},
+		{name: "unknown scheme", old: `"hash_scheme":"murmur3"`, new: `"hash_scheme":"md5"`},
+		{name: "wrong type", old: `rebalance_needed.v1"`, new: `rebalance_needed.v2"`},
+		{name: "bad time", old: `"time":"2025-`, new: `"time":"yesterday-`},
+		{name: "extra attribute", old: `"specversion"`, new: `"colour":"red","specversion"`, open: true},
+		{name: "extra data member", old: `"cluster_id"`, new: `"colour":"red","cluster_id"`, open: true},
+		{name: "extra reason member", old: `"kind":"partitions_added"`, new: `"colour":"red","kind":"partitions_added"`, open: true},
+		{name: "extra topic member", old: `"partitions":6`, new: `"partitions":6,"leader":1`, open: true},
+		{name: "extra consumer_offsets member", old: `"partition":17`, new: `"leader_epoch":3,"partition":17`},
+		{name: "short topic id", old: `"topic_id":"`, new: `"topic_id":"x`},
+		{name: "recreated without old id", old: `"kind":"partitions_added"`, new: `"kind":"recreated"`},
+		{name: "negative offset", old: `"metadata_offset":1234`, new: `"metadata_offset":-1`},
+		{name: "bad id", old: `"id":"kw1-`, new: `"id":"kw2-`},
+		{name: "topic hash as number", old: `"hash":"3131961357"`, new: `"hash":3131961357`},
+		{name: "topic without id", old: `"topic_id":"b2KQm1tqRBCzb0Y5bXy2WQ","partitions"`, new: `"partitions"`},
+		{name: "topic with zero partitions", old: `"partitions":6`, new: `"partitions":0`},
+		{name: "truncated not boolean", old: `"topics":[`, new: `"topics_truncated":"yes","topics":[`},
+		{name: "reason time not a date", old: `"time":"2025-11-03T14:12`, new: `"time":"later`},
+		{name: "reason offset negative", old: `"metadata_offset":1187`, new: `"metadata_offset":-5`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(valid, tc.old) {
 				t.Fatalf("golden event lacks %s", tc.old)
 			}
-			bad := strings.Replace(valid, tc.old, tc.new, 1)
-			if err := checkSchema([]byte(bad)); err == nil {
-				t.Fatalf("schema accepted\n%s", bad)
+			bad := []byte(strings.Replace(valid, tc.old, tc.new, 1))
+			if err := validate(schema, bad); (err == nil) != tc.open {
+				t.Fatalf("schema: %v, want accepted=%v\n%s", err, tc.open, bad)
+			}
+			if err := validate(strictSchema, bad); err == nil {
+				t.Fatalf("strict schema accepted\n%s", bad)
 			}
 		})
 	}

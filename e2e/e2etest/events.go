@@ -1,7 +1,6 @@
 package e2etest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/kraftwatch/kraftwatch/events"
+	"github.com/kraftwatch/kraftwatch/internal/eventschema"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
@@ -93,27 +93,15 @@ func (es Events) String() string {
 	return b.String()
 }
 
+// The event schemas read strictly (eventschema.CompileStrict): what kraftwatch publishes
+// declares every member it writes, though subscribers ignore members they do not know.
 var (
-	schema = compileSchema(publish.Schema, "https://github.com/kraftwatch/kraftwatch/publish/schema/rebalance_needed.v1.json")
-	// RebalancedSchema is the compiled JSON Schema of rebalanced events.
-	RebalancedSchema = compileSchema(publish.RebalancedSchema, "https://github.com/kraftwatch/kraftwatch/publish/schema/rebalanced.v1.json")
-)
-
-// compileSchema compiles one of publish's JSON Schemas, whose $id is url, once.
-func compileSchema(doc []byte, url string) func() (*jsonschema.Schema, error) {
-	return sync.OnceValues(func() (*jsonschema.Schema, error) {
-		d, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-		if err != nil {
-			return nil, err
-		}
-		c := jsonschema.NewCompiler()
-		c.AssertFormat()
-		if err := c.AddResource(url, d); err != nil {
-			return nil, err
-		}
-		return c.Compile(url)
+	schema = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.CompileStrict(publish.Schema) })
+	// RebalancedSchema is the compiled JSON Schema of rebalanced events, read strictly.
+	RebalancedSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+		return eventschema.CompileStrict(publish.RebalancedSchema)
 	})
-}
+)
 
 // Check validates one message of kraftwatch: publish.Decode, the JSON Schema, the
 // cluster, the subject derived from the group, the Nats-Msg-Id and Content-Type
@@ -127,11 +115,7 @@ func Check(clusterID, subject string, hdr nats.Header, data []byte) (publish.Env
 	if err != nil {
 		return env, fmt.Errorf("compiling the event schema: %w", err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		return env, fmt.Errorf("%s: %w", subject, err)
-	}
-	if err := sch.Validate(doc); err != nil {
+	if err := eventschema.Validate(sch, data); err != nil {
 		return env, fmt.Errorf("%s: event does not satisfy the schema: %w\n%s", subject, err, data)
 	}
 	d := env.Data
