@@ -40,65 +40,32 @@ type interner struct {
 
 const internSlots = 1 << 12
 
-// intern returns an array holding lists and then dirs (each uuid as four big-endian
-// int32), size int32s in all, as packLists packs them: shared with earlier
-// partitions of the delta when one had the same lists, else newly stored. It hashes
-// and compares the lists where they are, so a list set seen before is not copied.
-func (d *Delta) intern(lists *[listDirs][]int32, dirs []UUID, size int) []int32 {
-	if size == 0 {
+// intern returns an array holding what buf holds, shared with earlier partitions of
+// the delta when one had the same lists.
+func (d *Delta) intern(buf []int32) []int32 {
+	if len(buf) == 0 {
 		return nil
 	}
 	if d.interned == nil {
 		d.interned = new(interner)
 	}
-	h := uint64(size) * 0x9e3779b97f4a7c15
-	for _, l := range lists {
-		for _, v := range l {
-			h = (h ^ uint64(uint32(v))) * 0xff51afd7ed558ccd
-		}
+	h := uint64(len(buf)) * 0x9e3779b97f4a7c15
+	i := 0
+	for ; i+1 < len(buf); i += 2 {
+		h = (h ^ (uint64(uint32(buf[i]))<<32 | uint64(uint32(buf[i+1])))) * 0xff51afd7ed558ccd
 	}
-	for _, u := range dirs {
-		h = (h ^ binary.LittleEndian.Uint64(u[:8])) * 0xff51afd7ed558ccd
-		h = (h ^ binary.LittleEndian.Uint64(u[8:])) * 0xff51afd7ed558ccd
+	if i < len(buf) {
+		h = (h ^ uint64(uint32(buf[i]))) * 0xff51afd7ed558ccd
 	}
 	slot := &d.interned.slots[(h>>40)&(internSlots-1)]
-	if s := *slot; len(s) == size && holds(s, lists, dirs) {
+	if s := *slot; slices.Equal(s, buf) {
 		return s
 	}
-	data := d.lists(size)
-	at := 0
-	for _, l := range lists {
-		at += copy(data[at:], l)
-	}
-	for _, u := range dirs {
-		for j := range 4 {
-			data[at+j] = int32(binary.BigEndian.Uint32(u[4*j:]))
-		}
-		at += 4
-	}
+	data := d.lists(len(buf))
+	copy(data, buf)
 	*slot = data
 	d.interned.used = true
 	return data
-}
-
-// holds reports whether s, as long as lists and dirs packed, holds them.
-func holds(s []int32, lists *[listDirs][]int32, dirs []UUID) bool {
-	at := 0
-	for _, l := range lists {
-		if !slices.Equal(s[at:at+len(l)], l) {
-			return false
-		}
-		at += len(l)
-	}
-	for _, u := range dirs {
-		for j := range 4 {
-			if s[at+j] != int32(binary.BigEndian.Uint32(u[4*j:])) {
-				return false
-			}
-		}
-		at += 4
-	}
-	return true
 }
 
 // forget empties the interner.
@@ -140,17 +107,32 @@ func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 	p := partition{id: r.PartitionID, leader: r.Leader, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch,
 		state: stateOf(r.LeaderRecoveryState)}
 	lists := [listDirs][]int32{r.Replicas, r.ISR, r.RemovingReplicas, r.AddingReplicas, r.EligibleLeaderReplicas, r.LastKnownELR}
-	dirs := r.Directories
-	if !anyDirectory(dirs) {
-		dirs = nil
-	}
-	size := 4 * len(dirs)
+	size := 0
 	for i, l := range lists {
 		p.n[i] = uint8(len(l))
 		size += len(l)
 	}
-	p.n[listDirs] = uint8(len(dirs))
-	p.setData(d.intern(&lists, dirs, size))
+	if anyDirectory(r.Directories) {
+		p.n[listDirs] = uint8(len(r.Directories))
+		size += 4 * len(r.Directories)
+	}
+	if cap(d.scratch) < size {
+		d.scratch = make([]int32, size)
+	}
+	data := d.scratch[:size]
+	at := 0
+	for _, l := range lists {
+		at += copy(data[at:], l)
+	}
+	if p.n[listDirs] > 0 {
+		for _, u := range r.Directories {
+			for j := range 4 {
+				data[at+j] = int32(binary.BigEndian.Uint32(u[4*j:]))
+			}
+			at += 4
+		}
+	}
+	p.setData(d.intern(data))
 	// A new leaf is as long as the previous topic suggests (the topics of a snapshot
 	// are often alike), else 32 slots, or 4 for the first (small topics are common);
 	// a leaf too short grows, and flush trims the last one.

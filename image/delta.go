@@ -29,8 +29,9 @@ type Delta struct {
 	bulk   bulk
 	noBulk bool
 	chunk  []int32
-	// interned serves bulkAdd (see interner).
+	// interned and scratch serve bulkAdd (see interner).
 	interned *interner
+	scratch  []int32
 	// pos is stamped on the records replayed (At).
 	pos Stamp
 }
