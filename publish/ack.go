@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -30,7 +31,7 @@ var errAckTimeout = errors.New("no answer from JetStream within the publish time
 // onReply hands an answer to the worker its reply subject names.
 func (p *Publisher) onReply(m *nats.Msg) {
 	rest := m.Subject[min(len(p.inbox)+1, len(m.Subject)):]
-	i, _, ok := bytesCut(rest, '.')
+	i, _, ok := strings.Cut(rest, ".")
 	if !ok {
 		return
 	}
@@ -42,16 +43,6 @@ func (p *Publisher) onReply(m *nats.Msg) {
 	case p.shards[n].acks <- m:
 	case <-p.workersDone: // a late answer after Run's workers returned
 	}
-}
-
-// bytesCut is strings.Cut on a byte.
-func bytesCut(s string, c byte) (before, after string, found bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }
 
 // replyToken returns the token of a reply subject "<inbox>.<worker>.<token>".
