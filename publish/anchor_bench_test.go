@@ -38,6 +38,9 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
+	// Wait for room among the 1024 in flight as long as it takes (nats.go's default,
+	// 200 ms, fails the publish on a loaded machine).
+	stall := jetstream.WithStallWait(time.Minute)
 	bodies := make([][]byte, groups)
 	for g := range bodies {
 		ev := transition(fmt.Sprintf("bench-group-%05d", g), 0)
@@ -90,7 +93,7 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 				c0, s0 := cpuTime(b, 0), cpuTime(b, pid)
 				start := time.Now()
 				for _, m := range msgs {
-					if _, err := js.PublishMsgAsync(m); err != nil {
+					if _, err := js.PublishMsgAsync(m, stall); err != nil {
 						b.Fatal(err)
 					}
 				}
