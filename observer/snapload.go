@@ -16,9 +16,11 @@ import (
 // framing, and only then decodes and replays its records, logging what it skips. For
 // a snapshot of a million partitions that is three passes over 120 MB and one goroutine.
 // loadSnapshot does it in one pass on two goroutines: a reader goroutine reads the
-// file a batch at a time into reused buffers, checks each batch (CRC, framing, the
+// file a window at a time into a reused buffer, checks each batch (CRC, framing, the
 // header and footer) and decodes its records into reused chunks; the caller's
-// goroutine replays each chunk into a new Delta while the next is decoded.
+// goroutine replays each chunk into a new Delta while the next is decoded. A batch's
+// CRC is known only once its last window is read, after its first records were
+// replayed: a batch that fails it fails the load, and the Delta is dropped.
 //
 // It only accepts a clean snapshot: every batch valid and uncompressed, every record
 // decoded and replayed without error. For anything else it gives up, before anything
@@ -145,16 +147,13 @@ func (r *snapReader) read() bool {
 		if batches == 0 && !h.IsControl() {
 			return false
 		}
+		footer = false
 		if h.IsControl() {
-			footer = false
 			if !r.control(pos, n, batches == 0, &footer) {
 				return false
 			}
-		} else {
-			footer = false
-			if !r.stream(st, pos) || !r.send() {
-				return false
-			}
+		} else if !r.stream(st, pos) || !r.send() {
+			return false
 		}
 		batches++
 		pos += n
