@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -292,6 +293,32 @@ func TestFastSnapshotImage(t *testing.T) {
 			if diff := image.Diff(want, got); !diff.Empty() || s.header != c.header {
 				t.Fatalf("%s: differs:\n%s", path, diff)
 			}
+		}
+	}
+}
+
+// TestRelaxGC: a load raises the GC percent to loadGCPercent and the last load to end
+// sets back what was set before; a GC that is off, or set higher, stays as it is.
+func TestRelaxGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, before := range []int{100, 50, -1, 800} {
+		debug.SetGCPercent(before)
+		want := loadGCPercent
+		if before < 0 || before > loadGCPercent {
+			want = before
+		}
+		outer := relaxGC()
+		inner := relaxGC()
+		if got := debug.SetGCPercent(want); got != want {
+			t.Fatalf("GOGC %d, during two loads: %d, want %d", before, got, want)
+		}
+		inner()
+		if got := debug.SetGCPercent(want); got != want {
+			t.Fatalf("GOGC %d, during the outer load: %d, want %d", before, got, want)
+		}
+		outer()
+		if got := debug.SetGCPercent(before); got != before {
+			t.Fatalf("GOGC %d, after the loads: %d", before, got)
 		}
 	}
 }
