@@ -171,6 +171,7 @@ type Tracker struct {
 	// among the entries when they were ranked (rerank). Adding an entry clears it;
 	// removing one keeps the others in order.
 	ranked bool
+	ranks  int    // the number of entries ranked: every rank is below it
 	calls  uint64 // Metadata calls that collected affected groups
 
 	// Scratch of one call, empty between calls: Metadata empties all three
@@ -197,6 +198,7 @@ func (m *memo) reset() {
 
 // tracked is what a Tracker knows of one group.
 type tracked struct {
+	owner   *Tracker // nil once the entry is dropped (Tracker.forget)
 	hash    int64
 	hasHash bool
 	// known is true when topics, regexes and matched are up to date with the
@@ -253,8 +255,8 @@ func (t *Tracker) Len() int { return len(t.hs) }
 // published for it, so that the next decision about the group compares with it.
 // The group is recomputed in full the next time it is looked at.
 func (t *Tracker) Seed(k GroupKey, hash int64) {
-	t.hs[k] = &tracked{hash: hash, hasHash: true}
-	t.ranked = false
+	tr := t.entry(k)
+	*tr = tracked{owner: t, hash: hash, hasHash: true, rank: tr.rank}
 }
 
 // Sync makes cur the Tracker's image and recomputes every group of the State in
@@ -273,7 +275,7 @@ func (t *Tracker) Sync(cur *image.Image) []Decision {
 	defer t.memo.reset()
 	for k := range t.hs {
 		if _, ok := t.state.Group(k); !ok {
-			delete(t.hs, k)
+			t.forget(k)
 		}
 	}
 	var out []Decision
@@ -295,7 +297,7 @@ func (t *Tracker) Sync(cur *image.Image) []Decision {
 // SubscriptionChanged, one per existing topic the group started or stopped reading.
 func (t *Tracker) Group(ch Change) (Decision, bool) {
 	if ch.Removed {
-		delete(t.hs, ch.Group)
+		t.forget(ch.Group)
 		return Decision{}, false
 	}
 	if !ch.Created && !ch.Subscription {
@@ -303,7 +305,7 @@ func (t *Tracker) Group(ch Change) (Decision, bool) {
 	}
 	g, ok := t.state.Group(ch.Group)
 	if !ok {
-		delete(t.hs, ch.Group)
+		t.forget(ch.Group)
 		return Decision{}, false
 	}
 	defer t.memo.reset()
@@ -348,11 +350,30 @@ func (t *Tracker) subscriptionReasons(before, after []string) []Reason {
 func (t *Tracker) entry(k GroupKey) *tracked {
 	tr := t.hs[k]
 	if tr == nil {
-		tr = &tracked{}
+		tr = &tracked{owner: t}
 		t.hs[k] = tr
 		t.ranked = false
 	}
 	return tr
+}
+
+// entryOf is entry(g.Key) through the pointer g keeps to it (Group.tracked), which
+// spares a lookup by key for each group an update affects.
+func (t *Tracker) entryOf(g *Group) *tracked {
+	if tr := g.tracked; tr != nil && tr.owner == t {
+		return tr
+	}
+	tr := t.entry(g.Key)
+	g.tracked = tr
+	return tr
+}
+
+// forget drops the entry of k; a Group that still points to it no longer finds it.
+func (t *Tracker) forget(k GroupKey) {
+	if tr := t.hs[k]; tr != nil {
+		tr.owner = nil
+		delete(t.hs, k)
+	}
 }
 
 // rerank gives every entry its rank (tracked.rank): one sort of all the groups' keys,
@@ -366,7 +387,7 @@ func (t *Tracker) rerank() {
 	for i, k := range keys {
 		t.hs[k].rank = uint32(i)
 	}
-	t.ranked = true
+	t.ranked, t.ranks = true, len(keys)
 }
 
 // rehash computes the group hash of tr.topics and returns a decision when it moved.
@@ -540,13 +561,14 @@ type affectedGroups struct {
 	list   []pending
 	order  []sortKey
 	sorted []uint64 // sort: the index in list of each group in key order (low 32 bits)
+	byRank []int32  // sort: 1 + the index in list of the group of each rank, or 0
 }
 
 // add records reasons rs of event i for group g. A group reached again for the
 // same event (through a second regex) keeps the reasons it has, with the smaller
 // regex for a RegexMatched one, so the result does not depend on map order.
 func (a *affectedGroups) add(t *Tracker, g *Group, i int, ev *topicEvent, rs []Reason) {
-	tr := t.entry(g.Key)
+	tr := t.entryOf(g)
 	if tr.call != t.calls {
 		tr.call, tr.affected = t.calls, int32(len(a.list))
 		a.list = append(a.list, pending{g: g, tr: tr, reasons: rs, shared: true, membership: ev.membership, last: i})
@@ -575,12 +597,30 @@ func (a *affectedGroups) add(t *Tracker, g *Group, i int, ev *topicEvent, rs []R
 
 // sort fills a.sorted with the groups' indices in list, in key order. When t's
 // entries are ranked, or a quarter of them or more are affected (ranking all costs
-// about as much as sorting these by key), the groups are sorted by rank: integers.
+// about as much as sorting these by key), the groups are sorted by rank: integers,
+// or, when a sixteenth of the ranks or more are affected, placed at their ranks
+// and read back in rank order, without comparing.
 func (a *affectedGroups) sort(t *Tracker) {
 	if !t.ranked && 4*len(a.list) >= len(t.hs) {
 		t.rerank()
 	}
 	a.sorted = a.sorted[:0]
+	if t.ranked && 16*len(a.list) >= t.ranks {
+		// Many groups: place each at its rank, then read the ranks in order.
+		if len(a.byRank) < t.ranks {
+			a.byRank = make([]int32, t.ranks)
+		}
+		for i := range a.list {
+			a.byRank[a.list[i].tr.rank] = int32(i) + 1
+		}
+		for r, i := range a.byRank[:t.ranks] {
+			if i != 0 {
+				a.sorted = append(a.sorted, uint64(i-1))
+				a.byRank[r] = 0
+			}
+		}
+		return
+	}
 	if t.ranked {
 		for i := range a.list {
 			a.sorted = append(a.sorted, uint64(a.list[i].tr.rank)<<32|uint64(i))

@@ -92,6 +92,7 @@ type Group struct {
 	resolved map[string]*ConsumerGroupRegularExpressionValue
 	names    map[string]int32 // subscribed topic name -> number of contributions
 	regexes  map[string]int32 // member regex -> number of members using it
+	tracked  *tracked         // a Tracker's entry of the group (Tracker.entryOf)
 }
 
 // NumMembers returns the number of members.
