@@ -1,6 +1,7 @@
 package hashcache
 
 import (
+	"encoding/binary"
 	"slices"
 	"weak"
 
@@ -21,7 +22,11 @@ import (
 //     encoded block, so the many partitions that share a replica list cost one table
 //     lookup and one copy. The first time a topic uses a remembered list, the racks
 //     of its brokers are asked again and the block is encoded again if one changed;
-//     the block is only ever the one those racks give.
+//     the block is only ever the one those racks give;
+//   - in front of those, a direct-mapped table (hot) of the lists of three brokers
+//     seen while the racks stayed the same (the same image), which appendHot reads
+//     without a call: the partitions of a large cluster mostly end there, and a
+//     list's brokers are only marked as read once per topic.
 type rackMemo struct {
 	// compare is the scheme's rack order. encodeRack appends the bytes of one
 	// rack; encodeBlock appends the bytes of a partition given its racks as
@@ -47,6 +52,7 @@ type rackMemo struct {
 	enc        []byte // rack encodings
 	racksEpoch uint32 // counts the times racks started afresh
 
+	hot     [1 << hotBits]hotSlot
 	tuples  []tupleSlot // open addressing over replica lists
 	nTuples int
 	tIDs    []int32 // replica lists of the tuples
@@ -139,6 +145,7 @@ func (m *rackMemo) reset(src Brokers) {
 }
 
 func (m *rackMemo) clearTuples() {
+	clear(m.hot[:])
 	clear(m.tuples)
 	m.nTuples = 0
 	m.tIDs = m.tIDs[:0]
@@ -216,13 +223,18 @@ func (m *rackMemo) encoded(r int32) []byte {
 // pack returns a replica list of up to three ids below 1<<16 as one number, and 0
 // for a list that does not fit. Different lists pack differently.
 func pack(replicas []int32) uint64 {
-	if len(replicas) == 3 { // the common case, without a loop
-		a, b, c := uint32(replicas[0]), uint32(replicas[1]), uint32(replicas[2])
-		if a|b|c >= 1<<16 {
+	if len(replicas) == 3 { // the common case
+		a, b, c := uint64(uint32(replicas[0])), uint64(uint32(replicas[1])), uint64(uint32(replicas[2]))
+		if (a|b|c)>>16 != 0 {
 			return 0
 		}
-		return 4<<60 | uint64(a) | uint64(b)<<16 | uint64(c)<<32
+		return 4<<60 | a | b<<16 | c<<32
 	}
+	return packShort(replicas)
+}
+
+//go:noinline
+func packShort(replicas []int32) uint64 {
 	if len(replicas) > 3 {
 		return 0
 	}
@@ -236,11 +248,93 @@ func pack(replicas []int32) uint64 {
 	return key
 }
 
-// partition returns the encoded racks block of a partition with these replicas.
-// The result is valid until the next call.
-func (m *rackMemo) partition(replicas []int32) []byte {
+// hotSlot remembers where the block of one packed replica list is, while the racks
+// are those it was encoded with: a direct-mapped table in front of tuples, so that
+// most partitions cost one probe and one copy (appendHot).
+type hotSlot struct {
+	key          uint64 // pack of the list; 0 in a slot never filled
+	stamp        uint64 // racksGen<<32 | the topic that last used the slot
+	off, n       int32  // block in blocks, n <= blockPad
+	idOff, idEnd int32  // replica ids in tIDs
+}
+
+const hotBits = 8
+
+func hotIndex(key uint64) uint64 { return key * 0x9e3779b97f4a7c15 >> (64 - hotBits) }
+
+func (m *rackMemo) stamp() uint64 { return uint64(m.racksGen)<<32 | uint64(m.gen) }
+
+// blockPad bounds the blocks that hotSlots hold. blocks keeps this many bytes of
+// capacity past its end, so that appendHot can copy a whole word past a block's end.
+const blockPad = 128
+
+// appendHot appends partitions first, first+1, … with the replicas in lists to buf,
+// index then racks block, for as long as each one's list is in the hot table for
+// the current racks and topic and fits in pack, and buf has room below flushAt. It
+// returns buf and the number of partitions appended. It calls nothing, so that the
+// compiler keeps its loop in registers: most partitions of a large cluster end here.
+func (m *rackMemo) appendHot(buf []byte, first int, lists [][]int32, bigEndian bool) ([]byte, int) {
+	stamp, blocks := m.stamp(), m.blocks
+	l, limit := len(buf), min(flushAt, cap(buf)-4-blockPad)
+	for j, replicas := range lists {
+		if len(replicas) != 3 || l >= limit {
+			return buf[:l], j
+		}
+		a, b, c := uint64(uint32(replicas[0])), uint64(uint32(replicas[1])), uint64(uint32(replicas[2]))
+		key := 4<<60 | a | b<<16 | c<<32 // pack
+		s := &m.hot[hotIndex(key)]
+		if (a|b|c)>>16 != 0 || s.key != key || s.stamp != stamp {
+			return buf[:l], j
+		}
+		out := (*[4 + blockPad]byte)(buf[l : l+4+blockPad])
+		if bigEndian {
+			binary.BigEndian.PutUint32(out[:], uint32(first+j))
+		} else {
+			binary.LittleEndian.PutUint32(out[:], uint32(first+j))
+		}
+		// The block in whole words, which the compiler makes inline loads and
+		// stores (copy would call memmove): 32 bytes, and the rest when longer.
+		n, src := int(s.n), (*[blockPad]byte)(blocks[s.off:s.off+blockPad])
+		dst := (*[blockPad]byte)(out[4:])
+		le := binary.LittleEndian
+		le.PutUint64(dst[0:], le.Uint64(src[0:]))
+		le.PutUint64(dst[8:], le.Uint64(src[8:]))
+		le.PutUint64(dst[16:], le.Uint64(src[16:]))
+		le.PutUint64(dst[24:], le.Uint64(src[24:]))
+		if n > 32 {
+			le.PutUint64(dst[32:], le.Uint64(src[32:]))
+			le.PutUint64(dst[40:], le.Uint64(src[40:]))
+			le.PutUint64(dst[48:], le.Uint64(src[48:]))
+			le.PutUint64(dst[56:], le.Uint64(src[56:]))
+			if n > 64 {
+				le.PutUint64(dst[64:], le.Uint64(src[64:]))
+				le.PutUint64(dst[72:], le.Uint64(src[72:]))
+				le.PutUint64(dst[80:], le.Uint64(src[80:]))
+				le.PutUint64(dst[88:], le.Uint64(src[88:]))
+				le.PutUint64(dst[96:], le.Uint64(src[96:]))
+				le.PutUint64(dst[104:], le.Uint64(src[104:]))
+				le.PutUint64(dst[112:], le.Uint64(src[112:]))
+				le.PutUint64(dst[120:], le.Uint64(src[120:]))
+			}
+		}
+		l += 4 + n
+	}
+	return buf[:l], len(lists)
+}
+
+// see marks the brokers of the list in s as read by the current topic.
+func (m *rackMemo) see(s *hotSlot) {
+	s.stamp = m.stamp()
+	for _, id := range m.tIDs[s.idOff:s.idEnd] {
+		m.rack(id)
+	}
+}
+
+// partition returns the encoded racks block of a partition with these replicas
+// (key is pack(replicas)) and, when the block is remembered and key is not 0, notes
+// it in the hot slot s. The result is valid until the next call.
+func (m *rackMemo) partition(replicas []int32, key uint64, s *hotSlot) []byte {
 	var hash uint32
-	key := pack(replicas)
 	if key != 0 {
 		h := key * 0x9e3779b97f4a7c15
 		hash = uint32(h >> 32)
@@ -252,18 +346,31 @@ func (m *rackMemo) partition(replicas []int32) []byte {
 		hash = uint32(h ^ h>>32)
 	}
 	mask := uint32(len(m.tuples) - 1)
-	s := hash & mask
-	for ; m.tuples[s].used; s = (s + 1) & mask {
-		e := &m.tuples[s]
+	i := hash & mask
+	for ; m.tuples[i].used; i = (i + 1) & mask {
+		e := &m.tuples[i]
 		if e.hash != hash || e.key != key || (key == 0 && !equal(m.tIDs[e.idOff:e.idEnd], replicas)) {
 			continue
 		}
 		if e.checked != m.gen {
 			m.check(e)
 		}
-		return m.blocks[e.blockOff:e.blockE]
+		return m.remember(e, s)
 	}
-	return m.add(replicas, key, hash, s)
+	e, ok := m.add(replicas, key, hash, i)
+	if !ok {
+		return m.once
+	}
+	return m.remember(&e, s)
+}
+
+// remember notes e's block in the hot slot s, and returns it.
+func (m *rackMemo) remember(e *tupleSlot, s *hotSlot) []byte {
+	if e.key != 0 && e.blockE-e.blockOff <= blockPad {
+		*s = hotSlot{key: e.key, stamp: m.stamp(), off: e.blockOff, n: e.blockE - e.blockOff,
+			idOff: e.idOff, idEnd: e.idEnd}
+	}
+	return m.blocks[e.blockOff:e.blockE]
 }
 
 func equal(a, b []int32) bool {
@@ -295,7 +402,7 @@ func (m *rackMemo) check(e *tupleSlot) {
 	}
 	racks := m.sortedRacks(was)
 	e.blockOff = int32(len(m.blocks))
-	m.blocks = m.encodeBlock(m.blocks, m, racks)
+	m.encode(racks)
 	e.blockE = int32(len(m.blocks))
 }
 
@@ -322,8 +429,8 @@ func (m *rackMemo) sortedRacks(rs []int32) []int32 {
 }
 
 // add resolves, sorts and encodes a replica list not remembered yet, and remembers
-// it in the free slot s.
-func (m *rackMemo) add(replicas []int32, key uint64, hash, s uint32) []byte {
+// it in the free slot s; past maxTuples it encodes it into once, and ok is false.
+func (m *rackMemo) add(replicas []int32, key uint64, hash, s uint32) (e tupleSlot, ok bool) {
 	start := len(m.tRacks)
 	for _, id := range replicas {
 		m.tRacks = append(m.tRacks, m.rack(id))
@@ -332,19 +439,26 @@ func (m *rackMemo) add(replicas []int32, key uint64, hash, s uint32) []byte {
 	if m.nTuples >= maxTuples {
 		m.tRacks = m.tRacks[:start]
 		m.once = m.encodeBlock(m.once[:0], m, racks)
-		return m.once
+		return tupleSlot{}, false
 	}
-	e := tupleSlot{key: key, hash: hash, checked: m.gen, used: true,
+	e = tupleSlot{key: key, hash: hash, checked: m.gen, used: true,
 		idOff: int32(len(m.tIDs)), blockOff: int32(len(m.blocks))}
 	m.tIDs = append(m.tIDs, replicas...)
-	m.blocks = m.encodeBlock(m.blocks, m, racks)
+	m.encode(racks)
 	e.idEnd, e.blockE = int32(len(m.tIDs)), int32(len(m.blocks))
 	m.tuples[s] = e
 	m.nTuples++
 	if 2*m.nTuples > len(m.tuples) {
 		m.growTuples()
 	}
-	return m.blocks[e.blockOff:e.blockE]
+	return e, true
+}
+
+// encode appends the block of racks to blocks, and keeps blockPad bytes of
+// capacity after it.
+func (m *rackMemo) encode(racks []int32) {
+	m.blocks = m.encodeBlock(m.blocks, m, racks)
+	m.blocks = slices.Grow(m.blocks, blockPad)
 }
 
 func (m *rackMemo) growTuples() {

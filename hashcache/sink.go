@@ -22,6 +22,9 @@ type sink struct {
 }
 
 func (s *sink) reset() {
+	if s.buf == nil {
+		s.buf = make([]byte, 0, flushAt+4<<10) // room for the partition that passes flushAt
+	}
 	s.buf = s.buf[:0]
 	s.flushed = false
 }

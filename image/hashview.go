@@ -1,0 +1,44 @@
+package image
+
+import "unsafe"
+
+// Leaf is a run of up to 32 consecutive partition slots of a topic, as its trie
+// stores them: what a topic hash reads, without a call or a trie walk per partition
+// (hashcache). It shares the image's memory: do not modify what it returns.
+type Leaf struct {
+	parts []partition
+}
+
+// LeafSize is the number of partition ids a Leaf covers.
+const LeafSize = 1 << hbits
+
+// Leaf returns the slots of partitions LeafSize*k … LeafSize*k+LeafSize-1. Slots
+// past Len, and slots whose partition the topic does not have, have no replicas.
+func (t *Topic) Leaf(k int) Leaf {
+	v := &t.parts
+	if k < 0 || v.root == nil || uint64(k)<<hbits>>v.shift >= LeafSize {
+		return Leaf{}
+	}
+	n := v.root
+	for s := v.shift; s > 0; s -= hbits {
+		i := (k << hbits >> s) & (LeafSize - 1)
+		if i >= len(n.kids) || n.kids[i] == nil {
+			return Leaf{}
+		}
+		n = n.kids[i]
+	}
+	return Leaf{n.parts}
+}
+
+// Len is the number of slots held, at most LeafSize.
+func (l Leaf) Len() int { return len(l.parts) }
+
+// Replicas returns the replicas of the partition in slot j (j < Len), what
+// Partition(id).Replicas() returns, or nil when the topic has no such partition.
+func (l Leaf) Replicas(j int) []int32 {
+	p := &l.parts[j]
+	if p.state == 0 || p.n[listReplicas] == 0 {
+		return nil
+	}
+	return unsafe.Slice(p.data, p.n[listReplicas])
+}
