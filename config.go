@@ -19,6 +19,7 @@ import (
 
 	"github.com/caarlos0/env/v11"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/kafkaconn"
 	"github.com/kraftwatch/kraftwatch/observer"
@@ -52,6 +53,7 @@ type config struct {
 	EmbeddedNATSDir          string           `env:"EMBEDDED_NATS_DIR" desc:"JetStream store of the embedded NATS server; empty uses a temporary directory"`
 	SubjectPrefix            string           `env:"SUBJECT_PREFIX" envDefault:"kraftwatch" desc:"first token(s) of every subject"`
 	StreamName               string           `env:"STREAM_NAME" desc:"JetStream stream; empty means KRAFTWATCH_<cluster id>"`
+	EventsStream             string           `env:"EVENTS_STREAM" desc:"JetStream stream for subscribers, capturing the public subjects and sourcing STREAM_NAME's; empty means <STREAM_NAME>_EVENTS; none runs without it, for throughput (nats-server stores each event once: README, Events): subscribers read STREAM_NAME or the core subjects, and no stream is found by subject"`
 	StreamReplicas           int              `env:"STREAM_REPLICAS" envDefault:"1" desc:"replicas of the stream when kraftwatch creates it"`
 	StreamMaxAge             string           `env:"STREAM_MAX_AGE" envDefault:"0s" desc:"drop events older than this (Go duration); 0 keeps them"`
 	StreamMaxMsgsPerSubject  int64            `env:"STREAM_MAX_MSGS_PER_SUBJECT" envDefault:"16" desc:"events kept per group; the last one is the record of its last announced hash"`
@@ -66,6 +68,10 @@ type config struct {
 	LogLevel                 string           `env:"LOG_LEVEL" envDefault:"info" desc:"debug, info, warn or error"`
 	LogFormat                string           `env:"LOG_FORMAT" envDefault:"json" desc:"json or text"`
 }
+
+// noEventsStream is the EVENTS_STREAM value that runs without the events stream
+// (publish.Config.NoEventsStream).
+const noEventsStream = "none"
 
 // loadConfig reads the environment. A value that is not of its setting's type (a bool
 // that is not a bool) gets an error naming the variable, and the setting keeps its
@@ -181,6 +187,11 @@ func (c config) validate() error {
 	}
 	if c.EmbeddedNATSPort < 1 || c.EmbeddedNATSPort > 65535 {
 		bad("EMBEDDED_NATS_PORT", "%d is not a TCP port", c.EmbeddedNATSPort)
+	}
+	if c.EventsStream != "" && c.EventsStream != noEventsStream && (!events.ValidPrefix(c.EventsStream) || strings.Contains(c.EventsStream, ".")) {
+		bad("EVENTS_STREAM", "%q is not none or a stream name of A-Z a-z 0-9 - _", c.EventsStream)
+	} else if c.EventsStream != "" && c.EventsStream == c.StreamName {
+		bad("EVENTS_STREAM", "%q is STREAM_NAME too", c.EventsStream)
 	}
 	if c.StreamReplicas < 1 || c.StreamReplicas > 5 {
 		bad("STREAM_REPLICAS", "%d is not between 1 and 5", c.StreamReplicas)

@@ -65,6 +65,13 @@ func TestValidDefaultsAndClusterID(t *testing.T) {
 	if err := cfg.validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
+	for _, v := range []string{"none", "MY_EVENTS"} {
+		c := cfg
+		c.EventsStream = v
+		if err := c.validate(); err != nil {
+			t.Errorf("KRAFTWATCH_EVENTS_STREAM=%s: %v", v, err)
+		}
+	}
 	if cfg.metadataDir() != meta {
 		t.Errorf("metadataDir = %s, want %s", cfg.metadataDir(), meta)
 	}
@@ -173,6 +180,8 @@ func TestEveryConfigErrorNamed(t *testing.T) {
 		{"metadata dir is a file", []string{"KRAFTWATCH_METADATA_LOG_DIR=" + file}, []string{"METADATA_LOG_DIR: " + file + " is not a directory"}},
 		{"embedded store under a file", []string{"KRAFTWATCH_EMBEDDED_NATS_DIR=" + filepath.Join(file, "js")}, []string{"EMBEDDED_NATS_DIR:"}},
 		{"http port", []string{"KRAFTWATCH_HTTP_ADDR=:http8080"}, []string{"HTTP_ADDR: \":http8080\": port"}},
+		{"events stream name", []string{"KRAFTWATCH_EVENTS_STREAM=a.b"}, []string{"EVENTS_STREAM: \"a.b\" is not none or a stream name"}},
+		{"events stream is the stream", []string{"KRAFTWATCH_STREAM_NAME=KW", "KRAFTWATCH_EVENTS_STREAM=KW"}, []string{"EVENTS_STREAM: \"KW\" is STREAM_NAME too"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr strings.Builder

@@ -80,9 +80,14 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 
 	mode, _ := publish.ParseMode(cfg.NATSMode)
 	maxAge, _ := time.ParseDuration(cfg.StreamMaxAge)
+	eventsStream, noEvents := cfg.EventsStream, cfg.EventsStream == noEventsStream
+	if noEvents {
+		eventsStream = ""
+	}
 	pub, err := publish.New(publish.Config{
 		Conn: nc, Mode: mode, Prefix: cfg.SubjectPrefix, ClusterID: clusterID, HashScheme: cfg.HashScheme,
-		Stream: cfg.StreamName, Replicas: cfg.StreamReplicas, MaxAge: maxAge,
+		Stream: cfg.StreamName, EventsStream: eventsStream, NoEventsStream: noEvents,
+		Replicas: cfg.StreamReplicas, MaxAge: maxAge,
 		MaxMsgsPerSubject: cfg.StreamMaxMsgsPerSubject, Logger: log.With("stage", "publish"),
 	})
 	if err != nil {

@@ -34,7 +34,16 @@ var (
 // natstest.BenchServer's (bench/fanout.sh starts a nats-server process).
 //
 //	go test ./engine -run '^$' -bench Fanout10k -benchtime 5x
+//
+// events-none runs kraftwatch's stream alone (KRAFTWATCH_EVENTS_STREAM=none), events-stream
+// with the events stream sourcing it (the default).
 func BenchmarkFanout10k(b *testing.B) {
+	for _, streams := range []string{"events-none", "events-stream"} {
+		b.Run(streams, func(b *testing.B) { fanout10k(b, streams == "events-none") })
+	}
+}
+
+func fanout10k(b *testing.B, noEventsStream bool) {
 	const n = 10_000
 	url, pid := natstest.BenchServer(b)
 	nc, err := nats.Connect(url)
@@ -43,7 +52,7 @@ func BenchmarkFanout10k(b *testing.B) {
 	}
 	defer nc.Close()
 	cluster := "fanout-" + fanoutRun + "-" + strconv.FormatInt(fanoutRound.Add(1), 10)
-	pub, err := publish.New(publish.Config{Conn: nc, ClusterID: cluster, HashScheme: "murmur3"})
+	pub, err := publish.New(publish.Config{Conn: nc, ClusterID: cluster, HashScheme: "murmur3", NoEventsStream: noEventsStream})
 	if err != nil {
 		b.Fatal(err)
 	}

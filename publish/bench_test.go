@@ -33,7 +33,9 @@ var benchRun = strconv.FormatInt(time.Now().UnixNano(), 36)
 // new-groups: subjects without events; LoadLastPublished ran at start (as kraftwatch
 // does), so no subject is read before publishing. lazy: the same without
 // LoadLastPublished, so each subject is read once first. next-transition: every group
-// already has an event (known from the previous round).
+// already has an event (known from the previous round). Each runs under events-none
+// (Config.NoEventsStream: kraftwatch's stream alone) and events-stream (the default:
+// the events stream sources it).
 func BenchmarkPublish10k(b *testing.B) {
 	const groups = 10_000
 	url, pid := natstest.BenchServer(b)
@@ -91,52 +93,58 @@ func BenchmarkPublish10k(b *testing.B) {
 		b.ReportMetric(0, "ns/op")
 		mallocs, bytes, cpu, srvCPU = 0, 0, 0, 0
 	}
-	newPub := func(b *testing.B, prefix string) (*publish.Publisher, *running) {
-		cfg := baseConfig(b, nc)
-		cfg.Prefix = prefix
-		cfg.Stream = prefix
-		p := newPublisher(b, cfg)
-		return p, start(b, p)
-	}
-
-	for _, mode := range []string{"new-groups", "lazy"} {
-		b.Run(mode, func(b *testing.B) {
-			b.ReportAllocs()
-			var total time.Duration
-			for range b.N {
-				b.StopTimer()
-				p, r := newPub(b, fmt.Sprintf("bench_%s_%s_%d", mode, benchRun, benchRound.Add(1)))
-				if mode == "new-groups" {
-					if _, err := p.LoadLastPublished(context.Background()); err != nil {
-						b.Fatal(err)
-					}
-				}
-				waitFor(b, 10*time.Second, "ready", p.Ready)
-				b.StartTimer()
-				total += run(b, p, 0)
-				b.StopTimer()
-				_ = r.stop()
+	// events-none first: the events streams of events-stream rounds go on sourcing a
+	// moment after their last ack, on the same server.
+	for _, streams := range []string{"events-none", "events-stream"} {
+		b.Run(streams, func(b *testing.B) {
+			newPub := func(b *testing.B, prefix string) (*publish.Publisher, *running) {
+				cfg := baseConfig(b, nc)
+				cfg.Prefix = prefix
+				cfg.Stream = prefix
+				cfg.NoEventsStream = streams == "events-none"
+				p := newPublisher(b, cfg)
+				return p, start(b, p)
 			}
-			report(b, total)
+			for _, mode := range []string{"new-groups", "lazy"} {
+				b.Run(mode, func(b *testing.B) {
+					b.ReportAllocs()
+					var total time.Duration
+					for range b.N {
+						b.StopTimer()
+						p, r := newPub(b, fmt.Sprintf("bench_%s_%s_%d", mode, benchRun, benchRound.Add(1)))
+						if mode == "new-groups" {
+							if _, err := p.LoadLastPublished(context.Background()); err != nil {
+								b.Fatal(err)
+							}
+						}
+						waitFor(b, 10*time.Second, "ready", p.Ready)
+						b.StartTimer()
+						total += run(b, p, 0)
+						b.StopTimer()
+						_ = r.stop()
+					}
+					report(b, total)
+				})
+			}
+			b.Run("next-transition", func(b *testing.B) {
+				b.ReportAllocs()
+				b.StopTimer()
+				p, _ := newPub(b, fmt.Sprintf("bench_next_%s_%d", benchRun, benchRound.Add(1)))
+				if _, err := p.LoadLastPublished(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				run(b, p, 0)
+				mallocs, bytes, cpu, srvCPU = 0, 0, 0, 0
+				var total time.Duration
+				for i := range b.N {
+					b.StartTimer()
+					total += run(b, p, i+1)
+					b.StopTimer()
+				}
+				report(b, total)
+			})
 		})
 	}
-	b.Run("next-transition", func(b *testing.B) {
-		b.ReportAllocs()
-		b.StopTimer()
-		p, _ := newPub(b, fmt.Sprintf("bench_next_%s_%d", benchRun, benchRound.Add(1)))
-		if _, err := p.LoadLastPublished(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		run(b, p, 0)
-		mallocs, bytes, cpu, srvCPU = 0, 0, 0, 0
-		var total time.Duration
-		for i := range b.N {
-			b.StartTimer()
-			total += run(b, p, i+1)
-			b.StopTimer()
-		}
-		report(b, total)
-	})
 }
 
 // cpuTime is natstest.CPUTime of pid (0: this process), failing b on an error.

@@ -99,8 +99,18 @@ type Config struct {
 	// and sources Stream, whose events it holds in the same order, without the
 	// Nats-Expected-* headers of kraftwatch's publishes. It is created with the same
 	// settings when no stream captures the public subjects; see the package doc,
-	// "Subjects and the streams". Default Stream + "_EVENTS".
+	// "Subjects and the streams". Default Stream + "_EVENTS"; must be empty when
+	// NoEventsStream is set.
 	EventsStream string
+	// NoEventsStream runs without the events stream, for throughput: kraftwatch neither
+	// creates nor needs it, and nats-server stores each event once and republishes it,
+	// about half its work per event with the events stream. Subscribers read Stream
+	// (its consumers filter on the public subjects; events.Follow does) or the
+	// republished core subjects; a lookup of a stream by a public subject
+	// (StreamNameBySubject, "nats sub --all") finds none. An events stream that exists
+	// is left alone (it goes on sourcing Stream, and costs what it costs), with a
+	// warning saying how to delete it. See the package doc, "Without the events stream".
+	NoEventsStream bool
 	// Replicas is the replica count of both streams, 1 to 5. Default 1.
 	Replicas int
 	// Storage is jetstream.FileStorage (the zero value) or jetstream.MemoryStorage.
@@ -157,7 +167,7 @@ func (c Config) withDefaults() Config {
 			return '_'
 		}, c.ClusterID)
 	}
-	if c.EventsStream == "" && c.Stream != "" {
+	if c.EventsStream == "" && c.Stream != "" && !c.NoEventsStream {
 		c.EventsStream = c.Stream + "_EVENTS"
 	}
 	if c.Replicas == 0 {
@@ -233,6 +243,8 @@ func (c Config) Validate() error {
 			bad("EventsStream %q: want a name of A-Z a-z 0-9 - _", c.EventsStream)
 		} else if c.EventsStream != "" && c.EventsStream == c.Stream {
 			bad("EventsStream %q: the same name as Stream", c.EventsStream)
+		} else if c.EventsStream != "" && c.NoEventsStream {
+			bad("EventsStream %q: set together with NoEventsStream", c.EventsStream)
 		}
 		if c.Replicas < 1 || c.Replicas > 5 {
 			bad("Replicas %d: want 1 to 5", c.Replicas)

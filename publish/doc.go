@@ -101,7 +101,33 @@
 // start-up naming it and what to change (add the source, or drop the subjects): lookups
 // by subject would find that stream, which stores none of the events, and nats-server
 // refuses to create a second stream whose subjects overlap it. Publishing does not depend
-// on the events stream: the publisher is ready without it.
+// on the events stream: the publisher is ready without it, and can run without it
+// altogether ("Without the events stream" below).
+//
+// # Without the events stream
+//
+// The events stream costs nats-server about half of its work per event: each event is
+// stored a second time (sourcing), and each republished copy reaches the events stream
+// and is refused. Config.NoEventsStream (KRAFTWATCH_EVENTS_STREAM=none) runs without
+// it, for throughput: the publisher neither creates it nor needs it, and nats-server
+// stores each event once (in kraftwatch's stream, under its public subject) and
+// republishes it once. Delivery is unchanged (the same ids, expected last sequences and
+// rules above). Subscribers read kraftwatch's stream, with a consumer filtering on
+// "<prefix>.>" (events.Follow, `kraftwatch watch`), or the republished core subjects.
+// What they lose: no stream captures the public subjects, so a lookup by subject
+// (nats.go's StreamNameBySubject and legacy js.Subscribe, "nats sub --all", nats-py's
+// js.subscribe, the CloudEvents SDK's JetStream binding) finds none and such clients
+// must name kraftwatch's stream. A copy of the events is made by sourcing kraftwatch's
+// stream (sourcing drops the Nats-Expected-* headers), not by capturing the public
+// subjects: the republished copies carry those headers, and a stream capturing them
+// refuses each (Nats-Expected-Stream).
+//
+// An events stream that exists (made by an earlier run with the default) is left alone:
+// it goes on sourcing kraftwatch's stream and refusing the republished copies, which
+// costs what it costs, and the publisher logs once per start, as a warning, that it
+// does and how to delete it (nats stream rm <name>); EventsStream names it meanwhile.
+// Once deleted it is not created again. A stream of any other shape that captures the
+// public subjects gets the warning of the default mode, with the fix.
 //
 // Kraftwatch's stream is created with these settings (and Config's) when no stream
 // captures the cluster's internal subjects. An existing one is used when it captures the

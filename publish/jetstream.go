@@ -527,7 +527,8 @@ func (p *Publisher) fetchLast(ctx context.Context, c jetstream.Consumer, left ui
 // ensureEvents makes sure subscribers that look a stream up by a public subject find one
 // holding kraftwatch's events: a stream that captures "<prefix>.<cluster token>.>" and
 // sources the stream named internal (the one kraftwatch publishes into). When no stream
-// captures the public subjects it creates Config.EventsStream so. A stream that captures
+// captures the public subjects it creates Config.EventsStream so, unless
+// Config.NoEventsStream is set (then it only looks). A stream that captures
 // them and does not source internal is left alone with a warning: clients that find
 // streams by subject would read it, and it stores none of kraftwatch's events (the
 // copies internal republishes carry Nats-Expected-Stream, which it refuses). It returns
@@ -543,6 +544,9 @@ func (p *Publisher) ensureEvents(ctx context.Context, internal string) (string, 
 	}
 	if err := l.Err(); err != nil {
 		return "", fmt.Errorf("listing the streams that capture %s: %w", p.Subjects(), err)
+	}
+	if len(names) == 0 && p.cfg.NoEventsStream {
+		return "", nil
 	}
 	if len(names) == 0 {
 		_, err := p.js.CreateStream(ctx, p.eventsConfig(internal))
@@ -570,11 +574,24 @@ func (p *Publisher) ensureEvents(ctx context.Context, internal string) (string, 
 		switch {
 		case name == internal:
 			// A stream of the older shape not yet updated: ensureStream does it.
+		case sources(cfg, internal, p.Subjects()) && p.cfg.NoEventsStream:
+			found = name
+			p.log.Warn("configured without an events stream, but one exists: it is left alone and goes on sourcing "+
+				"kraftwatch's stream, so nats-server still stores each event twice and refuses each republished copy "+
+				"(about half its CPU per event); subscribers that look it up by subject still read it. "+
+				"When none does, delete it (nats stream rm "+name+"); kraftwatch will not create it again",
+				"stream", name, "subject", p.Subjects(), "source", internal)
 		case sources(cfg, internal, p.Subjects()):
 			found = name
 			if name != p.cfg.EventsStream {
 				p.log.Info("using existing events stream", "stream", name, "subject", p.Subjects(), "source", internal)
 			}
+		case p.cfg.NoEventsStream:
+			p.log.Warn("another stream captures kraftwatch's public subjects and does not source kraftwatch's stream: "+
+				"clients that look streams up by subject read it, and it stores none of the events (the copies that "+
+				"reach it carry Nats-Expected-Stream and are refused, which costs nats-server work for each event). "+
+				"Add sources [{name: "+internal+"}] to it, or take "+p.Subjects()+" out of its subjects",
+				"stream", name, "stream_subjects", cfg.Subjects, "subject", p.Subjects(), "source", internal)
 		default:
 			p.log.Warn("another stream captures kraftwatch's public subjects and does not source kraftwatch's stream: "+
 				"clients that look streams up by subject (nats sub --all, nats-py js.subscribe, CloudEvents sdk-go) read it, "+

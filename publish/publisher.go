@@ -229,8 +229,9 @@ func (p *Publisher) StreamName() string {
 
 // EventsStream returns the name of the stream subscribers read, which captures the
 // public subjects and sources StreamName's (ModeJetStream), once Run has found or
-// created it; "" before, in ModeCore, or when another stream that does not source
-// kraftwatch's captures the public subjects (Run logs a warning saying what to change).
+// created it; "" before, in ModeCore, when another stream that does not source
+// kraftwatch's captures the public subjects (Run logs a warning saying what to change),
+// or with Config.NoEventsStream unless such a stream exists (it is left alone).
 func (p *Publisher) EventsStream() string {
 	if n := p.eventsStream.Load(); n != nil {
 		return *n

@@ -719,6 +719,8 @@ func TestConfigValidate(t *testing.T) {
 		{"scheme", func(c *publish.Config) { c.HashScheme = "sha1" }, "HashScheme"},
 		{"mode", func(c *publish.Config) { c.Mode = 9 }, "Mode"},
 		{"stream", func(c *publish.Config) { c.Stream = "a.b" }, "Stream"},
+		{"events stream", func(c *publish.Config) { c.EventsStream = "a.b" }, "EventsStream"},
+		{"events stream and none", func(c *publish.Config) { c.EventsStream, c.NoEventsStream = "E", true }, "NoEventsStream"},
 		{"replicas", func(c *publish.Config) { c.Replicas = 7 }, "Replicas"},
 		{"max age", func(c *publish.Config) { c.MaxAge = -time.Second }, "MaxAge"},
 		{"dup window", func(c *publish.Config) { c.MaxAge = time.Second }, "DuplicateWindow"},
@@ -735,6 +737,11 @@ func TestConfigValidate(t *testing.T) {
 				t.Fatalf("Validate = %v, want an error about %s", err, tc.want)
 			}
 		})
+	}
+	none := ok
+	none.NoEventsStream = true
+	if err := none.Validate(); err != nil {
+		t.Fatalf("without the events stream: %v", err)
 	}
 	// The internal prefix is kept only in JetStream mode.
 	core := ok

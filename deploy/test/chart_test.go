@@ -34,6 +34,9 @@ var valueSets = []struct {
 		if r.env["KRAFTWATCH_NATS_MODE"] != "jetstream" {
 			t.Errorf("default NATS mode %q, want jetstream (de-duplication)", r.env["KRAFTWATCH_NATS_MODE"])
 		}
+		if v, ok := r.env["KRAFTWATCH_EVENTS_STREAM"]; ok {
+			t.Errorf("KRAFTWATCH_EVENTS_STREAM=%q by default, want it unset (the events stream)", v)
+		}
 		if r.count("ServiceMonitor")+r.count("NetworkPolicy") != 0 {
 			t.Error("ServiceMonitor or NetworkPolicy rendered without being asked for")
 		}
@@ -47,13 +50,16 @@ var valueSets = []struct {
 		"kafka.tls.caSecret.name=kafka-ca", "kafka.tls.certSecret.name=kafka-client",
 		"nats.credsSecret.name=nats-creds", "nats.tls.caSecret.name=nats-ca", "nats.tls.certSecret.name=nats-client",
 		"nats.user=kw", "nats.passwordSecret.name=nats-pw",
-		"stream.name=KW", "stream.maxAge=168h", "hashScheme=kafka", "groups.exclude=_.*", "log.level=debug",
+		"stream.name=KW", "stream.events=none", "stream.maxAge=168h", "hashScheme=kafka", "groups.exclude=_.*", "log.level=debug",
 		"serviceMonitor.enabled=true", "networkPolicy.enabled=true",
 		"networkPolicy.controllerIngress.enabled=true", "networkPolicy.controllerIngress.namespace=kafka",
 		"networkPolicy.controllerIngress.podSelector.app=kafka-controller", "networkPolicy.controllerIngress.port=9093",
 	), values: "extraEnv:\n  - {name: KRAFTWATCH_KAFKA_TLS, value: \"true\"}\n", checks: func(t *testing.T, r rendered) {
 		if r.env["KRAFTWATCH_KAFKA_TLS"] != "true" {
 			t.Error("extraEnv not rendered")
+		}
+		if r.env["KRAFTWATCH_EVENTS_STREAM"] != "none" {
+			t.Errorf("stream.events: KRAFTWATCH_EVENTS_STREAM %q, want none", r.env["KRAFTWATCH_EVENTS_STREAM"])
 		}
 		if r.replicas != 3 {
 			t.Errorf("replicas %d", r.replicas)
