@@ -88,9 +88,8 @@ awk -v cores="$(nproc)" '
     if (!ok) status = 1
     printf "  [%s] %-42s %9.1f %-8s (target %s %s) | default %9.1f: %s\n", ok ? "ok  " : "MISS", label, none, unit, op, want, def, dok ? "meets it" : "misses it"
   }
-  function cpu(label, b,   u) {
-    u = (b ~ /Fanout/) ? "kraftwatch" : "publisher"
-    printf "  %-49s %6.1f us %s + %.1f us nats-server | default %.1f + %.1f us\n", "  CPU per event", median(b "/events-none", "cpu-us/event"), u, median(b "/events-none", "server-cpu-us/event"), median(b "/events-stream", "cpu-us/event"), median(b "/events-stream", "server-cpu-us/event")
+  function cpu(who, none, def) {
+    printf "  %-49s %6.1f us %s + %.1f us nats-server | default %.1f + %.1f us\n", "  CPU per event", median(none, "cpu-us/event"), who, median(none, "server-cpu-us/event"), median(def, "cpu-us/event"), median(def, "server-cpu-us/event")
   }
   END {
     status = 0
@@ -98,7 +97,7 @@ awk -v cores="$(nproc)" '
     f = "BenchmarkFanout10k"
     check("one change, 10k groups -> last consumed", median(f "/events-none", "ms-to-last"), median(f "/events-stream", "ms-to-last"), "<=", 500, "ms")
     printf "  %-49s %9.0f events/s | default %.0f\n", "  events/s, decision to last event consumed", median(f "/events-none", "events/s"), median(f "/events-stream", "events/s")
-    cpu("", f)
+    cpu("kraftwatch", f "/events-none", f "/events-stream")
     split("new-groups next-transition lazy", modes, " ")
     for (i = 1; i <= 3; i++) {
       b = "BenchmarkPublish10k/events-none/" modes[i]; d = "BenchmarkPublish10k/events-stream/" modes[i]
@@ -108,7 +107,7 @@ awk -v cores="$(nproc)" '
       }
       check("publish " modes[i] " events/s (acked)", median(b, "events/s"), median(d, "events/s"), ">=", 50000, "events/s")
       check("publish " modes[i] " allocations/event", median(b, "allocs/event"), median(d, "allocs/event"), "<=", 20, "allocs")
-      cpu("", "BenchmarkPublish10k/events-none/" modes[i])
+      cpu("publisher", b, d)
     }
     print "  anchor: the same bytes, nats.go async publish and nothing else (BenchmarkJetStreamRaw10k)"
     split("raw headers republish sourced shape", am, " ")
