@@ -191,6 +191,49 @@ func TestDetailReconciling(t *testing.T) {
 	}
 }
 
+// TestDetailStreamsTasks replays the streams fixture (a Kafka Streams application's
+// group) to offset 9, where its one member owns the tasks its target assignment (offset
+// 7) gave it, and checks what the API shows: tasks, not partitions, valid against the
+// OpenAPI document.
+func TestDetailStreamsTasks(t *testing.T) {
+	val := newValidator(t)
+	for _, version := range fixture.Versions(t) {
+		loaded, err := observer.Load(fixture.MetadataDir(t, version), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := groups.NewState()
+		for _, r := range fixture.ReadStreamsOffsets(t, version) {
+			if r.Offset > 9 {
+				break
+			}
+			if _, err := s.Replay(r.Key, r.Value); err != nil {
+				t.Fatalf("%s %d/%d: %v", version, r.Partition, r.Offset, err)
+			}
+		}
+		v := syncedView(t, s, loaded.Image)
+		d, ok := api.Detail(v, groups.GroupKey{Type: groups.StreamsGroup, ID: "kw-streams"})
+		if !ok || len(d.Members) != 1 {
+			t.Fatalf("%s: kw-streams %+v, %v", version, d, ok)
+		}
+		m := d.Members[0]
+		b, _ := json.Marshal(struct {
+			Assigned, Pending, Target *api.Tasks
+			Partitions                [][]api.TopicPartitions
+		}{m.AssignedTasks, m.TasksPendingRevocation, m.TargetTasks, [][]api.TopicPartitions{m.Assigned, m.PendingRevocation, m.Target}})
+		const want = `{"Assigned":{"active":[{"subtopology_id":"0","partitions":[0,1]},{"subtopology_id":"1","partitions":[0,1]}],"standby":[],"warmup":[]},` +
+			`"Pending":{"active":[],"standby":[],"warmup":[]},` +
+			`"Target":{"active":[{"subtopology_id":"0","partitions":[0,1]},{"subtopology_id":"1","partitions":[0,1]}],"standby":[],"warmup":[]},` +
+			`"Partitions":[null,null,null]}`
+		if string(b) != want {
+			t.Errorf("%s: member's tasks\n%s\nwant\n%s", version, b, want)
+		}
+		if status, body := val.get(server(t, v).URL + "/v1/groups/streams/kw-streams"); status != http.StatusOK {
+			t.Fatalf("%s: %d %s", version, status, body)
+		}
+	}
+}
+
 func names(ts []api.TopicPartitions) string {
 	var parts []string
 	for _, t := range ts {

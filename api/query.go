@@ -225,6 +225,17 @@ func member(v *engine.View, g *groups.Group, m *groups.Member) MemberInfo {
 	}
 	if a.HasCurrent {
 		mi.MemberEpoch, mi.MemberState = ptr(a.MemberEpoch), ptr(a.State.String())
+	}
+	if t := a.Tasks; g.Key.Type == groups.StreamsGroup { // tasks, not partitions
+		if a.HasCurrent && t != nil {
+			mi.AssignedTasks, mi.TasksPendingRevocation = tasks(t.Assigned), tasks(t.PendingRevocation)
+		}
+		if a.HasTarget && t != nil {
+			mi.TargetTasks = tasks(t.Target)
+		}
+		return mi
+	}
+	if a.HasCurrent {
 		mi.Assigned = partitions(v.Image, a.Assigned)
 		if g.Key.Type == groups.ConsumerGroup {
 			mi.PendingRevocation = partitions(v.Image, a.PendingRevocation)
@@ -234,6 +245,17 @@ func member(v *engine.View, g *groups.Group, m *groups.Member) MemberInfo {
 		mi.Target = partitions(v.Image, a.Target)
 	}
 	return mi
+}
+
+func tasks(ts groups.StreamsTasks) *Tasks {
+	kind := func(ts []groups.TaskIDs) []SubtopologyTasks {
+		out := make([]SubtopologyTasks, len(ts))
+		for i, t := range ts {
+			out[i] = SubtopologyTasks{SubtopologyID: t.SubtopologyID, Partitions: slices.Clone(t.Partitions)}
+		}
+		return out
+	}
+	return &Tasks{Active: kind(ts.Active), Standby: kind(ts.Standby), Warmup: kind(ts.Warmup)}
 }
 
 func partitions(im *image.Image, ts []groups.TopicIDPartitions) []TopicPartitions {

@@ -105,6 +105,27 @@ type MemberInfo struct {
 	// Reconciled reports the member owns its target at the target assignment epoch
 	// (Kafka's isReconciledTo); null for classic groups.
 	Reconciled *bool `json:"reconciled"`
+	// A streams member owns tasks, not partitions (its partition lists are null):
+	// AssignedTasks and TasksPendingRevocation come from its current assignment
+	// record, TargetTasks from its target assignment record; absent without the record
+	// and for the members of other groups.
+	AssignedTasks          *Tasks `json:"assigned_tasks,omitempty"`
+	TasksPendingRevocation *Tasks `json:"tasks_pending_revocation,omitempty"`
+	TargetTasks            *Tasks `json:"target_tasks,omitempty"`
+}
+
+// Tasks is a streams member's tasks by kind.
+type Tasks struct {
+	Active  []SubtopologyTasks `json:"active"`
+	Standby []SubtopologyTasks `json:"standby"`
+	Warmup  []SubtopologyTasks `json:"warmup"`
+}
+
+// SubtopologyTasks is the tasks of one sub-topology: one per partition of its input
+// topics, sorted.
+type SubtopologyTasks struct {
+	SubtopologyID string  `json:"subtopology_id"`
+	Partitions    []int32 `json:"partitions"`
 }
 
 // TopicPartitions is some partitions of one topic; Topic is the name the metadata

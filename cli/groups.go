@@ -360,8 +360,12 @@ func printDetail(w io.Writer, d api.GroupDetail) {
 		if m.Reconciled != nil {
 			reconciled = map[bool]string{true: "yes", false: "NO"}[*m.Reconciled]
 		}
+		assigned, pending, target := partitionsText(m.Assigned), partitionsText(m.PendingRevocation), partitionsText(m.Target)
+		if d.Type == "streams" { // tasks, not partitions
+			assigned, pending, target = tasksText(m.AssignedTasks), tasksText(m.TasksPendingRevocation), tasksText(m.TargetTasks)
+		}
 		rows = append(rows, []string{m.MemberID, dash(m.ClientID), dash(m.ClientHost), dash(m.RackID), sub, optInt(m.MemberEpoch), state,
-			partitionsText(m.Assigned), partitionsText(m.PendingRevocation), partitionsText(m.Target), reconciled})
+			assigned, pending, target, reconciled})
 	}
 	table(w, rows)
 }
@@ -378,6 +382,35 @@ func table(w io.Writer, rows [][]string) {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	tw.Flush()
+}
+
+// tasksText gives a streams member's tasks, "active 0:0,1 1:0 standby 1:1" (sub-topology
+// and partitions, by kind); "-" for none and null.
+func tasksText(t *api.Tasks) string {
+	if t == nil {
+		return "-"
+	}
+	var parts []string
+	for _, k := range []struct {
+		name  string
+		tasks []api.SubtopologyTasks
+	}{{"active", t.Active}, {"standby", t.Standby}, {"warmup", t.Warmup}} {
+		if len(k.tasks) == 0 {
+			continue
+		}
+		parts = append(parts, k.name)
+		for _, st := range k.tasks {
+			ps := make([]string, len(st.Partitions))
+			for j, p := range st.Partitions {
+				ps[j] = strconv.Itoa(int(p))
+			}
+			parts = append(parts, st.SubtopologyID+":"+strings.Join(ps, ","))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
 }
 
 // partitionsText gives "orders:0,1 payments:2"; "-" for none and null.

@@ -97,3 +97,19 @@ func TestGroupsCommand(t *testing.T) {
 		})
 	}
 }
+
+func TestTasksText(t *testing.T) {
+	for _, tc := range []struct {
+		tasks *api.Tasks
+		want  string
+	}{
+		{nil, "-"},
+		{&api.Tasks{}, "-"},
+		{&api.Tasks{Active: []api.SubtopologyTasks{{SubtopologyID: "0", Partitions: []int32{0, 1}}, {SubtopologyID: "1", Partitions: []int32{0}}},
+			Warmup: []api.SubtopologyTasks{{SubtopologyID: "1", Partitions: []int32{1}}}}, "active 0:0,1 1:0 warmup 1:1"},
+	} {
+		if got := tasksText(tc.tasks); got != tc.want {
+			t.Errorf("tasksText(%+v) = %q, want %q", tc.tasks, got, tc.want)
+		}
+	}
+}

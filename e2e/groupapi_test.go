@@ -43,7 +43,7 @@ func TestGroupAPI(t *testing.T) {
 	go func() {
 		var states []string
 		for pollCtx.Err() == nil {
-			if d, err := getGroup(kw, group); err == nil && (len(states) == 0 || states[len(states)-1] != d.State) {
+			if d, err := getGroup(kw, "consumer", group); err == nil && (len(states) == 0 || states[len(states)-1] != d.State) {
 				states = append(states, d.State)
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -133,7 +133,7 @@ func waitGroup(ctx context.Context, t *testing.T, kw *e2etest.Kraftwatch, group 
 	var d api.GroupDetail
 	err := e2etest.Wait(ctx, time.Minute, func() error {
 		var err error
-		if d, err = getGroup(kw, group); err != nil {
+		if d, err = getGroup(kw, "consumer", group); err != nil {
 			return err
 		}
 		if d.State != "stable" || d.GroupSummary.Members != n || d.ReconcilingMembers != 0 || d.Hashes.CoordinatorAgrees == nil || !*d.Hashes.CoordinatorAgrees {
@@ -148,9 +148,9 @@ func waitGroup(ctx context.Context, t *testing.T, kw *e2etest.Kraftwatch, group 
 	return d
 }
 
-func getGroup(kw *e2etest.Kraftwatch, group string) (api.GroupDetail, error) {
+func getGroup(kw *e2etest.Kraftwatch, typ, group string) (api.GroupDetail, error) {
 	var d api.GroupDetail
-	resp, err := http.Get(kw.URL("/v1/groups/consumer/" + group))
+	resp, err := http.Get(kw.URL("/v1/groups/" + typ + "/" + group))
 	if err != nil {
 		return d, err
 	}

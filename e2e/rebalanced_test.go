@@ -134,7 +134,7 @@ func TestRebalanced(t *testing.T) {
 	if re.Regex != `rb-re-.*` {
 		t.Fatalf("regex_resolution_changed: %+v", re)
 	}
-	wait("rb-sh", events.CauseSharePartitionsInitialized, nil)
+	wait("rb-sh", events.CauseSharePartitionsInitialized, func(c publish.RebalanceCause) bool { return slices.Equal(c.TopicsAdded, []string{"rb-share"}) })
 	classic, cj := wait("rb-classic", events.CauseMemberJoined, nil)
 	if classic.Data.NewEpoch != 1 || !slices.Equal(cj.SubscribedTopicNames, []string{"rb-orders"}) {
 		t.Fatalf("classic generation: %+v, %+v", classic.Data, cj)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/kraftwatch/kraftwatch/api"
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
@@ -91,6 +92,37 @@ func (s *streamsSide) waitRunning(ctx context.Context, t *testing.T, version str
 		t.Fatal(err)
 	}
 	s.bin.WaitReady(ctx, time.Minute)
+	s.checkTasks(ctx, t)
+}
+
+// checkTasks waits until the group API shows the application's one member owning, as
+// active tasks, the target assignment's tasks (records 22 and 21), and partitions
+// nowhere: a streams member owns tasks.
+func (s *streamsSide) checkTasks(ctx context.Context, t *testing.T) {
+	t.Helper()
+	var d api.GroupDetail
+	err := e2etest.Wait(ctx, time.Minute, func() error {
+		var err error
+		if d, err = getGroup(s.bin, "streams", streamsID); err != nil {
+			return err
+		}
+		if len(d.Members) != 1 {
+			return fmt.Errorf("%d members, want 1", len(d.Members))
+		}
+		m := d.Members[0]
+		if m.AssignedTasks == nil || m.TargetTasks == nil || len(m.AssignedTasks.Active) == 0 ||
+			fmt.Sprint(m.AssignedTasks.Active) != fmt.Sprint(m.TargetTasks.Active) {
+			return fmt.Errorf("member %s: assigned %+v, target %+v; want the target's active tasks owned", m.MemberID, m.AssignedTasks, m.TargetTasks)
+		}
+		if m.Assigned != nil || m.Target != nil {
+			return fmt.Errorf("member %s has partitions %v, target %v", m.MemberID, m.Assigned, m.Target)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("group API: %v", err)
+	}
+	t.Logf("group API: %s member %s owns active tasks %v", streamsID, d.Members[0].MemberID, d.Members[0].AssignedTasks.Active)
 }
 
 // checkEvents checks that the kraftwatch binary announced, with group_type streams,

@@ -38,7 +38,8 @@ const (
 	// other topics.
 	CauseRegexResolutionChanged
 	// CauseSharePartitionsInitialized: a share group's share partitions state record
-	// (ShareGroupStatePartitionMetadata) was written.
+	// (ShareGroupStatePartitionMetadata) was written; TopicsAdded are the topics newly
+	// being or having been initialized (absent in events of older kraftwatch).
 	CauseSharePartitionsInitialized
 	// CauseAssignorChanged: a member's server assignor, or a classic group's protocol,
 	// changed.

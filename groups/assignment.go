@@ -6,14 +6,18 @@ import (
 	"strings"
 )
 
-// The assignment records of consumer (types 6, 7, 8) and share groups (12, 13, 14),
-// and two of streams groups (20, 22; 21 and 24 are not decoded), version 0, from the group coordinator's JSON schemas of Kafka 4.1.1 to 4.4.0
-// (docs/consumer-offsets.md#assignment-records). The coordinator writes, for a group:
-//   - the target assignment, what its assignor computed: one record per member (7, 13)
-//     with the partitions the member should own, then the epoch of that assignment
-//     (6, 12), which equals the group epoch it was computed for;
-//   - each member's current assignment (8, 14): the partitions it owns now, those it
-//     must still revoke, its member epoch and its reconciliation state.
+// The assignment records of consumer (types 6, 7, 8), share (12, 13, 14) and streams
+// groups (20, 21, 22), version 0, from the group coordinator's JSON schemas of Kafka
+// 4.1.1 to 4.4.0 (docs/consumer-offsets.md#assignment-records). The coordinator writes,
+// for a group:
+//   - the target assignment, what its assignor computed: one record per member (7, 13,
+//     21) with the partitions (streams: the tasks) the member should own, then the epoch
+//     of that assignment (6, 12, 20), which equals the group epoch it was computed for;
+//   - each member's current assignment (8, 14, 22): the partitions or tasks it owns now,
+//     those it must still revoke, its member epoch and its reconciliation state.
+//
+// Type 24 (StreamsGroupTargetAssignmentResolvedTopicIds) is in none of those releases'
+// schemas, so there are no bytes to decode it from.
 
 // MemberState is a member's reconciliation state, Kafka's MemberState (an int8 in
 // the current-assignment records).
@@ -118,6 +122,14 @@ type StreamsGroupCurrentMemberAssignmentValue struct {
 	WarmupTasksPendingRevocation  []TaskIDs
 }
 
+// StreamsGroupTargetAssignmentMemberValue is the value of type 21: the tasks the
+// group's assignor gives one member of a streams group, by kind.
+type StreamsGroupTargetAssignmentMemberValue struct {
+	ActiveTasks  []TaskIDs
+	StandbyTasks []TaskIDs
+	WarmupTasks  []TaskIDs
+}
+
 // TaskIDs is the tasks of one sub-topology: one per partition of its input topics.
 type TaskIDs struct {
 	SubtopologyID    string
@@ -131,25 +143,44 @@ func (*StreamsGroupTargetAssignmentMetadataValue) RecordType() RecordType {
 func (*StreamsGroupCurrentMemberAssignmentValue) RecordType() RecordType {
 	return StreamsGroupCurrentMemberAssignment
 }
+func (*StreamsGroupTargetAssignmentMemberValue) RecordType() RecordType {
+	return StreamsGroupTargetAssignmentMember
+}
 
 func (r *reader) streamsCurrentMemberAssignment() *StreamsGroupCurrentMemberAssignmentValue {
 	v := &StreamsGroupCurrentMemberAssignmentValue{MemberEpoch: r.Int32(), PreviousMemberEpoch: r.Int32(), State: MemberState(r.Int8())}
 	for _, tasks := range []*[]TaskIDs{&v.ActiveTasks, &v.StandbyTasks, &v.WarmupTasks,
 		&v.ActiveTasksPendingRevocation, &v.StandbyTasksPendingRevocation, &v.WarmupTasksPendingRevocation} {
-		*tasks = readArray(r, r.CompactArrayLen(1+1+1), func(t *TaskIDs) {
-			t.SubtopologyID = r.cstr()
-			t.Partitions = r.compactInt32s()
-			r.tags(func(tag uint64, f *reader) bool {
-				if tag != 0 {
-					return false
-				}
-				t.AssignmentEpochs = f.compactInt32s()
-				return true
-			})
-		})
+		*tasks = r.taskIDs()
 	}
 	r.skipTags()
 	return v
+}
+
+func (r *reader) streamsTargetAssignmentMember() *StreamsGroupTargetAssignmentMemberValue {
+	v := &StreamsGroupTargetAssignmentMemberValue{}
+	for _, tasks := range []*[]TaskIDs{&v.ActiveTasks, &v.StandbyTasks, &v.WarmupTasks} {
+		*tasks = r.taskIDs()
+	}
+	r.skipTags()
+	return v
+}
+
+// taskIDs reads a compact array of {SubtopologyId string, Partitions []int32, tag 0
+// AssignmentEpochs []int32}. The target assignment's TaskIds has no tag 0; one there
+// would be read all the same.
+func (r *reader) taskIDs() []TaskIDs {
+	return readArray(r, r.CompactArrayLen(1+1+1), func(t *TaskIDs) {
+		t.SubtopologyID = r.cstr()
+		t.Partitions = r.compactInt32s()
+		r.tags(func(tag uint64, f *reader) bool {
+			if tag != 0 {
+				return false
+			}
+			t.AssignmentEpochs = f.compactInt32s()
+			return true
+		})
+	})
 }
 
 func (*ConsumerGroupTargetAssignmentMetadataValue) RecordType() RecordType {
@@ -231,6 +262,8 @@ func describeAssignment(v Value) (string, bool) {
 	case *StreamsGroupCurrentMemberAssignmentValue:
 		return fmt.Sprintf("member_epoch=%d previous_member_epoch=%d state=%d active=%s standby=%s warmup=%s",
 			v.MemberEpoch, v.PreviousMemberEpoch, v.State, describeTasks(v.ActiveTasks), describeTasks(v.StandbyTasks), describeTasks(v.WarmupTasks)), true
+	case *StreamsGroupTargetAssignmentMemberValue:
+		return fmt.Sprintf("active=%s standby=%s warmup=%s", describeTasks(v.ActiveTasks), describeTasks(v.StandbyTasks), describeTasks(v.WarmupTasks)), true
 	case *ConsumerGroupTargetAssignmentMemberValue:
 		return "partitions=" + DescribePartitions(v.TopicPartitions), true
 	case *ShareGroupTargetAssignmentMemberValue:

@@ -3,25 +3,59 @@ package groups
 import (
 	"slices"
 	"strconv"
+	"strings"
 )
 
-// MemberAssignment is what a member of a consumer or share group owns and should
-// own, from its assignment records. Partitions are sorted by topic id, then
-// partition.
+// MemberAssignment is what a member of a consumer, share or streams group owns and
+// should own, from its assignment records. Partitions are sorted by topic id, then
+// partition; a streams member's are tasks instead.
 type MemberAssignment struct {
-	// HasCurrent reports that the member's current-assignment record (type 8 or 14)
-	// is present; MemberEpoch, PreviousMemberEpoch, State, Assigned and
-	// PendingRevocation come from it.
+	// HasCurrent reports that the member's current-assignment record (type 8, 14 or
+	// 22) is present; MemberEpoch, PreviousMemberEpoch, State, Assigned and
+	// PendingRevocation (streams: Tasks.Assigned, Tasks.PendingRevocation) come from it.
 	HasCurrent          bool
 	MemberEpoch         int32
 	PreviousMemberEpoch int32
 	State               MemberState
 	Assigned            []TopicIDPartitions
 	PendingRevocation   []TopicIDPartitions // consumer groups only
-	// HasTarget reports that the member's target-assignment record (type 7 or 13) is
-	// present; Target comes from it.
+	// HasTarget reports that the member's target-assignment record (type 7, 13 or 21)
+	// is present; Target (streams: Tasks.Target) comes from it.
 	HasTarget bool
 	Target    []TopicIDPartitions
+
+	// Tasks is a streams member's tasks, nil for other members.
+	Tasks *MemberTasks
+}
+
+// MemberTasks is what tasks a streams member owns, must give up, and should own.
+type MemberTasks struct {
+	Assigned, PendingRevocation, Target StreamsTasks
+}
+
+// StreamsTasks is a streams member's tasks by kind, each sorted by sub-topology, then
+// partition, without assignment epochs.
+type StreamsTasks struct {
+	Active, Standby, Warmup []TaskIDs
+}
+
+// streamsTasks returns the tasks of the three kinds, compacted as compactTasks does.
+func streamsTasks(active, standby, warmup []TaskIDs) StreamsTasks {
+	return StreamsTasks{Active: compactTasks(active), Standby: compactTasks(standby), Warmup: compactTasks(warmup)}
+}
+
+// compactTasks returns ts sorted by sub-topology id, each one's partitions sorted,
+// without the AssignmentEpochs and nil when empty.
+func compactTasks(ts []TaskIDs) []TaskIDs {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]TaskIDs, len(ts))
+	for i, t := range ts {
+		out[i] = TaskIDs{SubtopologyID: t.SubtopologyID, Partitions: slices.Sorted(slices.Values(t.Partitions))}
+	}
+	slices.SortFunc(out, func(a, b TaskIDs) int { return strings.Compare(a.SubtopologyID, b.SubtopologyID) })
+	return out
 }
 
 // ReconciledTo reports whether the member owns its target assignment at the
@@ -31,7 +65,7 @@ func (a *MemberAssignment) ReconciledTo(targetEpoch int32) bool {
 	return a != nil && a.HasCurrent && a.State == MemberStable && a.MemberEpoch == targetEpoch
 }
 
-// applyAssignment applies an assignment record (types 6, 7, 8, 12, 13, 14).
+// applyAssignment applies an assignment record (types 6, 7, 8, 12, 13, 14, 20, 21, 22).
 func (s *State) applyAssignment(g *Group, rec *Record) {
 	switch v := rec.Value.(type) {
 	case *ConsumerGroupTargetAssignmentMetadataValue:
@@ -41,9 +75,15 @@ func (s *State) applyAssignment(g *Group, rec *Record) {
 	case *StreamsGroupTargetAssignmentMetadataValue:
 		g.TargetAssignmentEpoch = v.AssignmentEpoch
 	case *StreamsGroupCurrentMemberAssignmentValue:
-		// Tasks are not kept: only what the group's state needs.
 		a := s.assignment(g, rec.MemberID)
 		a.HasCurrent, a.MemberEpoch, a.PreviousMemberEpoch, a.State = true, v.MemberEpoch, v.PreviousMemberEpoch, v.State
+		t := a.tasks()
+		t.Assigned = streamsTasks(v.ActiveTasks, v.StandbyTasks, v.WarmupTasks)
+		t.PendingRevocation = streamsTasks(v.ActiveTasksPendingRevocation, v.StandbyTasksPendingRevocation, v.WarmupTasksPendingRevocation)
+	case *StreamsGroupTargetAssignmentMemberValue:
+		a := s.assignment(g, rec.MemberID)
+		a.HasTarget = true
+		a.tasks().Target = streamsTasks(v.ActiveTasks, v.StandbyTasks, v.WarmupTasks)
 	case *ConsumerGroupTargetAssignmentMemberValue:
 		a := s.assignment(g, rec.MemberID)
 		a.HasTarget, a.Target = true, compactPartitions(v.TopicPartitions)
@@ -67,17 +107,27 @@ func (s *State) deleteAssignment(g *Group, rec *Record) bool {
 	switch rec.Type {
 	case ConsumerGroupTargetAssignmentMetadata, ShareGroupTargetAssignmentMetadata, StreamsGroupTargetAssignmentMetadata:
 		g.TargetAssignmentEpoch = -1
-	case ConsumerGroupTargetAssignmentMember, ShareGroupTargetAssignmentMember,
+	case ConsumerGroupTargetAssignmentMember, ShareGroupTargetAssignmentMember, StreamsGroupTargetAssignmentMember,
 		ConsumerGroupCurrentMemberAssignment, ShareGroupCurrentMemberAssignment, StreamsGroupCurrentMemberAssignment:
 		m := g.members[rec.MemberID]
 		if m == nil || m.Assignment == nil {
 			return true
 		}
 		a := m.Assignment
-		if rec.Type == ConsumerGroupTargetAssignmentMember || rec.Type == ShareGroupTargetAssignmentMember {
+		switch rec.Type {
+		case ConsumerGroupTargetAssignmentMember, ShareGroupTargetAssignmentMember:
 			a.HasTarget, a.Target = false, nil
-		} else {
-			*a = MemberAssignment{HasTarget: a.HasTarget, Target: a.Target}
+		case StreamsGroupTargetAssignmentMember:
+			a.HasTarget = false
+			if a.Tasks != nil {
+				a.Tasks.Target = StreamsTasks{}
+			}
+		default:
+			keep := MemberAssignment{HasTarget: a.HasTarget, Target: a.Target}
+			if a.Tasks != nil {
+				keep.Tasks = &MemberTasks{Target: a.Tasks.Target}
+			}
+			*a = keep
 		}
 		if !a.HasTarget && !a.HasCurrent {
 			m.Assignment = nil
@@ -86,6 +136,14 @@ func (s *State) deleteAssignment(g *Group, rec *Record) bool {
 		return false
 	}
 	return true
+}
+
+// tasks returns a's streams tasks, creating them when missing.
+func (a *MemberAssignment) tasks() *MemberTasks {
+	if a.Tasks == nil {
+		a.Tasks = &MemberTasks{}
+	}
+	return a.Tasks
 }
 
 // assignment returns the assignment of a member, creating both when missing: Kafka's

@@ -220,10 +220,10 @@ func maxVersion(t RecordType) (int16, bool) {
 		return 4, true
 	case ConsumerGroupMetadata, ConsumerGroupPartitionMetadata, ConsumerGroupMemberMetadata,
 		ConsumerGroupRegularExpression, ShareGroupPartitionMetadata, ShareGroupMetadata,
-		ShareGroupMemberMetadata, StreamsGroupMetadata, StreamsGroupMemberMetadata, StreamsGroupTopology,
+		ShareGroupMemberMetadata, ShareGroupStatePartitionMetadata, StreamsGroupMetadata, StreamsGroupMemberMetadata, StreamsGroupTopology,
 		ConsumerGroupTargetAssignmentMetadata, ConsumerGroupTargetAssignmentMember, ConsumerGroupCurrentMemberAssignment,
 		ShareGroupTargetAssignmentMetadata, ShareGroupTargetAssignmentMember, ShareGroupCurrentMemberAssignment,
-		StreamsGroupTargetAssignmentMetadata, StreamsGroupCurrentMemberAssignment:
+		StreamsGroupTargetAssignmentMetadata, StreamsGroupTargetAssignmentMember, StreamsGroupCurrentMemberAssignment:
 		return 0, true
 	}
 	return 0, false
@@ -259,6 +259,8 @@ func (d *Decoder) decodeValue(t RecordType, version int16, b []byte) (Value, err
 		v = r.shareGroupMetadata()
 	case ShareGroupMemberMetadata:
 		v = r.shareGroupMember()
+	case ShareGroupStatePartitionMetadata:
+		v = r.shareGroupStatePartitionMetadata()
 	case StreamsGroupMetadata:
 		v = r.streamsGroupMetadata()
 	case StreamsGroupMemberMetadata:
@@ -281,6 +283,8 @@ func (d *Decoder) decodeValue(t RecordType, version int16, b []byte) (Value, err
 			State: c.State, AssignedPartitions: c.AssignedPartitions}
 	case StreamsGroupTargetAssignmentMetadata:
 		v = (*StreamsGroupTargetAssignmentMetadataValue)(r.targetAssignmentMetadata())
+	case StreamsGroupTargetAssignmentMember:
+		v = r.streamsTargetAssignmentMember()
 	case StreamsGroupCurrentMemberAssignment:
 		v = r.streamsCurrentMemberAssignment()
 	}
@@ -317,6 +321,22 @@ func (r *reader) partitionMetadata() *ConsumerGroupPartitionMetadataValue {
 			p.Racks = r.compactStrings()
 			r.skipTags()
 		})
+		r.skipTags()
+	})
+	r.skipTags()
+	return v
+}
+
+func (r *reader) shareGroupStatePartitionMetadata() *ShareGroupStatePartitionMetadataValue {
+	v := &ShareGroupStatePartitionMetadataValue{}
+	withPartitions := func(t *TopicPartitionsInfo) {
+		t.TopicID, t.TopicName, t.Partitions = r.UUID(), r.cstr(), r.compactInt32s()
+		r.skipTags()
+	}
+	v.InitializingTopics = readArray(r, r.CompactArrayLen(16+1+1+1), withPartitions)
+	v.InitializedTopics = readArray(r, r.CompactArrayLen(16+1+1+1), withPartitions)
+	v.DeletingTopics = readArray(r, r.CompactArrayLen(16+1+1), func(t *TopicPartitionsInfo) {
+		t.TopicID, t.TopicName = r.UUID(), r.cstr()
 		r.skipTags()
 	})
 	r.skipTags()

@@ -328,16 +328,24 @@ func TestDecode(t *testing.T) {
 			want:  groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "g", Version: -1, Tombstone: true},
 		},
 		{
-			name:  "streams target assignment member: key decoded, value not",
+			// StreamsGroupTargetAssignmentMemberValue v0: active [{"0", [0, 1]}], no standby
+			// or warmup tasks.
+			name:  "streams target assignment member",
 			key:   h("0015", s16("g"), s16("m1")),
-			value: h("0000 ffff"),
-			want:  groups.Record{Type: groups.StreamsGroupTargetAssignmentMember, GroupID: "g", MemberID: "m1", Version: 0},
+			value: h("0000 02 0230 03 00000000 00000001 00 01 01 00"),
+			want: groups.Record{Type: groups.StreamsGroupTargetAssignmentMember, GroupID: "g", MemberID: "m1", Version: 0,
+				Value: &groups.StreamsGroupTargetAssignmentMemberValue{ActiveTasks: []groups.TaskIDs{{SubtopologyID: "0", Partitions: []int32{0, 1}}}}},
 		},
 		{
-			name:  "share state partition metadata of a newer version is not an error",
+			// ShareGroupStatePartitionMetadataValue v0: initializing t (id 01..) 0, 1;
+			// nothing initialized; deleting u (id 02..).
+			name:  "share state partition metadata",
 			key:   h("000f", s16("g")),
-			value: h("0001 00000001 00"),
-			want:  groups.Record{Type: groups.ShareGroupStatePartitionMetadata, GroupID: "g", Version: 1},
+			value: h("0000 02", "01000000000000000000000000000000", "0274 03 00000000 00000001 00", "01 02", "02000000000000000000000000000000", "0275 00 00"),
+			want: groups.Record{Type: groups.ShareGroupStatePartitionMetadata, GroupID: "g", Version: 0,
+				Value: &groups.ShareGroupStatePartitionMetadataValue{
+					InitializingTopics: []groups.TopicPartitionsInfo{{TopicID: groups.UUID{1}, TopicName: "t", Partitions: []int32{0, 1}}},
+					DeletingTopics:     []groups.TopicPartitionsInfo{{TopicID: groups.UUID{2}, TopicName: "u"}}}},
 		},
 	}
 	for _, tt := range tests {
@@ -383,6 +391,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"member key without member", h("0005", s16("g")), h("0000"), groups.ErrTruncated, groups.ConsumerGroupMemberMetadata, -1, groups.PartKey},
 		{"value of one byte", h("0003", s16("g")), h("00"), groups.ErrTruncated, groups.ConsumerGroupMetadata, -1, groups.PartValue},
 		{"unknown value version", h("0003", s16("g")), h("0001 00000001 00"), groups.ErrUnknownVersion, groups.ConsumerGroupMetadata, 1, groups.PartValue},
+		{"ShareGroupStatePartitionMetadata v1", h("000f", s16("g")), h("0001 01 01 01 00"), groups.ErrUnknownVersion, groups.ShareGroupStatePartitionMetadata, 1, groups.PartValue},
 		{"negative value version", h("0005", s16("g"), s16("m")), h("ffff 00"), groups.ErrUnknownVersion, groups.ConsumerGroupMemberMetadata, -1, groups.PartValue},
 		{"GroupMetadata v5", h("0002", s16("g")), h("0005"), groups.ErrUnknownVersion, groups.GroupMetadata, 5, groups.PartValue},
 		{"value truncated", h("0003", s16("g")), h("0000 000000"), groups.ErrTruncated, groups.ConsumerGroupMetadata, 0, groups.PartValue},

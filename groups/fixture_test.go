@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -240,4 +241,62 @@ func TestFixtureStates(t *testing.T) {
 			golden(t, filepath.Join("testdata", filepath.Base(filepath.Dir(path)), "states.golden"), b.Bytes())
 		})
 	}
+}
+
+// TestFixturesStreamsTasks replays each release's streams fixture (a real Kafka Streams
+// application): after each target or current assignment record of a member, the state
+// holds that record's tasks, and once the member's records are deleted it holds none.
+func TestFixturesStreamsTasks(t *testing.T) {
+	for _, v := range fixture.Versions(t) {
+		path := fixture.StreamsOffsets(t, v)
+		s := groups.NewState()
+		targets, currents := 0, 0
+		for _, fr := range readFixture(t, path) {
+			rec, err := groups.Decode(fr.Key, fr.Value)
+			if err != nil {
+				t.Fatalf("%s %s/%s: %v", path, fr.Partition, fr.Offset, err)
+			}
+			if _, err := s.Replay(fr.Key, fr.Value); err != nil {
+				t.Fatalf("%s %s/%s: %v", path, fr.Partition, fr.Offset, err)
+			}
+			g, _ := s.Group(groups.GroupKey{Type: groups.StreamsGroup, ID: rec.GroupID})
+			var a *groups.MemberAssignment
+			if g != nil {
+				if m, ok := g.Member(rec.MemberID); ok {
+					a = m.Assignment
+				}
+			}
+			at := fmt.Sprintf("%s %s/%s %s", path, fr.Partition, fr.Offset, rec.Type)
+			switch v := rec.Value.(type) {
+			case *groups.StreamsGroupTargetAssignmentMemberValue:
+				targets++
+				if a == nil || !a.HasTarget || a.Tasks == nil || !reflect.DeepEqual(a.Tasks.Target, tasksOf(v.ActiveTasks, v.StandbyTasks, v.WarmupTasks)) {
+					t.Fatalf("%s: state holds %+v, want the record's tasks %+v", at, a, v)
+				}
+			case *groups.StreamsGroupCurrentMemberAssignmentValue:
+				currents++
+				if a == nil || !a.HasCurrent || a.Tasks == nil || !reflect.DeepEqual(a.Tasks.Assigned, tasksOf(v.ActiveTasks, v.StandbyTasks, v.WarmupTasks)) {
+					t.Fatalf("%s: state holds %+v, want the record's tasks %+v", at, a, v)
+				}
+			}
+			if rec.Tombstone && rec.Type == groups.StreamsGroupTargetAssignmentMember && a != nil && (a.HasTarget || a.Tasks != nil && a.Tasks.Target.Active != nil) {
+				t.Fatalf("%s: the target tasks survived the tombstone: %+v", at, a)
+			}
+		}
+		if targets == 0 || currents == 0 {
+			t.Fatalf("%s: %d target and %d current assignment records, want some of each", path, targets, currents)
+		}
+	}
+}
+
+// tasksOf is the StreamsTasks the state keeps for tasks of the three kinds.
+func tasksOf(active, standby, warmup []groups.TaskIDs) groups.StreamsTasks {
+	strip := func(ts []groups.TaskIDs) []groups.TaskIDs {
+		var out []groups.TaskIDs
+		for _, t := range ts {
+			out = append(out, groups.TaskIDs{SubtopologyID: t.SubtopologyID, Partitions: t.Partitions})
+		}
+		return out
+	}
+	return groups.StreamsTasks{Active: strip(active), Standby: strip(standby), Warmup: strip(warmup)}
 }

@@ -28,7 +28,9 @@ const (
 	// regexes to other topics (TopicsAdded, TopicsRemoved).
 	CauseRegexResolutionChanged
 	// CauseSharePartitionsInitialized: a share group's ShareGroupStatePartitionMetadata
-	// record was written (share partitions being or having been initialized).
+	// record was written (share partitions being or having been initialized); TopicsAdded
+	// are the topics it names as initializing or initialized that the group's previous
+	// one did not name as initialized.
 	CauseSharePartitionsInitialized
 	// CauseAssignorChanged: a consumer member's ServerAssignor, or a classic group's
 	// selected protocol, changed (OldValue -> NewValue).
@@ -74,7 +76,7 @@ type RebalanceCause struct {
 	OldTopics []string
 	OldRegex  string
 	// TopicsAdded and TopicsRemoved are set for regex_resolution_changed and
-	// topology_changed.
+	// topology_changed; TopicsAdded for share_partitions_initialized.
 	TopicsAdded, TopicsRemoved []string
 	// OldHash and NewHash are the stored MetadataHash before and after, for metadata.
 	OldHash, NewHash int64
@@ -171,12 +173,15 @@ type Rebalances struct {
 	assignor map[GroupKey]map[string]string
 	// configs is each streams group's last assignment configs (configString).
 	configs map[GroupKey]string
+	// initialized is, per share group, the topics its last
+	// ShareGroupStatePartitionMetadata names as initialized.
+	initialized map[GroupKey][]string
 }
 
 // NewRebalances returns a Rebalances with nothing pending.
 func NewRebalances() *Rebalances {
 	return &Rebalances{pending: map[GroupKey][]RebalanceCause{}, assignor: map[GroupKey]map[string]string{},
-		configs: map[GroupKey]string{}}
+		configs: map[GroupKey]string{}, initialized: map[GroupKey][]string{}}
 }
 
 // Pending returns the number of groups with causes waiting for a bump.
@@ -206,15 +211,44 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 	switch {
 	case rec.Tombstone:
 		r.noteTombstone(g, rec)
-	case rec.Type == ShareGroupStatePartitionMetadata: // its value is not decoded
-		// Kafka writes one when initializing starts and one when it is done: one cause.
-		if !slices.ContainsFunc(r.pending[k], func(c RebalanceCause) bool { return c.Kind == CauseSharePartitionsInitialized }) {
-			r.add(k, RebalanceCause{Kind: CauseSharePartitionsInitialized})
-		}
+	case rec.Type == ShareGroupStatePartitionMetadata:
+		v, _ := rec.Value.(*ShareGroupStatePartitionMetadataValue)
+		r.noteSharePartitions(k, v)
 	case rec.Value != nil && rec.Value.RecordType() == rec.Type:
 		rb = r.note(g, rec)
 	}
 	return s.Apply(rec), rb
+}
+
+// noteSharePartitions notes a ShareGroupStatePartitionMetadata record. Kafka writes one
+// when initializing starts and one when it is done: they make one cause, whose
+// TopicsAdded are those newly initializing or initialized.
+func (r *Rebalances) noteSharePartitions(k GroupKey, v *ShareGroupStatePartitionMetadataValue) {
+	if v == nil {
+		v = &ShareGroupStatePartitionMetadataValue{}
+	}
+	var named, initialized []string
+	for _, t := range v.InitializingTopics {
+		named = append(named, t.TopicName)
+	}
+	for _, t := range v.InitializedTopics {
+		named = append(named, t.TopicName)
+		initialized = append(initialized, t.TopicName)
+	}
+	var added []string
+	for _, t := range named {
+		if !slices.Contains(r.initialized[k], t) {
+			added = append(added, t)
+		}
+	}
+	r.initialized[k] = initialized
+	i := slices.IndexFunc(r.pending[k], func(c RebalanceCause) bool { return c.Kind == CauseSharePartitionsInitialized })
+	if i < 0 {
+		r.add(k, RebalanceCause{Kind: CauseSharePartitionsInitialized})
+		i = len(r.pending[k]) - 1
+	}
+	c := &r.pending[k][i]
+	c.TopicsAdded = slices.Compact(slices.Sorted(slices.Values(append(c.TopicsAdded, added...))))
 }
 
 func (r *Rebalances) add(k GroupKey, c RebalanceCause) {
@@ -233,6 +267,9 @@ func (r *Rebalances) noteTombstone(g *Group, rec *Record) {
 		delete(r.pending, k)
 		delete(r.configs, k)
 		delete(r.assignor, k)
+		delete(r.initialized, k)
+	case ShareGroupStatePartitionMetadata:
+		delete(r.initialized, k)
 	case ConsumerGroupMemberMetadata, ShareGroupMemberMetadata, StreamsGroupMemberMetadata:
 		if m, ok := g.Member(rec.MemberID); ok {
 			r.add(k, RebalanceCause{Kind: CauseMemberLeft, MemberID: m.ID, Topics: m.SubscribedTopicNames, Regex: m.SubscribedTopicRegex})

@@ -120,7 +120,17 @@ func TestRebalancesSequences(t *testing.T) {
 	tomb := func(id string) groups.Record {
 		return groups.Record{Type: groups.ConsumerGroupMemberMetadata, GroupID: "g", MemberID: id, Tombstone: true}
 	}
-	share := groups.Record{Type: groups.ShareGroupStatePartitionMetadata, GroupID: "s", Version: 0}
+	sharePartitions := func(initializing, initialized []string) groups.Record {
+		v := &groups.ShareGroupStatePartitionMetadataValue{}
+		for _, t := range initializing {
+			v.InitializingTopics = append(v.InitializingTopics, groups.TopicPartitionsInfo{TopicName: t, Partitions: []int32{0}})
+		}
+		for _, t := range initialized {
+			v.InitializedTopics = append(v.InitializedTopics, groups.TopicPartitionsInfo{TopicName: t, Partitions: []int32{0}})
+		}
+		return groups.Record{Type: groups.ShareGroupStatePartitionMetadata, GroupID: "s", Value: v}
+	}
+	share := sharePartitions([]string{"a"}, nil)
 	shareEpoch := groups.Record{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 3, MetadataHash: 7}}
 	shareSeed := groups.Record{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 2, MetadataHash: 7}}
 	_ = g
@@ -140,7 +150,12 @@ func TestRebalancesSequences(t *testing.T) {
 		{"assignor", []groups.Record{member("m1", []string{"a"}, "", "range"), epoch(1, 5), member("m1", []string{"a"}, "", "uniform"), epoch(2, 5)},
 			`consumer:"g" epoch 1->2 | assignor_changed member="m1" "range"->"uniform"`},
 		{"unknown", []groups.Record{epoch(1, 5), epoch(2, 5)}, `consumer:"g" epoch 1->2 | unknown`},
-		{"share partitions", []groups.Record{shareSeed, share, shareEpoch}, `share:"s" epoch 2->3 | share_partitions_initialized`},
+		{"share partitions", []groups.Record{shareSeed, share, shareEpoch}, `share:"s" epoch 2->3 | share_partitions_initialized added=[a] removed=[]`},
+		// Initializing b starts and ends before the bump: one cause; a was initialized before.
+		{"share partitions of a second topic", []groups.Record{shareSeed, sharePartitions(nil, []string{"a"}), shareEpoch,
+			sharePartitions([]string{"b"}, []string{"a"}), sharePartitions(nil, []string{"a", "b"}),
+			{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}},
+			`share:"s" epoch 3->4 | share_partitions_initialized added=[b] removed=[]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, r := groups.NewState(), groups.NewRebalances()

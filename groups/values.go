@@ -100,6 +100,23 @@ type ShareGroupMetadataValue struct {
 	MetadataHash int64
 }
 
+// ShareGroupStatePartitionMetadataValue is the value of type 15: the topics whose
+// share-group state (kept by the share coordinator) a share group's coordinator is
+// initializing, has initialized, or is deleting. Kafka writes one when it starts
+// initializing a subscribed topic's partitions and one when that is done.
+type ShareGroupStatePartitionMetadataValue struct {
+	InitializingTopics []TopicPartitionsInfo
+	InitializedTopics  []TopicPartitionsInfo
+	DeletingTopics     []TopicPartitionsInfo // Partitions nil: the record names the topics only
+}
+
+// TopicPartitionsInfo is a topic, by id and name, and some of its partitions.
+type TopicPartitionsInfo struct {
+	TopicID    UUID
+	TopicName  string
+	Partitions []int32
+}
+
 // ShareGroupMemberMetadataValue is the value of type 10.
 type ShareGroupMemberMetadataValue struct {
 	RackID               string
@@ -249,8 +266,11 @@ func (*ConsumerGroupMemberMetadataValue) RecordType() RecordType { return Consum
 func (*ConsumerGroupRegularExpressionValue) RecordType() RecordType {
 	return ConsumerGroupRegularExpression
 }
-func (*ShareGroupMetadataValue) RecordType() RecordType         { return ShareGroupMetadata }
-func (*ShareGroupMemberMetadataValue) RecordType() RecordType   { return ShareGroupMemberMetadata }
+func (*ShareGroupMetadataValue) RecordType() RecordType       { return ShareGroupMetadata }
+func (*ShareGroupMemberMetadataValue) RecordType() RecordType { return ShareGroupMemberMetadata }
+func (*ShareGroupStatePartitionMetadataValue) RecordType() RecordType {
+	return ShareGroupStatePartitionMetadata
+}
 func (*StreamsGroupMetadataValue) RecordType() RecordType       { return StreamsGroupMetadata }
 func (*StreamsGroupMemberMetadataValue) RecordType() RecordType { return StreamsGroupMemberMetadata }
 func (*StreamsGroupTopologyValue) RecordType() RecordType       { return StreamsGroupTopology }
@@ -283,6 +303,9 @@ func describe(v Value) string {
 		return fmt.Sprintf("epoch=%d metadata_hash=%#016x", v.Epoch, uint64(v.MetadataHash))
 	case *ShareGroupMemberMetadataValue:
 		return fmt.Sprintf("topics=%s", list(v.SubscribedTopicNames))
+	case *ShareGroupStatePartitionMetadataValue:
+		return fmt.Sprintf("initializing=%s initialized=%s deleting=%s", describeTopicPartitions(v.InitializingTopics),
+			describeTopicPartitions(v.InitializedTopics), describeTopicPartitions(v.DeletingTopics))
 	case *StreamsGroupMetadataValue:
 		return fmt.Sprintf("epoch=%d metadata_hash=%#016x validated_topology_epoch=%d stored_description_topology_epoch=%d failed_description_topology_epoch=%d",
 			v.Epoch, uint64(v.MetadataHash), v.ValidatedTopologyEpoch, v.StoredDescriptionTopologyEpoch, v.FailedDescriptionTopologyEpoch)
@@ -311,6 +334,23 @@ func describeTopicMetadata(ts []TopicMetadata) string {
 		parts[i] = fmt.Sprintf("%s:%d", t.TopicName, t.NumPartitions)
 	}
 	return "topics=[" + strings.Join(parts, " ") + "]"
+}
+
+// describeTopicPartitions gives "[orders:0,1 payments]" (a topic without partitions
+// by name only).
+func describeTopicPartitions(ts []TopicPartitionsInfo) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = t.TopicName
+		if t.Partitions != nil {
+			ps := make([]string, len(t.Partitions))
+			for j, p := range t.Partitions {
+				ps[j] = fmt.Sprint(p)
+			}
+			parts[i] += ":" + strings.Join(ps, ",")
+		}
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }
 
 func list(s []string) string { return "[" + strings.Join(s, " ") + "]" }

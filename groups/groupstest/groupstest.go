@@ -203,6 +203,19 @@ func Value(version int16, v groups.Value) ([]byte, error) {
 		w.Int32(v.Epoch)
 		w.Int64(v.MetadataHash)
 		w.Tags()
+	case *groups.ShareGroupStatePartitionMetadataValue:
+		for i, ts := range [][]groups.TopicPartitionsInfo{v.InitializingTopics, v.InitializedTopics, v.DeletingTopics} {
+			w.Uvarint(uint64(len(ts)) + 1)
+			for _, t := range ts {
+				w.UUID(t.TopicID)
+				w.CompactString(t.TopicName)
+				if i < 2 { // DeletingTopics have no partitions
+					int32s(w, t.Partitions)
+				}
+				w.Tags()
+			}
+		}
+		w.Tags()
 	case *groups.ShareGroupMemberMetadataValue:
 		w.CompactNullableString(v.RackID)
 		w.CompactString(v.ClientID)
@@ -278,18 +291,12 @@ func Value(version int16, v groups.Value) ([]byte, error) {
 		w.Int8(int8(v.State))
 		for _, ts := range [][]groups.TaskIDs{v.ActiveTasks, v.StandbyTasks, v.WarmupTasks,
 			v.ActiveTasksPendingRevocation, v.StandbyTasksPendingRevocation, v.WarmupTasksPendingRevocation} {
-			w.Uvarint(uint64(len(ts)) + 1)
-			for _, t := range ts {
-				w.CompactString(t.SubtopologyID)
-				int32s(w, t.Partitions)
-				if t.AssignmentEpochs != nil {
-					e := &Writer{}
-					int32s(e, t.AssignmentEpochs)
-					w.Tags(Tag{0, e.B})
-				} else {
-					w.Tags()
-				}
-			}
+			taskIDs(w, ts)
+		}
+		w.Tags()
+	case *groups.StreamsGroupTargetAssignmentMemberValue:
+		for _, ts := range [][]groups.TaskIDs{v.ActiveTasks, v.StandbyTasks, v.WarmupTasks} {
+			taskIDs(w, ts)
 		}
 		w.Tags()
 	case *groups.ConsumerGroupTargetAssignmentMemberValue:
@@ -338,6 +345,22 @@ func topicIDPartitions(w *Writer, ts []groups.TopicIDPartitions) {
 	w.Uvarint(uint64(len(ts)) + 1)
 	for _, t := range ts {
 		w.UUID(t.TopicID)
+		int32s(w, t.Partitions)
+		if t.AssignmentEpochs != nil {
+			e := &Writer{}
+			int32s(e, t.AssignmentEpochs)
+			w.Tags(Tag{0, e.B})
+		} else {
+			w.Tags()
+		}
+	}
+}
+
+// taskIDs writes a compact array of TaskIds, with tag 0 (AssignmentEpochs) when set.
+func taskIDs(w *Writer, ts []groups.TaskIDs) {
+	w.Uvarint(uint64(len(ts)) + 1)
+	for _, t := range ts {
+		w.CompactString(t.SubtopologyID)
 		int32s(w, t.Partitions)
 		if t.AssignmentEpochs != nil {
 			e := &Writer{}
