@@ -101,6 +101,7 @@ func (s *streamsSide) waitRunning(ctx context.Context, t *testing.T, version str
 func (s *streamsSide) checkTasks(ctx context.Context, t *testing.T) {
 	t.Helper()
 	var d api.GroupDetail
+	start := time.Now()
 	err := e2etest.Wait(ctx, time.Minute, func() error {
 		var err error
 		if d, err = getGroup(s.bin, "streams", streamsID); err != nil {
@@ -122,7 +123,8 @@ func (s *streamsSide) checkTasks(ctx context.Context, t *testing.T) {
 	if err != nil {
 		t.Fatalf("group API: %v", err)
 	}
-	t.Logf("group API: %s member %s owns active tasks %v", streamsID, d.Members[0].MemberID, d.Members[0].AssignedTasks.Active)
+	t.Logf("group API: %s member %s owns active tasks %v (shown %v after the application was running)", streamsID,
+		d.Members[0].MemberID, d.Members[0].AssignedTasks.Active, time.Since(start).Round(time.Millisecond))
 }
 
 // checkEvents checks that the kraftwatch binary announced, with group_type streams,
