@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -69,11 +70,16 @@ func (s *shape) readMembers(m map[string]json.RawMessage, where string, v reflec
 			return fmt.Errorf("%s has no %q", where, k)
 		}
 	}
-	for k, val := range m {
-		switch {
-		case !s.knows(k) && s.closed:
-			return fmt.Errorf("%s has a member %q: v1 events never add members to it", where, k)
-		case s.knows(k) && isNull(val) && !slices.Contains(s.nullable, k):
+	known := slices.Concat(s.required, s.optional)
+	if s.closed {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if !s.knows(k) {
+				return fmt.Errorf("%s has a member %q: v1 events never add members to it", where, k)
+			}
+		}
+	}
+	for _, k := range known {
+		if val, ok := m[k]; ok && isNull(val) && !slices.Contains(s.nullable, k) {
 			return fmt.Errorf("%s.%s is null", where, k)
 		}
 	}
@@ -99,7 +105,7 @@ func (s *shape) readMembers(m map[string]json.RawMessage, where string, v reflec
 		}
 	}
 	s.fieldsOnce.Do(func() { s.fields = jsonFields(v.Type()) })
-	for _, k := range slices.Concat(s.required, s.optional) {
+	for _, k := range known {
 		val, ok := m[k]
 		if !ok {
 			continue
