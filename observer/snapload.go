@@ -304,8 +304,8 @@ func (r *snapReader) chunk() *loadChunk {
 // allocates is the image it builds, live until the end, so with GOGC=100 the collector
 // marks the growing image at every doubling of the heap (five cycles for 1M
 // partitions, marking about twice the image in all) and frees almost nothing. At 400
-// it runs twice, early, and once after the load: 13–24 % less CPU for the load and
-// that GC together, about 0.3 MB more peak RSS (issue 14; bench/README.md).
+// it runs once during the load (at about 15 MB) and once as it ends: 8–24 % less CPU
+// for the load and that GC together, the same peak RSS (issue 14; bench/README.md).
 const loadGCPercent = 400
 
 // loadGC counts the one-pass loads running in the process and keeps the GC percent to
