@@ -66,7 +66,10 @@ func (s *Kafka) GroupHash(hs []NamedHash) int64 {
 	if len(hs) == 0 {
 		return 0
 	}
-	slices.SortFunc(hs, func(a, b NamedHash) int { return javaCompare(a.Name, b.Name) })
+	byName := func(a, b NamedHash) int { return javaCompare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(hs, byName) { // callers mostly pass them sorted
+		slices.SortFunc(hs, byName)
+	}
 	s.sink.reset()
 	for _, h := range hs {
 		s.sink.buf = binary.LittleEndian.AppendUint64(s.sink.buf, uint64(h.Hash))
