@@ -203,8 +203,11 @@ type tracked struct {
 	hasHash bool
 	// known is true when topics, regexes and matched are up to date with the
 	// tracker's image and the group's subscription (false after Seed).
-	known   bool
-	topics  []string // existing topics the hash covers, sorted
+	known  bool
+	topics []string // existing topics the hash covers, sorted
+	// hashes holds the topic hash of each of topics when the hash was last
+	// computed; shorter than topics when it does not (see groupHash).
+	hashes  []int64
 	regexes []string // the group's valid regexes that matched was computed for, sorted
 	matched []string // existing topics one of regexes matches in full, sorted
 	rank    uint32   // the group's place in key order, while Tracker.ranked
@@ -284,7 +287,7 @@ func (t *Tracker) Sync(cur *image.Image) []Decision {
 		tr := t.entry(k)
 		tr.known = false
 		t.refresh(g, tr, nil)
-		if d, ok := t.rehash(k, tr, nil); ok {
+		if d, ok := t.rehash(k, tr, nil, nil); ok {
 			out = append(out, d)
 		}
 	}
@@ -315,7 +318,7 @@ func (t *Tracker) Group(ch Change) (Decision, bool) {
 		before = tr.topics
 	}
 	t.refresh(g, tr, nil)
-	return t.rehash(ch.Group, tr, t.subscriptionReasons(before, tr.topics))
+	return t.rehash(ch.Group, tr, t.subscriptionReasons(before, tr.topics), nil)
 }
 
 // subscriptionReasons returns a SubscriptionChanged reason for each topic in one of
@@ -391,8 +394,10 @@ func (t *Tracker) rerank() {
 }
 
 // rehash computes the group hash of tr.topics and returns a decision when it moved.
-func (t *Tracker) rehash(k GroupKey, tr *tracked, reasons []Reason) (Decision, bool) {
-	h := t.groupHash(tr.topics)
+// ev, when not nil, is the only change since the hash was last computed: one topic
+// of tr.topics whose hash moved (see groupHash).
+func (t *Tracker) rehash(k GroupKey, tr *tracked, reasons []Reason, ev *topicEvent) (Decision, bool) {
+	h := t.groupHash(tr, ev)
 	d := Decision{Group: k, PreviousHash: tr.hash, HasPrevious: tr.hasHash, Hash: h, Reasons: reasons}
 	tr.hash, tr.hasHash = h, true
 	if d.HasPrevious && d.PreviousHash == h || !d.HasPrevious && h == 0 {
@@ -401,21 +406,39 @@ func (t *Tracker) rehash(k GroupKey, tr *tracked, reasons []Reason) (Decision, b
 	return d, true
 }
 
-// groupHash returns the group hash of topics (sorted, distinct, existing). Topic
-// hashes come from the cache once per call, then from t.memo.
-func (t *Tracker) groupHash(topics []string) int64 {
-	cl := hashcache.ImageCluster{Image: t.image}
+// groupHash returns the group hash of tr.topics (sorted, distinct, existing) and
+// keeps the topic hashes in tr.hashes. When ev is not nil and tr.hashes is
+// complete, only ev's topic changed hash: tr.hashes gives the others. Otherwise
+// topic hashes come from the cache once per call, then from t.memo.
+func (t *Tracker) groupHash(tr *tracked, ev *topicEvent) int64 {
 	hs := t.memo.hashes[:0]
-	for _, name := range topics {
+	if ev != nil && ev.newOK && len(tr.hashes) == len(tr.topics) {
+		if i, found := slices.BinarySearch(tr.topics, ev.name); found {
+			tr.hashes[i] = ev.newHash
+			for i, name := range tr.topics {
+				hs = append(hs, hashcache.NamedHash{Name: name, Hash: tr.hashes[i]})
+			}
+			return t.combine(hs)
+		}
+	}
+	cl := hashcache.ImageCluster{Image: t.image}
+	tr.hashes = tr.hashes[:0]
+	for _, name := range tr.topics {
 		h, ok := t.memo.topicHashes[name]
 		if !ok {
 			if h, ok = t.cache.TopicHash(cl, name); !ok {
-				continue
+				continue // tr.hashes stays short
 			}
 			t.memo.topicHashes[name] = h
 		}
 		hs = append(hs, hashcache.NamedHash{Name: name, Hash: h})
+		tr.hashes = append(tr.hashes, h)
 	}
+	return t.combine(hs)
+}
+
+// combine returns the scheme's group hash of hs, the scratch t.memo.hashes.
+func (t *Tracker) combine(hs []hashcache.NamedHash) int64 {
 	g := t.cache.Scheme().GroupHash(hs)
 	clear(hs)
 	t.memo.hashes = hs[:0]
@@ -455,7 +478,7 @@ func (t *Tracker) refresh(g *Group, tr *tracked, touched []string) {
 	} else {
 		slices.Sort(topics)
 	}
-	tr.topics, tr.known = topics, true
+	tr.topics, tr.known, tr.hashes = topics, true, tr.hashes[:0]
 }
 
 // scan returns the image's topic names that one of res matches in full, sorted, in
@@ -493,6 +516,10 @@ type topicEvent struct {
 	brokers bool // a broker of one of its replicas changed rack or registration
 	oldHash int64
 	oldOK   bool
+	// newHash is the topic's hash in the new image, when newOK (a topic that kept
+	// its id and whose hash moved).
+	newHash int64
+	newOK   bool
 	// reasons for the groups that name the topic (for a created topic, groups
 	// that only match it by a regex get RegexMatched instead).
 	reasons []Reason
@@ -551,7 +578,8 @@ type pending struct {
 	reasons    []Reason
 	shared     bool // reasons is an event's slice, to be copied before appending
 	membership bool
-	last       int // index of the last event that added reasons
+	last       int  // index of the last event that added reasons
+	several    bool // more than one event added reasons
 }
 
 // affectedGroups collects the groups one metadata update affects, with their
@@ -592,7 +620,7 @@ func (a *affectedGroups) add(t *Tracker, g *Group, i int, ev *topicEvent, rs []R
 		p.reasons = append(p.reasons, rs...)
 	}
 	p.membership = p.membership || ev.membership
-	p.last = i
+	p.last, p.several = i, true
 }
 
 // sort fills a.sorted with the groups' indices in list, in key order. When t's
@@ -809,7 +837,11 @@ func (t *Tracker) decide() []Decision {
 		if !p.shared {
 			slices.SortFunc(p.reasons, compareReasons)
 		}
-		if d, ok := t.rehash(p.g.Key, tr, p.reasons); ok {
+		var ev *topicEvent
+		if !p.membership && !p.several {
+			ev = &t.events.list[p.last]
+		}
+		if d, ok := t.rehash(p.g.Key, tr, p.reasons, ev); ok {
 			out = append(out, d)
 		}
 	}
@@ -845,6 +877,7 @@ func (t *Tracker) eventReasons(ev *topicEvent, old, cur *image.Image) bool {
 	if !ok || newHash == ev.oldHash {
 		return false
 	}
+	ev.newHash, ev.newOK = newHash, true
 	ev.reasons = changedReasons(ev, old, cur)
 	return true
 }
