@@ -127,7 +127,7 @@
 // costs what it costs, and the publisher logs once per start, as a warning, that it
 // does and how to delete it (nats stream rm <name>); EventsStream names it meanwhile.
 // Once deleted it is not created again. A stream of any other shape that captures the
-// public subjects gets the warning of the default mode, with the fix.
+// public subjects gets a warning naming it, with the fix.
 //
 // Kraftwatch's stream is created with these settings (and Config's) when no stream
 // captures the cluster's internal subjects. An existing one is used when it captures the

@@ -33,7 +33,8 @@ func streamNames(t testing.TB, js jetstream.JetStream) []string {
 // TestNoEventsStream: with Config.NoEventsStream the publisher creates kraftwatch's
 // stream alone; each event is stored once in it, under its public subject, delivered
 // once to a core subscriber (the stream's republish) and once to a consumer of the
-// stream; no stream captures the public subjects. A restarted publisher reads the last
+// stream; no stream captures the public subjects. A stream sourcing kraftwatch's (how
+// README says to copy the events) holds them without the Nats-Expected-* headers. A restarted publisher reads the last
 // events back and goes on expecting each subject's last sequence: the next transition
 // is stored after the last, the one already stored is not stored again.
 func TestNoEventsStream(t *testing.T) {
@@ -66,6 +67,43 @@ func TestNoEventsStream(t *testing.T) {
 	checkTransitions(t, msgs, "kraftwatch", "g", 2)
 	checkTransitions(t, msgs, "kraftwatch", "h", 2)
 	core.exactlyStored(t, msgs)
+	// A copy made as README says, by sourcing kraftwatch's stream: every event, without
+	// the Nats-Expected-* headers of kraftwatch's publishes.
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "MINE", Sources: []*jetstream.StreamSource{{Name: stream}},
+		Storage: jetstream.MemoryStorage}); err != nil {
+		t.Fatal(err)
+	}
+	kw, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := kw.GetMsg(ctx, 1); err != nil {
+		t.Fatal(err)
+	} else if m.Header.Get("Nats-Expected-Stream") != stream {
+		t.Fatalf("kraftwatch's stream seq 1: headers %v; want Nats-Expected-Stream %s", m.Header, stream)
+	}
+	mine, _ := js.Stream(ctx, "MINE")
+	waitFor(t, 10*time.Second, "MINE to hold the 4 events", func() bool {
+		info, err := mine.Info(ctx)
+		return err == nil && info.State.Msgs == 4
+	})
+	for seq := uint64(1); seq <= 4; seq++ {
+		m, err := mine.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for h := range m.Header {
+			if strings.HasPrefix(h, "Nats-Expected-") {
+				t.Fatalf("MINE seq %d carries %s", seq, h)
+			}
+		}
+		if !slices.ContainsFunc(msgs[m.Subject], func(s stored) bool { return s.env.ID == m.Header.Get(jetstream.MsgIDHeader) }) {
+			t.Fatalf("MINE seq %d on %s is not an event of kraftwatch's stream", seq, m.Subject)
+		}
+	}
+	if err := js.DeleteStream(ctx, "MINE"); err != nil {
+		t.Fatal(err)
+	}
 
 	if err := r.stop(); err != nil {
 		t.Fatal(err)
