@@ -3,35 +3,13 @@ package image
 import (
 	"slices"
 	"testing"
-
-	"github.com/kraftwatch/kraftwatch/internal/metadata"
 )
 
 // TestLeaf: the leaves of a topic give, slot by slot, what Partition(id).Replicas()
 // gives, nil for the ids the topic does not have, for dense topics (several trie
 // levels), topics with holes and empty ones.
 func TestLeaf(t *testing.T) {
-	d := NewDelta(Empty)
-	add := func(id UUID, name string, parts ...int32) {
-		if err := d.Replay(&metadata.TopicRecord{TopicID: id, Name: name}); err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range parts {
-			if err := d.Replay(&metadata.PartitionRecord{TopicID: id, PartitionID: p, Replicas: []int32{p, p + 1}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	var dense []int32
-	for p := range int32(1100) {
-		dense = append(dense, p)
-	}
-	add(UUID{1}, "dense", dense...)
-	add(UUID{2}, "holes", 0, 2, 5, 6, 40, 1030)
-	add(UUID{3}, "empty")
-	add(UUID{4}, "no replicas")
-	d.Replay(&metadata.PartitionRecord{TopicID: UUID{4}, PartitionID: 0})
-	im, _ := d.Apply(Provenance{})
+	im := layouts(t)
 	for tp := range im.Topics() {
 		top := int32(0)
 		for p := range tp.Partitions() {

@@ -11,27 +11,7 @@ import (
 // TestAppendReplicas: AppendReplicas gives what Partition(i).Replicas() gives for
 // every i below NumPartitions, for dense topics and topics with holes.
 func TestAppendReplicas(t *testing.T) {
-	d := NewDelta(Empty)
-	add := func(id UUID, name string, parts ...int32) {
-		if err := d.Replay(&metadata.TopicRecord{TopicID: id, Name: name}); err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range parts {
-			if err := d.Replay(&metadata.PartitionRecord{TopicID: id, PartitionID: p, Replicas: []int32{p, p + 1}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	var dense []int32
-	for p := range int32(1100) {
-		dense = append(dense, p)
-	}
-	add(UUID{1}, "dense", dense...)
-	add(UUID{2}, "holes", 0, 2, 5, 6, 40)
-	add(UUID{3}, "empty")
-	add(UUID{4}, "no replicas")
-	d.Replay(&metadata.PartitionRecord{TopicID: UUID{4}, PartitionID: 0})
-	im, _ := d.Apply(Provenance{})
+	im := layouts(t)
 	for tp := range im.Topics() {
 		got := tp.AppendReplicas([][]int32{{42}})
 		if len(got) != 1+tp.NumPartitions() || !slices.Equal(got[0], []int32{42}) {
@@ -114,4 +94,31 @@ func TestLongestLists(t *testing.T) {
 		t.Fatalf("%d partitions; 0: %d replicas, %d isr, leader %d, lrs %d; 5: %d replicas",
 			tp.NumPartitions(), len(p0.Replicas()), len(p0.ISR()), p0.Leader(), p0.LeaderRecoveryState(), len(p5.Replicas()))
 	}
+}
+
+// layouts is an image of a dense topic (several trie levels), a topic with holes, an
+// empty one and one whose partition has no replicas.
+func layouts(t *testing.T) *Image {
+	d := NewDelta(Empty)
+	add := func(id UUID, name string, parts ...int32) {
+		if err := d.Replay(&metadata.TopicRecord{TopicID: id, Name: name}); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range parts {
+			if err := d.Replay(&metadata.PartitionRecord{TopicID: id, PartitionID: p, Replicas: []int32{p, p + 1}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var dense []int32
+	for p := range int32(1100) {
+		dense = append(dense, p)
+	}
+	add(UUID{1}, "dense", dense...)
+	add(UUID{2}, "holes", 0, 2, 5, 6, 40, 1030)
+	add(UUID{3}, "empty")
+	add(UUID{4}, "no replicas")
+	d.Replay(&metadata.PartitionRecord{TopicID: UUID{4}, PartitionID: 0})
+	im, _ := d.Apply(Provenance{})
+	return im
 }

@@ -478,3 +478,37 @@ func sameEvents(t testing.TB, nc *nats.Conn, prefix string, msgs map[string][]st
 
 // sameEventsWait bounds how long sameEvents waits for the events stream to catch up.
 var sameEventsWait = 30 * time.Second
+
+// checkCopy waits until the stream name holds n events and checks that each is one of
+// msgs (kraftwatch's stored events, by subject), by its Nats-Msg-Id and its decoded
+// id, without the Nats-Expected-* headers of kraftwatch's publishes: what a stream
+// sourcing kraftwatch's (or the events stream) must hold.
+func checkCopy(ctx context.Context, t testing.TB, js jetstream.JetStream, name string, n int, msgs map[string][]stored) {
+	t.Helper()
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, fmt.Sprintf("%s to hold the %d events", name, n), func() bool {
+		info, err := s.Info(ctx)
+		return err == nil && info.State.Msgs == uint64(n)
+	})
+	for seq := uint64(1); seq <= uint64(n); seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for h := range m.Header {
+			if strings.HasPrefix(h, "Nats-Expected-") {
+				t.Fatalf("%s seq %d carries %s", name, seq, h)
+			}
+		}
+		env, err := publish.Decode(m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env.ID != m.Header.Get(jetstream.MsgIDHeader) || !slices.ContainsFunc(msgs[m.Subject], func(s stored) bool { return s.env.ID == env.ID }) {
+			t.Fatalf("%s seq %d on %s (id %s) is not an event of kraftwatch's stream", name, seq, m.Subject, env.ID)
+		}
+	}
+}

@@ -82,25 +82,7 @@ func TestNoEventsStream(t *testing.T) {
 	} else if m.Header.Get("Nats-Expected-Stream") != stream {
 		t.Fatalf("kraftwatch's stream seq 1: headers %v; want Nats-Expected-Stream %s", m.Header, stream)
 	}
-	mine, _ := js.Stream(ctx, "MINE")
-	waitFor(t, 10*time.Second, "MINE to hold the 4 events", func() bool {
-		info, err := mine.Info(ctx)
-		return err == nil && info.State.Msgs == 4
-	})
-	for seq := uint64(1); seq <= 4; seq++ {
-		m, err := mine.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for h := range m.Header {
-			if strings.HasPrefix(h, "Nats-Expected-") {
-				t.Fatalf("MINE seq %d carries %s", seq, h)
-			}
-		}
-		if !slices.ContainsFunc(msgs[m.Subject], func(s stored) bool { return s.env.ID == m.Header.Get(jetstream.MsgIDHeader) }) {
-			t.Fatalf("MINE seq %d on %s is not an event of kraftwatch's stream", seq, m.Subject)
-		}
-	}
+	checkCopy(ctx, t, js, "MINE", 4, msgs)
 	if err := js.DeleteStream(ctx, "MINE"); err != nil {
 		t.Fatal(err)
 	}

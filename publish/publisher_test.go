@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -781,27 +780,5 @@ func TestCopyEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := readStream(t, nc, "kraftwatch")
-	mine, _ := js.Stream(ctx, "MINE")
-	waitFor(t, 10*time.Second, "MINE to hold the 6 events", func() bool {
-		info, err := mine.Info(ctx)
-		return err == nil && info.State.Msgs == 6
-	})
-	for seq := uint64(1); seq <= 6; seq++ {
-		m, err := mine.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for h := range m.Header {
-			if strings.HasPrefix(h, "Nats-Expected-") {
-				t.Fatalf("MINE seq %d carries %s", seq, h)
-			}
-		}
-		env, err := publish.Decode(m.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := msgs[m.Subject]; !slices.ContainsFunc(got, func(s stored) bool { return s.env.ID == env.ID }) {
-			t.Fatalf("MINE seq %d: %s is not an event of kraftwatch's stream", seq, env.ID)
-		}
-	}
+	checkCopy(ctx, t, js, "MINE", 6, msgs)
 }
