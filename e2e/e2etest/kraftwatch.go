@@ -163,8 +163,27 @@ func (k *Kraftwatch) Stop(sig syscall.Signal) (code int, took time.Duration) {
 // process is not running.
 func (k *Kraftwatch) Kill() { k.proc.kill() }
 
-// Metric returns the value of an unlabelled metric on /metrics.
+// Metric returns the value of an unlabelled metric on /metrics. Until kraftwatch has
+// started its stages (the first moments of the process; in network mode, while it
+// waits for the controllers to tell the cluster id) /metrics answers from an empty
+// registry, so a metric not there yet is asked for again, for up to 10 s.
 func (k *Kraftwatch) Metric(name string) float64 {
+	k.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, ok := k.scrape(name)
+		if ok {
+			return v
+		}
+		if time.Now().After(deadline) {
+			k.t.Fatalf("kraftwatch %s /metrics has no %s", k.name, name)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// scrape reads name's value from /metrics once; ok is false when it is not there.
+func (k *Kraftwatch) scrape(name string) (float64, bool) {
 	k.t.Helper()
 	resp, err := http.Get("http://" + k.addr + "/metrics")
 	if err != nil {
@@ -178,11 +197,10 @@ func (k *Kraftwatch) Metric(name string) float64 {
 			if err != nil {
 				k.t.Fatalf("kraftwatch %s /metrics: %s: %v", k.name, s.Text(), err)
 			}
-			return f
+			return f, true
 		}
 	}
-	k.t.Fatalf("kraftwatch %s /metrics has no %s", k.name, name)
-	return 0
+	return 0, false
 }
 
 // LogLine is one JSON log line of kraftwatch, numbers kept as json.Number.
