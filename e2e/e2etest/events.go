@@ -141,8 +141,19 @@ func Check(clusterID, subject string, hdr nats.Header, data []byte) (publish.Env
 // (Nats-Stream, Nats-Sequence) and each event must arrive once; a later delivery of an
 // id already received (a refused or de-duplicated publish leaking through) is kept
 // apart for NoRepeats to fail on. Its methods are safe for concurrent use.
+//
+// The subscription's callback only stamps each message's arrival and queues it: nats.go
+// runs the callback one message at a time, and checking an event (Check decodes it and
+// validates it against the schema, about 0.2 ms) there would delay the arrival stamps
+// of the messages behind it, so a burst of 10k events would seem to take seconds to
+// arrive. The queued messages are checked by the method that next reads the events.
 type Watcher struct {
-	nc      *nats.Conn
+	nc        *nats.Conn
+	clusterID string
+
+	inMu sync.Mutex
+	in   []arrival // received, not checked yet
+
 	mu      sync.Mutex
 	events  Events          // first delivery of each event id, in order
 	repeats Events          // later deliveries of an id already received
@@ -150,11 +161,17 @@ type Watcher struct {
 	errs    []error         // invalid messages
 }
 
+// arrival is a message as the subscription received it, and when.
+type arrival struct {
+	m  *nats.Msg
+	at time.Time
+}
+
 // Watch subscribes to every kraftwatch subject of the server at url, checking each
 // message with Check against clusterID; the connection closes at the end of the test.
 func Watch(t testing.TB, url, clusterID string) *Watcher {
 	t.Helper()
-	w := &Watcher{seen: map[string]bool{}}
+	w := &Watcher{clusterID: clusterID, seen: map[string]bool{}}
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -163,26 +180,9 @@ func Watch(t testing.TB, url, clusterID string) *Watcher {
 	t.Cleanup(nc.Close)
 	if _, err := nc.Subscribe(publish.DefaultPrefix+".>", func(m *nats.Msg) {
 		at := time.Now()
-		env, err := Check(clusterID, m.Subject, m.Header, m.Data)
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if err != nil {
-			w.errs = append(w.errs, err)
-			return
-		}
-		seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
-		if stream := m.Header.Get(jetstream.StreamHeader); stream != StreamName || err != nil || seq == 0 {
-			w.errs = append(w.errs, fmt.Errorf("%s: event %s is not a republish of stream %s (Nats-Stream %q, Nats-Sequence %q)",
-				m.Subject, env.ID, StreamName, stream, m.Header.Get(jetstream.SequenceHeader)))
-			return
-		}
-		e := Event{Subject: m.Subject, MsgID: m.Header.Get(jetstream.MsgIDHeader), Seq: seq, At: at, Env: env}
-		if w.seen[e.MsgID] {
-			w.repeats = append(w.repeats, e)
-			return
-		}
-		w.seen[e.MsgID] = true
-		w.events = append(w.events, e)
+		w.inMu.Lock()
+		w.in = append(w.in, arrival{m, at})
+		w.inMu.Unlock()
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -208,12 +208,43 @@ func (w *Watcher) Connected(ctx context.Context, t testing.TB, timeout time.Dura
 	}
 }
 
+// check checks the messages received since the last call, in order of arrival; w.mu
+// is held.
+func (w *Watcher) check() {
+	w.inMu.Lock()
+	in := w.in
+	w.in = nil
+	w.inMu.Unlock()
+	for _, a := range in {
+		m := a.m
+		env, err := Check(w.clusterID, m.Subject, m.Header, m.Data)
+		if err != nil {
+			w.errs = append(w.errs, err)
+			continue
+		}
+		seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+		if stream := m.Header.Get(jetstream.StreamHeader); stream != StreamName || err != nil || seq == 0 {
+			w.errs = append(w.errs, fmt.Errorf("%s: event %s is not a republish of stream %s (Nats-Stream %q, Nats-Sequence %q)",
+				m.Subject, env.ID, StreamName, stream, m.Header.Get(jetstream.SequenceHeader)))
+			continue
+		}
+		e := Event{Subject: m.Subject, MsgID: m.Header.Get(jetstream.MsgIDHeader), Seq: seq, At: a.at, Env: env}
+		if w.seen[e.MsgID] {
+			w.repeats = append(w.repeats, e)
+			continue
+		}
+		w.seen[e.MsgID] = true
+		w.events = append(w.events, e)
+	}
+}
+
 // All returns the events received so far, each id once, and fails t on any invalid
 // message.
 func (w *Watcher) All(t testing.TB) Events {
 	t.Helper()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.check()
 	if len(w.errs) > 0 {
 		t.Fatalf("core subscriber received %d invalid message(s); first: %v", len(w.errs), w.errs[0])
 	}
@@ -224,6 +255,7 @@ func (w *Watcher) All(t testing.TB) Events {
 func (w *Watcher) Repeated() Events {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.check()
 	return slices.Clone(w.repeats)
 }
 
