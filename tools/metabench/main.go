@@ -20,7 +20,8 @@
 //     is checked: every topic is listed and one partition is compared.
 //
 // Each round also times the floor under a load (-child-decode): reading, checking
-// (CRC) and decoding the same file without building an image.
+// (CRC) and decoding the same file as the load reads it, on one goroutine, without
+// building an image.
 //
 // It prints both tools' figures and the ratios (medians), checks the targets (issue
 // 14, goal 3: load <= 2 s; >= 15x faster than Kafka's shell until it shows the image
