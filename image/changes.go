@@ -170,32 +170,26 @@ func compareTopic(ot, nt *Topic, all bool) (TopicChange, bool) {
 				return true
 			})
 		}
+		slices.Sort(tc.Changed)
 	} else {
-		// Count first, so that Changed is allocated once.
-		n := 0
-		diffNodes(ot.parts.root, nt.parts.root, nt.parts.shift, func(_, _ *partition) { n++ })
-		if n > 0 {
-			tc.Changed = make([]int32, 0, n)
-			diffNodes(ot.parts.root, nt.parts.root, nt.parts.shift, func(op, np *partition) {
-				// What check does, with the partitions at hand.
-				tc.Changed = append(tc.Changed, np.id)
-				if op == nil || !slices.Equal(op.list(listReplicas), np.list(listReplicas)) {
-					tc.ReplicasChanged = true
-				}
-			})
+		// One pass into a buffer on the stack (a unit's changes are usually few),
+		// copied out at the exact size; diffNodes goes in id order.
+		var buf [128]int32
+		ids := diffNodes(ot.parts.root, nt.parts.root, nt.parts.shift, buf[:0], &tc.ReplicasChanged)
+		if len(ids) > 0 {
+			tc.Changed = slices.Clone(ids)
 		}
 	}
-	slices.Sort(tc.Changed)
 	return tc, len(tc.Changed) > 0 || tc.ReplicasChanged || ot.name != nt.name
 }
 
-// diffNodes calls f, in id order, for each partition of b (a node of a trie at
-// shift) that a (the node at the same place in an older version, or nil) does not
-// hold equal, with a's partition of that id (nil when a has none). Nodes the versions
-// share are skipped.
-func diffNodes(a, b *pnode, shift uint, f func(old, cur *partition)) {
+// diffNodes appends to ids, in id order, the id of each partition of b (a node of a
+// trie at shift) that a (the node at the same place in an older version, or nil) does
+// not hold equal, and sets *replicas when such a partition is new or its replicas
+// differ. Nodes the versions share are skipped.
+func diffNodes(a, b *pnode, shift uint, ids []int32, replicas *bool) []int32 {
 	if a == b || b == nil {
-		return
+		return ids
 	}
 	if shift == 0 {
 		for k := range b.parts {
@@ -203,24 +197,30 @@ func diffNodes(a, b *pnode, shift uint, f func(old, cur *partition)) {
 			if !p.present() {
 				continue
 			}
-			var old *partition
-			if a != nil && k < len(a.parts) && a.parts[k].present() {
-				old = &a.parts[k]
-				if old.equal(p) {
-					continue
-				}
+			if a == nil || k >= len(a.parts) || !a.parts[k].present() {
+				ids = append(ids, p.id)
+				*replicas = true
+				continue
 			}
-			f(old, p)
+			old := &a.parts[k]
+			if old.equal(p) {
+				continue
+			}
+			ids = append(ids, p.id)
+			if old.data != p.data && !slices.Equal(old.replicas(), p.replicas()) {
+				*replicas = true
+			}
 		}
-		return
+		return ids
 	}
 	for k, kid := range b.kids {
 		var old *pnode
 		if a != nil && k < len(a.kids) {
 			old = a.kids[k]
 		}
-		diffNodes(old, kid, shift-hbits, f)
+		ids = diffNodes(old, kid, shift-hbits, ids, replicas)
 	}
+	return ids
 }
 
 func compareBroker(id int32, ob, nb *Broker) (BrokerChange, bool) {

@@ -290,7 +290,7 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 	if r.LeaderRecoveryState != metadata.LeaderRecoveryUnchanged {
 		p.state = stateOf(r.LeaderRecoveryState)
 	}
-	if r.Replicas != nil && !slices.Equal(r.Replicas, old.list(listReplicas)) {
+	if r.Replicas != nil && !slices.Equal(r.Replicas, old.replicas()) {
 		t.moved = d.pos
 	}
 	if same {
@@ -316,7 +316,7 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 		}
 		packLists(&p, lists, dirs)
 	}
-	t.parts.set(d.edit, p)
+	*t.parts.slot(d.edit, p.id) = p // get found it
 	return nil
 }
 

@@ -57,6 +57,20 @@ func (v *pvec) set(e *edit, p partition) bool {
 	return added
 }
 
+// slot returns the partition at i, which must be present (get reports it), in a leaf
+// that e may change, copying the nodes on its path that e does not own: one walk of
+// the trie where set walks it again after a get.
+func (v *pvec) slot(e *edit, i int32) *partition {
+	v.root = v.root.editable(e)
+	n := v.root
+	for s := v.shift; s > 0; s -= hbits {
+		k := int(uint32(i)>>s) & 31
+		n.kids[k] = n.kids[k].editable(e)
+		n = n.kids[k]
+	}
+	return &n.parts[int(i)&31]
+}
+
 func (n *pnode) editable(e *edit) *pnode {
 	if n.edit == e {
 		return n

@@ -91,9 +91,10 @@ type follower struct {
 	// reuse is set while units go to a streamer: their records are decoded into bdec,
 	// reset after each batch once no transaction is open, and segment buffers are
 	// reused.
-	reuse bool
-	bdec  metadata.BatchDecoder
-	spare []Entry // a handed-on unit's Entries, for the next unit's (see spareEntries)
+	reuse  bool
+	bdec   metadata.BatchDecoder
+	spare  []Entry     // a handed-on unit's Entries, for the next unit's (see spareEntries)
+	framed []rawRecord // the records of the batch being read (frame)
 }
 
 // spareEntries returns an empty slice for a unit's Entries: the array of a unit
@@ -457,15 +458,14 @@ func (f *follower) consume(b *recordbatch.Batch, pos int64, emit func(Unit) erro
 		return f.problem(f.cur.path, pos, "epoch went down from %d to %d at offset %d", f.epoch, b.PartitionLeaderEpoch, b.BaseOffset)
 	}
 	// Check every record's framing before handing any on: a batch is taken whole or not.
-	it := b.Iter()
-	for it.Next() {
-	}
-	if err := it.Err(); err != nil {
+	var err error
+	if f.framed, err = frame(b, f.framed[:0]); err != nil {
 		f.m.CorruptBatches.Add(1)
 		return &PosError{File: f.cur.path, Position: pos, Offset: b.BaseOffset, Err: fmt.Errorf("%w: %w", err, ErrCorrupt)}
 	}
 	f.m.Batches.Add(1)
-	err := f.records(b, skipBelow, f.cur.path, emit)
+	err = f.records(b, f.framed, skipBelow, f.cur.path, emit)
+	clear(f.framed) // no segment buffer kept alive through it
 	if f.reuse && f.txn == nil {
 		f.bdec.Reset() // every unit of the batch has been handed on
 	}
@@ -479,6 +479,23 @@ func (f *follower) consume(b *recordbatch.Batch, pos int64, emit func(Unit) erro
 	return nil
 }
 
+// rawRecord is a record of a batch whose framing was checked: its offset and value.
+type rawRecord struct {
+	offset int64
+	value  []byte
+}
+
+// frame appends the records of b to recs, or returns the error of the first that is
+// not framed right: consume checks a whole batch with it and hands its records to
+// records, which need not cut them out again.
+func frame(b *recordbatch.Batch, recs []rawRecord) ([]rawRecord, error) {
+	it := b.Iter()
+	for it.Next() {
+		recs = append(recs, rawRecord{offset: it.Offset(), value: it.Record().Value})
+	}
+	return recs, it.Err()
+}
+
 // records cuts a batch into units where Kafka's MetadataBatchLoader publishes when it
 // reads the log one batch at a time (as kafka-metadata-shell does): at the end of a
 // batch, unless a transaction is open, and before a BeginTransactionRecord that is not
@@ -488,8 +505,8 @@ func (f *follower) consume(b *recordbatch.Batch, pos int64, emit func(Unit) erro
 // records after it in the batch still make a unit (Kafka's loader applies the aborted
 // records too in that case; docs/metadata-log.md#transactions says why kraftwatch does
 // not). src names where the batch came from in log lines (a segment file, a
-// controller).
-func (f *follower) records(b *recordbatch.Batch, skipBelow int64, src string, emit func(Unit) error) error {
+// controller). recs are b's records (frame).
+func (f *follower) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int64, src string, emit func(Unit) error) error {
 	at := func(off int64) Provenance {
 		return Provenance{Offset: off, Epoch: b.PartitionLeaderEpoch, Timestamp: b.MaxTimestamp}
 	}
@@ -505,14 +522,13 @@ func (f *follower) records(b *recordbatch.Batch, skipBelow int64, src string, em
 	}
 	u := Unit{Entries: f.spareEntries()} // the unit being built: what Kafka's loader holds in its delta
 	first := max(b.BaseOffset, skipBelow)
-	it := b.Iter()
-	for it.Next() {
-		off := it.Offset()
+	for _, r := range recs {
+		off := r.offset
 		if off < skipBelow {
 			continue
 		}
 		f.m.Records.Add(1)
-		rec, v, ok := f.dec.decode(it.Record().Value, off, src, false)
+		rec, v, ok := f.dec.decode(r.value, off, src, false)
 		if !ok {
 			continue
 		}

@@ -681,7 +681,9 @@ func (q *quorum) applyCommitted() error {
 		}
 		pb := &q.pending[0]
 		q.cfg.Metrics.Batches.Add(1)
-		err := q.cut.records(&pb.b, pb.skipBelow, src, func(u Unit) error {
+		recs, _ := frame(&pb.b, q.cut.framed[:0]) // checked when it was fetched
+		q.cut.framed = recs
+		err := q.cut.records(&pb.b, recs, pb.skipBelow, src, func(u Unit) error {
 			if q.build != nil {
 				q.o.replayUnit(q.build.delta, &u)
 				q.build.prov = u.Provenance
