@@ -24,7 +24,19 @@
 #                        sourcing it, no republish) and shape (both: what kraftwatch's
 #                        streams make the server do for each event). The ratios say how
 #                        far kraftwatch is from a client that does nothing else, and how
-#                        much of the server's cost the two-stream design costs.
+#                        much of the server's cost the two-stream design costs; atomic
+#                        (republish's streams and headers as nats-server's atomic
+#                        batches of 100: one PubAck per batch) what batch publish costs.
+#
+# Then, unless PROFILE_SECONDS=0, where nats-server's CPU goes: the server runs with its
+# profiling port, and a CPU profile of PROFILE_SECONDS (10) is taken while
+# BenchmarkPublish10k/new-groups runs (events-none, then events-stream) and while the
+# anchor's raw runs, each again and again until the profile ends. Each part of the
+# server's work is printed as its share of the profile and in us per event (the share
+# times the server CPU per event those runs measured), with the ceiling of one
+# stream: nats-server stores, answers and republishes every message of a stream in one
+# goroutine (stream.internalLoop), so a stream takes at most 1 s / (that goroutine's CPU
+# per event) events/s, however many cores the machine has.
 #
 # BenchmarkFanout10k and BenchmarkPublish10k run in both modes of the streams, in the
 # same run: events-none (KRAFTWATCH_EVENTS_STREAM=none, kraftwatch's stream alone: the
@@ -40,7 +52,7 @@
 # load matters (the server, the publisher and everything else share its cores): the
 # load average is printed before and after.
 #
-#   bench/fanout.sh                 # BENCHTIME=5x COUNT=3
+#   bench/fanout.sh                 # BENCHTIME=5x COUNT=3 PROFILE_SECONDS=10
 #
 # Needs Go. The end to end figure with real Kafka (append time -> the last event at a
 # subscriber) is bench/sidecar.sh's BenchmarkSidecar10kGroups.
@@ -50,6 +62,7 @@ cd "$root"
 GO=${GO:-go}
 BENCHTIME=${BENCHTIME:-5x}
 COUNT=${COUNT:-3}
+PROFILE_SECONDS=${PROFILE_SECONDS:-10}
 work=$(mktemp -d)
 server=
 cleanup() {
@@ -60,7 +73,8 @@ trap cleanup EXIT
 
 "$GO" build -o "$work/nats-server" github.com/nats-io/nats-server/v2
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$work/nats-server" -a 127.0.0.1 -p "$port" -js -sd "$work/store" >"$work/nats-server.log" 2>&1 &
+pport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$work/nats-server" -a 127.0.0.1 -p "$port" -js -sd "$work/store" --profile "$pport" >"$work/nats-server.log" 2>&1 &
 server=$!
 for _ in $(seq 100); do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
@@ -116,8 +130,8 @@ awk -v cores="$(nproc)" '
       cpu("publisher", b, d)
     }
     print "  anchor: the same bytes, nats.go async publish and nothing else (BenchmarkJetStreamRaw10k)"
-    split("raw headers republish sourced shape", am, " ")
-    for (i = 1; i <= 5; i++) {
+    split("raw headers republish sourced shape atomic", am, " ")
+    for (i = 1; i <= 6; i++) {
       a = "BenchmarkJetStreamRaw10k/" am[i]
       printf "    %-47s %9.0f events/s, %.1f us client + %.1f us nats-server per event\n", am[i], median(a, "events/s"), median(a, "cpu-us/event"), median(a, "server-cpu-us/event")
     }
@@ -134,4 +148,67 @@ awk -v cores="$(nproc)" '
       printf "  %-49s %9.0f events/s (%d cores / (kraftwatch + server CPU per event), new-groups)\n", "  bound by CPU, " m, cores * 1e6 / (median(b, "cpu-us/event") + median(b, "server-cpu-us/event")), cores
     }
     exit status || bad
-  }' "$work/out"
+  }' "$work/out" && status=0 || status=$?
+
+[ "$PROFILE_SECONDS" = 0 ] && exit "$status"
+# Where nats-server's CPU goes: profile the server while one benchmark runs over and over.
+"$GO" test -c -o "$work/publish.test" ./publish/
+profile() { # name, benchmark pattern
+  curl -sf -o "$work/$1.prof" "http://127.0.0.1:$pport/debug/pprof/profile?seconds=$PROFILE_SECONDS" &
+  local c=$!
+  : >"$work/$1.out"
+  while kill -0 "$c" 2>/dev/null; do
+    (cd publish && "$work/publish.test" -test.run '^$' -test.bench "$2" -test.benchtime 5x) >>"$work/$1.out"
+  done
+  wait "$c"
+}
+# share NAME FOCUS [IGNORE]: the percentage of profile NAME's samples with a frame matching FOCUS
+share() {
+  "$GO" tool pprof -top -nodecount=1000000 -nodefraction=0 -edgefraction=0 -focus="$2" ${3:+-ignore="$3"} "$work/$1.prof" 2>/dev/null |
+    sed -n 's/^Showing nodes accounting for [^,]*, \([0-9.]*\)% of .*/\1/p'
+}
+echo "load average before the profiles: $(cut -d' ' -f1-3 /proc/loadavg)"
+names=(none default raw)
+profile none '^BenchmarkPublish10k$/^events-none$/^new-groups$'
+profile default '^BenchmarkPublish10k$/^events-stream$/^new-groups$'
+profile raw '^BenchmarkJetStreamRaw10k$/^raw$'
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+declare -A per # server CPU per event of each profile's runs (their mean)
+for n in "${names[@]}"; do
+  per[$n]=$(awk '/^Benchmark/ { for (i = 3; i < NF; i += 2) if ($(i+1) == "server-cpu-us/event") { s += $i; k++ } } END { if (k) printf "%.2f", s / k }' "$work/$n.out")
+done
+echo "  where nats-server's CPU goes, new-groups: share of a CPU profile of the server (${PROFILE_SECONDS} s each) and us per event"
+echo "  (the parts overlap: a frame of one can be in the stack of another)"
+printf '  %-66s %16s %16s %16s\n' "" "events-none" "default" "anchor raw"
+printf '  %-66s' "server CPU per event (the profiled runs' mean)"
+for n in "${names[@]}"; do printf ' %13s us' "${per[$n]:-?}"; done
+echo
+part() { # label, focus, ignore
+  printf '  %-66s' "$1"
+  for n in "${names[@]}"; do
+    local v
+    v=$(share "$n" "$2" "${3:-}")
+    awk -v v="${v:-0}" -v per="${per[$n]:-0}" 'BEGIN { printf " %5.1f%% %5.1f us", v, v * per / 100 }'
+  done
+  echo
+}
+part "the stream's goroutine (stream.internalLoop), all of it" 'stream\).internalLoop$'
+part "  store (fileStore.StoreMsg)" 'fileStore\).StoreMsg$'
+part "    of which the write of each message to its block (pwrite)" 'flushPendingMsgsLocked$'
+part "  the subject's last message (expected seq; republish's last seq)" 'fileStore\).LoadLastMsg$'
+part "  Nats-Msg-Id dedupe (lookup, record, expiry)" 'checkMsgId$|storeMsgIdLocked$|getMsgId$|purgeMsgIds$'
+part "  subject transform (internal -> public subject)" 'subjectTransform\).Match$'
+part "  republish: formatting its Nats-Stream, -Sequence, ... headers" 'fmt.Appendf$|time.Time.Format$'
+part "  delivering the answers and the republished copies" 'stream\).internalLoop$' 'processJetStreamMsg'
+part "per-subject state (subject trees, all callers)" 'server/stree\.'
+part "header lookups (sliceHeader, all callers)" 'server.sliceHeader$'
+part "sourcing into the events stream (its consumer, the copies)" 'SourceMsg|\(\*consumer\)\.'
+part "reading the publishes (client readLoop: parse, route to stream)" 'client\).readLoop$'
+part "Go GC (background mark workers)" 'gcBgMarkWorker$'
+for n in none raw; do
+  awk -v n="$n" -v v="$(share "$n" 'stream\).internalLoop$')" -v per="${per[$n]:-0}" 'BEGIN {
+    us = v * per / 100
+    if (us > 0) printf "  ceiling of one stream (%s): 1 s / %.1f us of its goroutine per event = %.0f events/s on a core of its own\n", n, us, 1e6 / us
+  }'
+done
+exit "$status"

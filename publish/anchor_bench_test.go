@@ -29,8 +29,17 @@ import (
 //	         the public subjects and sources it (publish/doc.go), so the server also
 //	         refuses each republished copy at the events stream and stores each event a
 //	         second time; it waits until the events stream holds them all.
+//	republish: shape without the events stream: kraftwatch's stream alone, as with
+//	         KRAFTWATCH_EVENTS_STREAM=none (BenchmarkPublish10k's events-none);
+//	sourced: shape without the republish;
+//	atomic:  republish's stream and headers, published as nats-server's atomic batches
+//	         of 100 (Nats-Batch-Id, -Sequence, -Commit; the stream allows atomic
+//	         publish): one PubAck per batch instead of one per event. It keeps the
+//	         per-message Nats-Msg-Id and expected-last-subject-sequence checks, but one
+//	         failing message fails its whole batch, and nats-server stages each batch in
+//	         a store of its own before storing it in the stream.
 func BenchmarkJetStreamRaw10k(b *testing.B) {
-	const groups = 10_000
+	const groups, atomicBatch = 10_000, 100
 	url, pid := natstest.BenchServer(b)
 	nc := connect(b, url)
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(1024))
@@ -53,7 +62,7 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, mode := range []string{"raw", "headers", "shape", "republish", "sourced"} {
+	for _, mode := range []string{"raw", "headers", "shape", "republish", "sourced", "atomic"} {
 		b.Run(mode, func(b *testing.B) {
 			var total, cpu, srvCPU time.Duration
 			for range b.N {
@@ -63,15 +72,17 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 				cfg := jetstream.StreamConfig{Name: name, Subjects: []string{name + ".>"}, MaxMsgsPerSubject: 16,
 					Duplicates: publish.DefaultDuplicateWindow}
 				var events jetstream.Stream
-				if mode == "shape" || mode == "republish" || mode == "sourced" {
+				if mode != "raw" && mode != "headers" {
 					target = publish.InternalPrefix + "." + public
 					cfg.Subjects = []string{publish.InternalPrefix + "." + name + ".>"}
 					cfg.SubjectTransform = &jetstream.SubjectTransformConfig{Source: cfg.Subjects[0], Destination: name + ".>"}
 					if mode != "sourced" {
 						cfg.RePublish = &jetstream.RePublish{Source: name + ".>", Destination: name + ".>"}
 					}
+					cfg.AllowAtomicPublish = mode == "atomic"
 				}
-				if _, err := js.CreateStream(ctx, cfg); err != nil {
+				stream, err := js.CreateStream(ctx, cfg)
+				if err != nil {
 					b.Fatal(err)
 				}
 				if mode == "shape" || mode == "sourced" {
@@ -92,7 +103,18 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 				b.StartTimer()
 				c0, s0 := cpuTime(b, 0), cpuTime(b, pid)
 				start := time.Now()
-				for _, m := range msgs {
+				for i, m := range msgs {
+					if mode == "atomic" {
+						m.Header["Nats-Batch-Id"] = []string{name + "." + strconv.Itoa(i/atomicBatch)}
+						m.Header["Nats-Batch-Sequence"] = []string{strconv.Itoa(i%atomicBatch + 1)}
+						if i%atomicBatch != atomicBatch-1 && i != len(msgs)-1 {
+							if err := nc.PublishMsg(m); err != nil { // no answer but the commit's
+								b.Fatal(err)
+							}
+							continue
+						}
+						m.Header["Nats-Batch-Commit"] = []string{"1"}
+					}
 					if _, err := js.PublishMsgAsync(m, stall); err != nil {
 						b.Fatal(err)
 					}
@@ -111,6 +133,12 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 				total += time.Since(start)
 				cpu += cpuTime(b, 0) - c0
 				srvCPU += cpuTime(b, pid) - s0
+				// Every message stored (an async publish's error is not seen above).
+				if info, err := stream.Info(ctx); err != nil {
+					b.Fatal(err)
+				} else if info.State.Msgs != groups {
+					b.Fatalf("stream %s holds %d messages, want %d", name, info.State.Msgs, groups)
+				}
 			}
 			per := total / time.Duration(b.N)
 			b.ReportMetric(float64(groups)/per.Seconds(), "events/s")
