@@ -522,12 +522,12 @@ func (f *follower) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int
 	}
 	u := Unit{Entries: f.spareEntries()} // the unit being built: what Kafka's loader holds in its delta
 	first := max(b.BaseOffset, skipBelow)
+	for len(recs) > 0 && recs[0].offset < skipBelow {
+		recs = recs[1:]
+	}
+	f.m.Records.Add(int64(len(recs))) // once a batch: an atomic add per record costs more
 	for _, r := range recs {
 		off := r.offset
-		if off < skipBelow {
-			continue
-		}
-		f.m.Records.Add(1)
 		rec, v, ok := f.dec.decode(r.value, off, src, false)
 		if !ok {
 			continue
