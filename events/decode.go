@@ -2,11 +2,13 @@ package events
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
-	"reflect"
-	"regexp"
 	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Data is the data of an event Decode knows: *RebalanceNeeded for TypeRebalanceNeeded,
@@ -38,175 +40,438 @@ type Event = Envelope[Data]
 // well-formed CloudEvent of a type this package does not know, which is returned with
 // its attributes and nil Data.
 func Decode(b []byte) (Event, error) {
-	attrs, err := decodeAttributes(b)
+	attrs, d, err := decode(b, "")
 	if err != nil {
 		return Event{}, err
 	}
 	ev := Event{SpecVersion: attrs.SpecVersion, ID: attrs.ID, Source: attrs.Source, Type: attrs.Type,
 		Subject: attrs.Subject, Time: attrs.Time, DataContentType: attrs.DataContentType}
-	switch attrs.Type {
-	case TypeRebalanceNeeded:
-		d, err := decodeRebalanceNeeded(&attrs)
-		if err != nil {
-			return Event{}, err
-		}
-		ev.Data = d
-		return ev, nil
-	case TypeGroupRebalanced:
-		d, err := decodeGroupRebalanced(&attrs)
-		if err != nil {
-			return Event{}, err
-		}
-		ev.Data = d
-		return ev, nil
+	if d == nil {
+		return ev, fmt.Errorf("%w: %q (id %s)", ErrUnknownType, attrs.Type, attrs.ID)
 	}
-	return ev, fmt.Errorf("%w: %q (id %s)", ErrUnknownType, attrs.Type, attrs.ID)
+	ev.Data = d
+	return ev, nil
 }
 
 // DecodeRebalanceNeeded is Decode for a rebalance-needed event only: another type is an
 // error wrapping ErrNotEvent.
 func DecodeRebalanceNeeded(b []byte) (Envelope[RebalanceNeeded], error) {
-	return decodeAs(b, TypeRebalanceNeeded, decodeRebalanceNeeded)
+	return decodeAs[RebalanceNeeded](b, TypeRebalanceNeeded)
 }
 
-// decodeAs decodes an event of type typ only, its data with data.
-func decodeAs[T any](b []byte, typ string, data func(*Envelope[json.RawMessage]) (*T, error)) (Envelope[T], error) {
-	attrs, err := decodeAttributes(b)
-	if err != nil {
-		return Envelope[T]{}, err
-	}
-	if attrs.Type != typ {
-		return Envelope[T]{}, fmt.Errorf("%w: type %q, want %s", ErrNotEvent, attrs.Type, typ)
-	}
-	d, err := data(&attrs)
+// decodeAs decodes an event of type typ only, whose data is a *T.
+func decodeAs[T any](b []byte, typ string) (Envelope[T], error) {
+	attrs, d, err := decode(b, typ)
 	if err != nil {
 		return Envelope[T]{}, err
 	}
 	return Envelope[T]{SpecVersion: attrs.SpecVersion, ID: attrs.ID, Source: attrs.Source, Type: attrs.Type,
-		Subject: attrs.Subject, Time: attrs.Time, DataContentType: attrs.DataContentType, Data: *d}, nil
+		Subject: attrs.Subject, Time: attrs.Time, DataContentType: attrs.DataContentType, Data: *any(d).(*T)}, nil
 }
 
-var (
-	idPattern      = regexp.MustCompile(`^kw1-[0-9a-f]{32}$`)
-	subjectPattern = regexp.MustCompile(`^group/(classic|consumer|share|streams)/`)
-	hashPattern    = regexp.MustCompile(`^(0|-?[1-9][0-9]{0,18})$`)
-)
+// eventData is the data of an event type Decode knows.
+type eventData interface {
+	Data
+	Validate() error
+	clusterID() string
+	setTime(time.Time)
+}
+
+// eventType is what Decode knows of one event type.
+type eventType struct {
+	name     string
+	idPrefix string
+	// read reads the data at the reader.
+	read func(*reader) (eventData, error)
+}
+
+var eventTypes = [...]eventType{
+	{TypeRebalanceNeeded, "kw1-", func(r *reader) (eventData, error) {
+		d := new(RebalanceNeeded)
+		return d, r.rebalanceNeeded(d)
+	}},
+	{TypeGroupRebalanced, "kwr1-", func(r *reader) (eventData, error) {
+		d := new(GroupRebalanced)
+		return d, r.groupRebalanced(d)
+	}},
+}
 
 // envelope is the shape of every kraftwatch event's CloudEvents attributes; extension
-// attributes are ignored.
+// attributes are ignored. decode checks the required and null members itself, after the
+// spec version, which says how to read the rest.
 var envelope = &shape{
-	required: []string{"specversion", "id", "source", "type", "subject", "time", "datacontenttype", "data"},
-	optional: []string{"dataschema"},
+	names:    []string{"specversion", "id", "source", "type", "subject", "time", "datacontenttype", "data", "dataschema"},
+	nullable: 1<<9 - 1,
 }
 
-// decodeAttributes checks the CloudEvents attributes every kraftwatch event has and
-// returns them, Data holding the raw data.
-func decodeAttributes(b []byte) (Envelope[json.RawMessage], error) {
-	var attrs Envelope[json.RawMessage]
-	m, err := members(b, "event")
-	if err != nil {
-		return attrs, fmt.Errorf("%w: %v", ErrNotEvent, err)
-	}
-	// The spec version says how to read the rest: look at it first.
-	var sv string
-	if v, ok := m["specversion"]; ok && json.Unmarshal(v, &sv) == nil && sv != SpecVersion {
-		return attrs, fmt.Errorf("%w: specversion %q, want %q", ErrNotEvent, sv, SpecVersion)
-	}
-	var a struct {
-		Envelope[json.RawMessage]
-		DataSchema string `json:"dataschema"`
-	}
-	if err := envelope.readMembers(m, "event", reflect.ValueOf(&a).Elem()); err != nil {
-		return attrs, fmt.Errorf("%w: %v", ErrNotEvent, err)
-	}
-	attrs = a.Envelope
-	if attrs.Type == "" || attrs.ID == "" || attrs.Source == "" {
-		return attrs, fmt.Errorf("%w: empty type, id or source", ErrNotEvent)
-	}
-	if _, ok := m["dataschema"]; ok {
-		if u, err := url.Parse(a.DataSchema); err != nil || !u.IsAbs() {
-			return attrs, fmt.Errorf("%w: dataschema %q is not an absolute URI", ErrNotEvent, a.DataSchema)
-		}
-	}
-	return attrs, nil
-}
-
-// The shapes of a rebalance-needed event's data (schema/rebalance_needed.v1.json).
-var (
-	reason = &shape{
-		required: []string{"kind", "topic"},
-		optional: []string{"topic_id", "old_topic_id", "old_partitions", "new_partitions", "regex", "metadata_offset", "time"},
-		topicIDs: []string{"topic_id", "old_topic_id"},
-		check: func(where string, m map[string]json.RawMessage) error {
-			for _, k := range []string{"old_partitions", "new_partitions"} {
-				var n int32
-				if v, ok := m[k]; ok && (json.Unmarshal(v, &n) != nil || n < 1) {
-					return fmt.Errorf("%s.%s %s is not a partition count of 1 or more", where, k, v)
-				}
-			}
-			var off int64
-			if v, ok := m["metadata_offset"]; ok && (json.Unmarshal(v, &off) != nil || off < 1) {
-				return fmt.Errorf("%s.metadata_offset %s is not an offset of 1 or more (absent when not known)", where, v)
-			}
-			return nil
-		},
-	}
-	coveredTopic = &shape{
-		required: []string{"name", "topic_id", "partitions", "hash"},
-		hashes:   []string{"hash"},
-		topicIDs: []string{"topic_id"},
-	}
-	rebalanceNeeded = &shape{
-		required: []string{"cluster_id", "group_id", "group_type", "hash_scheme", "previous_hash", "new_hash",
-			"reasons", "metadata_offset", "metadata_epoch", "coordinator_epoch"},
-		optional: []string{"consumer_offsets", "topics", "topics_truncated"},
-		nullable: []string{"previous_hash"},
-		hashes:   []string{"previous_hash", "new_hash"},
-		objects:  map[string]*shape{"consumer_offsets": offsetsPosition},
-		arrays:   map[string]*shape{"reasons": reason, "topics": coveredTopic},
-	}
+// The indexes of the envelope's members.
+const (
+	attrSpecVersion = iota
+	attrID
+	attrSource
+	attrType
+	attrSubject
+	attrTime
+	attrDataContentType
+	attrData
+	attrDataSchema
+	envelopeRequired = attrDataSchema // all before it
 )
 
-// decodeRebalanceNeeded checks what schema/rebalance_needed.v1.json says beyond the
-// common attributes and decodes the data.
-func decodeRebalanceNeeded(attrs *Envelope[json.RawMessage]) (*RebalanceNeeded, error) {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s %s: %s", ErrNotEvent, TypeRebalanceNeeded, attrs.ID, fmt.Sprintf(format, args...))
+// dataError is an error in an event's data read in the same pass as the envelope.
+type dataError struct{ error }
+
+// decode reads the event b in one pass: its attributes, and its data when the event says
+// its type (one of eventTypes and, when want is set, want) before it, as kraftwatch
+// writes them; otherwise the data is read once the attributes are. d is nil for a
+// type Decode does not know.
+func decode(b []byte, want string) (attrs Envelope[json.RawMessage], d eventData, err error) {
+	r := getReader(b, "event")
+	defer r.release()
+	var raw [9]jsontext.Value // nil for a null member
+	var known *eventType      // the type, once known
+	seen, err := r.object(envelope, func(i int) error {
+		if i == attrData {
+			if known = r.knownType(&raw, want, &attrs); known != nil {
+				var err error
+				if d, err = r.data(known, &attrs); err != nil {
+					if _, ok := err.(syntaxError); !ok {
+						err = dataError{err}
+					}
+				}
+				return err
+			}
+		}
+		v, err := r.value()
+		if err == nil {
+			end := int(r.dec.InputOffset())
+			raw[i] = b[end-len(v) : end]
+		}
+		return err
+	})
+	if err == nil {
+		err = r.end()
 	}
-	if err := checkAttributes(attrs, idPattern, "kw1-"); err != nil {
-		return nil, bad("%v", err)
+	bad := func(err error) (Envelope[json.RawMessage], eventData, error) {
+		if de, ok := err.(dataError); ok {
+			var id []byte
+			if v := raw[attrID]; v.Kind() == '"' {
+				id = r.unquoted(v)
+			}
+			return attrs, nil, fmt.Errorf("%w: %s %s: %v", ErrNotEvent, known.name, id, de.error)
+		}
+		return attrs, nil, fmt.Errorf("%w: %v", ErrNotEvent, err)
 	}
-	var d RebalanceNeeded
-	if err := rebalanceNeeded.read(attrs.Data, "data", &d); err != nil {
-		return nil, bad("%v", err)
+	if err != nil {
+		return bad(err)
+	}
+	if v := raw[attrSpecVersion]; v.Kind() == '"' && string(r.unquoted(v)) != SpecVersion {
+		return bad(fmt.Errorf("specversion %q, want %q", r.unquoted(v), SpecVersion))
+	}
+	for i, name := range envelope.names[:envelopeRequired] {
+		if seen&(1<<i) == 0 {
+			return bad(fmt.Errorf("event has no %q", name))
+		}
+	}
+	for i, name := range envelope.names {
+		if seen&(1<<i) != 0 && raw[i] == nil && (i != attrData || known == nil) {
+			return bad(fmt.Errorf("event.%s is null", name))
+		}
+	}
+	var dataSchema string
+	for i, name := range envelope.names {
+		v := raw[i]
+		if v == nil {
+			continue
+		}
+		r.push(name)
+		switch i {
+		case attrSpecVersion:
+			err = r.strOf(v, &attrs.SpecVersion, SpecVersion)
+		case attrID:
+			err = r.strOf(v, &attrs.ID)
+		case attrSource:
+			err = r.strOf(v, &attrs.Source, attrs.Source)
+		case attrType:
+			err = r.strOf(v, &attrs.Type, TypeRebalanceNeeded, TypeGroupRebalanced)
+		case attrSubject:
+			err = r.strOf(v, &attrs.Subject, attrs.Subject)
+		case attrTime:
+			err = r.timeOf(v, &attrs.Time)
+		case attrDataContentType:
+			err = r.strOf(v, &attrs.DataContentType, DataContentType)
+		case attrData:
+			attrs.Data = json.RawMessage(v)
+		case attrDataSchema:
+			err = r.strOf(v, &dataSchema)
+		}
+		if err != nil {
+			return bad(err)
+		}
+		r.pop()
+	}
+	if attrs.Type == "" || attrs.ID == "" || attrs.Source == "" {
+		return bad(errors.New("empty type, id or source"))
+	}
+	if raw[attrDataSchema] != nil {
+		if u, err := url.Parse(dataSchema); err != nil || !u.IsAbs() {
+			return bad(fmt.Errorf("dataschema %q is not an absolute URI", dataSchema))
+		}
+	}
+	if known == nil {
+		for i := range eventTypes {
+			if eventTypes[i].name == attrs.Type {
+				known = &eventTypes[i]
+			}
+		}
+	}
+	if want != "" && attrs.Type != want {
+		return bad(fmt.Errorf("type %q, want %s", attrs.Type, want))
+	}
+	if known == nil {
+		return attrs, nil, nil
+	}
+	dataBad := func(err error) (Envelope[json.RawMessage], eventData, error) {
+		return attrs, nil, fmt.Errorf("%w: %s %s: %v", ErrNotEvent, known.name, attrs.ID, err)
+	}
+	if err := checkAttributes(&attrs, known.idPrefix); err != nil {
+		return dataBad(err)
+	}
+	if d == nil {
+		r.reset(attrs.Data, "data")
+		if d, err = r.data(known, &attrs); err != nil {
+			return dataBad(err)
+		}
 	}
 	if err := d.Validate(); err != nil {
-		return nil, bad("%v", err)
+		return dataBad(err)
 	}
-	if err := checkGroup(attrs, d.ClusterID, d.GroupType, d.GroupID); err != nil {
-		return nil, bad("%v", err)
+	k := d.Key()
+	if err := checkGroup(&attrs, d.clusterID(), k.Type, k.ID); err != nil {
+		return dataBad(err)
 	}
-	if d.Reasons == nil {
-		d.Reasons = []Reason{}
-	}
-	d.Time = attrs.Time
-	return &d, nil
+	d.setTime(attrs.Time)
+	return attrs, d, nil
 }
+
+// knownType returns the event type the attributes read so far (raw) give, if the spec
+// version is 1.0 and it is a type Decode knows (and want, when set). It sets the
+// source and subject of attrs, so that the data's cluster and group id can be the same
+// strings.
+func (r *reader) knownType(raw *[9]jsontext.Value, want string, attrs *Envelope[json.RawMessage]) *eventType {
+	if v := raw[attrSpecVersion]; v.Kind() != '"' || string(r.unquoted(v)) != SpecVersion {
+		return nil
+	}
+	v := raw[attrType]
+	if v.Kind() != '"' {
+		return nil
+	}
+	for i := range eventTypes {
+		t := &eventTypes[i]
+		if string(r.unquoted(v)) == t.name && (want == "" || want == t.name) {
+			for _, a := range [...]struct {
+				v   jsontext.Value
+				dst *string
+			}{{raw[attrSource], &attrs.Source}, {raw[attrSubject], &attrs.Subject}} {
+				if a.v.Kind() == '"' {
+					*a.dst = string(r.unquoted(a.v))
+				}
+			}
+			return t
+		}
+	}
+	return nil
+}
+
+// data reads the data of an event of type t, at the reader, with the path "data"; attrs
+// are the attributes read so far.
+func (r *reader) data(t *eventType, attrs *Envelope[json.RawMessage]) (eventData, error) {
+	base := r.base
+	r.base = len(r.path) - 1
+	r.clusterID = strings.TrimPrefix(attrs.Source, SourcePrefix)
+	r.groupID = ""
+	if rest, ok := strings.CutPrefix(attrs.Subject, "group/"); ok {
+		_, r.groupID, _ = strings.Cut(rest, "/")
+	}
+	d, err := t.read(r)
+	r.base = base
+	return d, err
+}
+
+// The shape of a rebalance-needed event's data and of the objects in it
+// (schema/rebalance_needed.v1.json).
+var (
+	rebalanceNeeded = &shape{
+		names: []string{"cluster_id", "group_id", "group_type", "hash_scheme", "previous_hash", "new_hash",
+			"reasons", "metadata_offset", "metadata_epoch", "coordinator_epoch",
+			"consumer_offsets", "topics", "topics_truncated"},
+		required: 10,
+		nullable: 1 << 4, // previous_hash
+	}
+	reason = &shape{
+		names: []string{"kind", "topic",
+			"topic_id", "old_topic_id", "old_partitions", "new_partitions", "regex", "metadata_offset", "time"},
+		required: 2,
+	}
+	coveredTopic = &shape{names: []string{"name", "topic_id", "partitions", "hash"}, required: 4}
+	// offsetsPosition is closed: a log position is a partition and an offset, and
+	// event ids are derived from it, so a position with more members would be another
+	// event version.
+	offsetsPosition = &shape{names: []string{"partition", "offset"}, required: 2, closed: true}
+)
+
+// rebalanceNeeded reads a rebalance-needed event's data into d.
+func (r *reader) rebalanceNeeded(d *RebalanceNeeded) error {
+	_, err := r.object(rebalanceNeeded, func(i int) error {
+		switch i {
+		case 0:
+			return r.str(&d.ClusterID, r.clusterID)
+		case 1:
+			return r.str(&d.GroupID, r.groupID)
+		case 2:
+			t, err := r.enum(groupTypeNames[1:], func(s string) error { _, err := ParseGroupType(s); return err })
+			d.GroupType = GroupType(t + 1)
+			return err
+		case 3:
+			return r.str(&d.HashScheme, SchemeMurmur3, SchemeKafka)
+		case 4:
+			d.PreviousHash.Valid = true
+			return r.hash(&d.PreviousHash.Hash)
+		case 5:
+			return r.hash(&d.NewHash)
+		case 6:
+			d.Reasons = []Reason{}
+			return r.array(func(int) error {
+				d.Reasons = append(d.Reasons, Reason{})
+				return r.reason(&d.Reasons[len(d.Reasons)-1])
+			})
+		case 7:
+			return r.int64(&d.MetadataOffset)
+		case 8:
+			return r.int32(&d.MetadataEpoch)
+		case 9:
+			return r.int32(&d.CoordinatorEpoch)
+		case 10:
+			d.ConsumerOffsets = new(OffsetsPosition)
+			return r.offsetsPosition(d.ConsumerOffsets)
+		case 11:
+			d.Topics = []CoveredTopic{}
+			return r.array(func(int) error {
+				d.Topics = append(d.Topics, CoveredTopic{})
+				return r.coveredTopic(&d.Topics[len(d.Topics)-1])
+			})
+		default:
+			return r.boolean(&d.TopicsTruncated)
+		}
+	})
+	return err
+}
+
+func (r *reader) reason(d *Reason) error {
+	_, err := r.object(reason, func(i int) error {
+		switch i {
+		case 0:
+			k, err := r.enum(reasonNames[1:], func(s string) error { _, err := ParseReasonKind(s); return err })
+			d.Kind = ReasonKind(k + 1)
+			return err
+		case 1:
+			return r.str(&d.Topic)
+		case 2:
+			return r.topicID(&d.TopicID)
+		case 3:
+			return r.topicID(&d.OldTopicID)
+		case 4, 5:
+			n, err := r.atLeast(32, 1, "a partition count of 1 or more")
+			if i == 4 {
+				d.OldPartitions = int32(n)
+			} else {
+				d.NewPartitions = int32(n)
+			}
+			return err
+		case 6:
+			return r.str(&d.Regex)
+		case 7:
+			n, err := r.atLeast(64, 1, "an offset of 1 or more (absent when not known)")
+			d.MetadataOffset = n
+			return err
+		default:
+			return r.time(&d.Time)
+		}
+	})
+	return err
+}
+
+func (r *reader) coveredTopic(d *CoveredTopic) error {
+	_, err := r.object(coveredTopic, func(i int) error {
+		switch i {
+		case 0:
+			return r.str(&d.Name)
+		case 1:
+			return r.topicID(&d.TopicID)
+		case 2:
+			return r.int32(&d.Partitions)
+		default:
+			return r.hash(&d.Hash)
+		}
+	})
+	return err
+}
+
+func (r *reader) offsetsPosition(d *OffsetsPosition) error {
+	_, err := r.object(offsetsPosition, func(i int) error {
+		if i == 0 {
+			return r.int32(&d.Partition)
+		}
+		return r.int64(&d.Offset)
+	})
+	return err
+}
+
+func (e *RebalanceNeeded) clusterID() string   { return e.ClusterID }
+func (e *RebalanceNeeded) setTime(t time.Time) { e.Time = t }
 
 // checkAttributes checks the attributes an event of one of this package's types has:
 // its id (idPrefix and 32 hex digits), source, subject and datacontenttype.
-func checkAttributes(attrs *Envelope[json.RawMessage], id *regexp.Regexp, idPrefix string) error {
+func checkAttributes(attrs *Envelope[json.RawMessage], idPrefix string) error {
 	switch {
-	case !id.MatchString(attrs.ID):
+	case !validID(attrs.ID, idPrefix):
 		return fmt.Errorf("id is not %s and 32 hex digits", idPrefix)
 	case !strings.HasPrefix(attrs.Source, SourcePrefix) || len(attrs.Source) == len(SourcePrefix):
 		return fmt.Errorf("source %q is not kraftwatch/<cluster id>", attrs.Source)
-	case !subjectPattern.MatchString(attrs.Subject):
+	case !validSubject(attrs.Subject):
 		return fmt.Errorf("subject %q is not group/<group type>/<group id>", attrs.Subject)
 	case attrs.DataContentType != DataContentType:
 		return fmt.Errorf("datacontenttype %q, want %s", attrs.DataContentType, DataContentType)
 	}
 	return nil
+}
+
+// validID reports whether id is prefix and 32 lower-case hex digits.
+func validID(id, prefix string) bool {
+	hex, ok := strings.CutPrefix(id, prefix)
+	if !ok || len(hex) != 32 {
+		return false
+	}
+	for i := 0; i < len(hex); i++ {
+		if c := hex[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// validSubject reports whether s starts with group/<known group type>/.
+func validSubject(s string) bool {
+	rest, ok := strings.CutPrefix(s, "group/")
+	if !ok {
+		return false
+	}
+	for _, t := range groupTypeNames[1:] {
+		if len(rest) > len(t) && rest[len(t)] == '/' && rest[:len(t)] == t {
+			return true
+		}
+	}
+	return false
 }
 
 // checkGroup checks that the subject and source attributes name the data's group and

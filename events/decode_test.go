@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,6 +127,8 @@ func TestDecodeAgreesWithSchema(t *testing.T) {
 	for _, tc := range []struct {
 		name, old, new string
 		ok, goOnly     bool
+		moveType       bool   // put the type attribute after the data
+		same           bool   // decodes to what the golden event does
 		want           string // in Decode's error
 	}{
 		{name: "golden", ok: true},
@@ -203,19 +206,39 @@ func TestDecodeAgreesWithSchema(t *testing.T) {
 		{name: "datacontenttype", old: `"datacontenttype":"application/json"`, new: `"datacontenttype":"text/plain"`},
 		{name: "subject names another group", old: `"subject":"group/consumer/orders.app"`, new: `"subject":"group/consumer/other"`, goOnly: true},
 		{name: "source names another cluster", old: `"source":"kraftwatch/MkU3OEVBNTcwNTJENDM2Qk"`, new: `"source":"kraftwatch/other"`, goOnly: true},
+		{name: "escaped member name", same: true, old: `"group_id"`, new: `"group\u005fid"`, ok: true},
+		{name: "escaped value", same: true, old: `"topic":"orders"`, new: `"topic":"\u006frders"`, ok: true},
+		{name: "data before type", same: true, old: `"type":"kraftwatch.group.rebalance_needed.v1",`, new: ``, ok: true, moveType: true},
+		{name: "known member twice", old: `"group_id":"orders.app"`, new: `"group_id":"orders.app","group_id":"other"`, goOnly: true, want: "data.group_id is given twice"},
+		{name: "unknown member twice", same: true, old: `"cluster_id"`, new: `"x":1,"x":2,"cluster_id"`, ok: true},
+		{name: "invalid UTF-8", old: `"group_id":"orders.app"`, new: "\"group_id\":\"orders\xff.app\"", goOnly: true, want: "invalid UTF-8"},
+		{name: "trailing value", old: `"coordinator_epoch":42}}`, new: `"coordinator_epoch":42}}{}`, want: "event is not a JSON object"},
+		{name: "error after the data", old: `"coordinator_epoch":42}}`, new: `"coordinator_epoch":42},"id":7}`, want: "event.id is given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(valid, tc.old) {
 				t.Fatalf("golden event lacks %s", tc.old)
 			}
 			body := []byte(strings.Replace(valid, tc.old, tc.new, 1))
+			if tc.moveType {
+				body = append(body[:len(body)-1], `,"type":"kraftwatch.group.rebalance_needed.v1"}`...)
+			}
 			schemaErr := eventschema.Validate(schema(t), body)
-			_, decodeErr := events.Decode(body)
+			ev, decodeErr := events.Decode(body)
 			if tc.goOnly {
 				if schemaErr != nil || decodeErr == nil || !errors.Is(decodeErr, events.ErrNotEvent) {
 					t.Fatalf("schema: %v; Decode: %v; want the schema to accept and Decode to refuse", schemaErr, decodeErr)
 				}
+				if !strings.Contains(decodeErr.Error(), tc.want) {
+					t.Fatalf("Decode error %v, want one saying %s", decodeErr, tc.want)
+				}
+				t.Log(decodeErr)
 				return
+			}
+			if tc.same && decodeErr == nil {
+				if want, _ := events.Decode(golden(t)); !reflect.DeepEqual(ev, want) {
+					t.Fatalf("decoded\n%+v\nwant the golden event's\n%+v", ev, want)
+				}
 			}
 			if (schemaErr == nil) != tc.ok || (decodeErr == nil) != tc.ok {
 				t.Fatalf("schema: %v\nDecode: %v\nwant ok=%v for\n%s", schemaErr, decodeErr, tc.ok, body)
@@ -433,13 +456,66 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// BenchmarkDecode decodes the golden rebalance-needed event.
+// BenchmarkDecode decodes the golden rebalance-needed event; BenchmarkDecodeRebalanced
+// the golden rebalanced event. BenchmarkDecodeAnchor measures, on the same bytes, what
+// encoding/json does without checking anything: Unmarshal into the Go types, and Valid
+// (bench/decode.sh prints Decode against them). Each reports the process's CPU time per
+// event (cpu-ns/op), which other processes on a shared machine inflate less than wall
+// time.
 func BenchmarkDecode(b *testing.B) {
 	body := golden(b)
+	benchCPU(b, func() error {
+		_, err := events.Decode(body)
+		return err
+	})
+}
+
+func BenchmarkDecodeRebalanced(b *testing.B) {
+	body, err := os.ReadFile("../publish/testdata/rebalanced.golden.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCPU(b, func() error {
+		_, err := events.Decode(body)
+		return err
+	})
+}
+
+func BenchmarkDecodeAnchor(b *testing.B) {
+	body := golden(b)
+	b.Run("json.Unmarshal", func(b *testing.B) {
+		benchCPU(b, func() error {
+			var ev events.Envelope[events.RebalanceNeeded]
+			return json.Unmarshal(body, &ev)
+		})
+	})
+	b.Run("json.Valid", func(b *testing.B) {
+		benchCPU(b, func() error {
+			if !json.Valid(body) {
+				return errors.New("not valid")
+			}
+			return nil
+		})
+	})
+}
+
+func benchCPU(b *testing.B, f func() error) {
 	b.ReportAllocs()
+	cpu0, n := cpuTime(), 0
 	for b.Loop() {
-		if _, err := events.Decode(body); err != nil {
+		if err := f(); err != nil {
 			b.Fatal(err)
 		}
+		n++
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(n), "cpu-ns/op")
+}
+
+// cpuTime is the CPU time of the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

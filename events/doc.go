@@ -3,8 +3,9 @@
 // which checks a message as the event type's JSON Schema does, and Follow, which reads a
 // Kafka cluster's events from NATS JetStream through a durable consumer and resumes
 // after a restart where it stopped. kraftwatch's publisher uses the same types, so there
-// is one definition of the wire form. Its only dependency outside the standard library
-// is github.com/nats-io/nats.go.
+// is one definition of the wire form. Its dependencies outside the standard library are
+// github.com/nats-io/nats.go and github.com/go-json-experiment/json/jsontext, the strict
+// JSON tokenizer Decode reads events with (encoding/json/jsontext once Go ships it).
 //
 // # What kraftwatch publishes
 //
@@ -37,10 +38,12 @@
 // version, a missing, null or wrong-typed known member, a value out of range, an unknown
 // enumerated value (group type, hash scheme, reason or cause kind: a new value is a new
 // event type) and a member added to a consumer_offsets position, with an error naming
-// the member ("data.reasons[1].kind"). An event type it does not know is ErrUnknownType.
+// the member ("data.reasons[1].kind"). It refuses invalid UTF-8 and a known member given
+// twice too. An event type it does not know is ErrUnknownType.
 //
 // # Concurrency
 //
-// Decode and the types' methods are pure and safe for concurrent use. Follow calls its
+// Decode and the types' methods are safe for concurrent use (Decode keeps its readers in
+// a sync.Pool). Follow calls its
 // handler from one goroutine, one event at a time.
 package events

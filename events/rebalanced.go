@@ -4,9 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"regexp"
 	"time"
 	"unicode/utf8"
 )
@@ -192,7 +190,7 @@ func (e *GroupRebalanced) Validate() error {
 			}
 		}
 		if p := c.PredictedBy; p != nil {
-			if !idPattern.MatchString(p.EventID) {
+			if !validID(p.EventID, "kw1-") {
 				return fmt.Errorf("%w: group %q: cause %d: predicted_by.event_id %q is not a rebalance-needed event id", ErrInvalidEvent, e.GroupID, i, p.EventID)
 			}
 		}
@@ -261,76 +259,125 @@ func RebalancedSubject(prefix, clusterID string, t GroupType, groupID string) st
 // events' subjects.
 const RebalancedFamily = "rebalanced"
 
-var rebalancedIDPattern = regexp.MustCompile(`^kwr1-[0-9a-f]{32}$`)
-
 // DecodeGroupRebalanced is Decode for a rebalanced event only: another type is an error
 // wrapping ErrNotEvent.
 func DecodeGroupRebalanced(b []byte) (Envelope[GroupRebalanced], error) {
-	return decodeAs(b, TypeGroupRebalanced, decodeGroupRebalanced)
+	return decodeAs[GroupRebalanced](b, TypeGroupRebalanced)
 }
 
-// The shapes of a rebalanced event's data (schema/rebalanced.v1.json).
+// The shapes of a rebalanced event's data and of the objects in it
+// (schema/rebalanced.v1.json).
 var (
-	prediction = &shape{
-		required: []string{"event_id", "new_hash", "time", "lead_time_ms"},
-		hashes:   []string{"new_hash"},
+	groupRebalanced = &shape{
+		names: []string{"cluster_id", "group_id", "group_type", "previous_epoch", "new_epoch", "metadata_hash",
+			"consumer_offsets", "causes"},
+		required: 8,
+		nullable: 1 << 3, // previous_epoch
 	}
 	rebalanceCause = &shape{
-		required: []string{"kind"},
-		optional: []string{"member_id", "instance_id", "client_id", "client_host", "rack_id", "subscribed_topic_names",
+		names: []string{"kind",
+			"member_id", "instance_id", "client_id", "client_host", "rack_id", "subscribed_topic_names",
 			"subscribed_topic_regex", "previous_subscribed_topic_names", "previous_subscribed_topic_regex", "regex",
 			"topics_added", "topics_removed", "previous_hash", "new_hash", "predicted_by", "previous_value", "new_value"},
-		hashes:  []string{"previous_hash", "new_hash"},
-		objects: map[string]*shape{"predicted_by": prediction},
-		check: func(where string, m map[string]json.RawMessage) error {
-			var kind string
-			_ = json.Unmarshal(m["kind"], &kind) // a kind that is not a string fails decoding
-			var needs []string
-			switch kind {
-			case "member_joined", "member_left", "subscription_changed":
-				needs = []string{"member_id"}
-			case "metadata":
-				needs = []string{"previous_hash", "new_hash"}
-			case "regex_resolution_changed":
-				needs = []string{"regex"}
-			}
-			for _, k := range needs {
-				if _, ok := m[k]; !ok {
-					return fmt.Errorf("%s of kind %s has no %q", where, kind, k)
-				}
-			}
-			return nil
-		},
+		required: 1,
 	}
-	groupRebalanced = &shape{
-		required: []string{"cluster_id", "group_id", "group_type", "previous_epoch", "new_epoch", "metadata_hash",
-			"consumer_offsets", "causes"},
-		nullable: []string{"previous_epoch"},
-		hashes:   []string{"metadata_hash"},
-		objects:  map[string]*shape{"consumer_offsets": offsetsPosition},
-		arrays:   map[string]*shape{"causes": rebalanceCause},
-	}
+	prediction = &shape{names: []string{"event_id", "new_hash", "time", "lead_time_ms"}, required: 4}
 )
 
-// decodeGroupRebalanced checks what schema/rebalanced.v1.json says beyond the common
-// attributes and decodes the data.
-func decodeGroupRebalanced(attrs *Envelope[json.RawMessage]) (*GroupRebalanced, error) {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s %s: %s", ErrNotEvent, TypeGroupRebalanced, attrs.ID, fmt.Sprintf(format, args...))
-	}
-	if err := checkAttributes(attrs, rebalancedIDPattern, "kwr1-"); err != nil {
-		return nil, bad("%v", err)
-	}
-	var d GroupRebalanced
-	if err := groupRebalanced.read(attrs.Data, "data", &d); err != nil {
-		return nil, bad("%v", err)
-	}
-	if err := d.Validate(); err != nil {
-		return nil, bad("%v", err)
-	}
-	if err := checkGroup(attrs, d.ClusterID, d.GroupType, d.GroupID); err != nil {
-		return nil, bad("%v", err)
-	}
-	d.Time = attrs.Time
-	return &d, nil
+// causeNeeds gives the members a cause of each kind must have, as rebalanceCause's bits.
+var causeNeeds = map[CauseKind]uint64{
+	CauseMemberJoined:           1 << 1, // member_id
+	CauseMemberLeft:             1 << 1,
+	CauseSubscriptionChanged:    1 << 1,
+	CauseMetadata:               1<<13 | 1<<14, // previous_hash, new_hash
+	CauseRegexResolutionChanged: 1 << 10,       // regex
 }
+
+// groupRebalanced reads a rebalanced event's data into d.
+func (r *reader) groupRebalanced(d *GroupRebalanced) error {
+	_, err := r.object(groupRebalanced, func(i int) error {
+		switch i {
+		case 0:
+			return r.str(&d.ClusterID, r.clusterID)
+		case 1:
+			return r.str(&d.GroupID, r.groupID)
+		case 2:
+			t, err := r.enum(groupTypeNames[1:], func(s string) error { _, err := ParseGroupType(s); return err })
+			d.GroupType = GroupType(t + 1)
+			return err
+		case 3:
+			d.PreviousEpoch = new(int32)
+			return r.int32(d.PreviousEpoch)
+		case 4:
+			return r.int32(&d.NewEpoch)
+		case 5:
+			return r.hash(&d.MetadataHash)
+		case 6:
+			return r.offsetsPosition(&d.ConsumerOffsets)
+		default:
+			d.Causes = []RebalanceCause{}
+			return r.array(func(int) error {
+				d.Causes = append(d.Causes, RebalanceCause{})
+				return r.rebalanceCause(&d.Causes[len(d.Causes)-1])
+			})
+		}
+	})
+	return err
+}
+
+func (r *reader) rebalanceCause(c *RebalanceCause) error {
+	strs := [...]*string{1: &c.MemberID, 2: &c.InstanceID, 3: &c.ClientID, 4: &c.ClientHost, 5: &c.RackID,
+		7: &c.SubscribedTopicRegex, 9: &c.PreviousSubscribedTopicRegex, 10: &c.Regex, 16: &c.PreviousValue, 17: &c.NewValue}
+	lists := [...]*[]string{6: &c.SubscribedTopicNames, 8: &c.PreviousSubscribedTopicNames, 11: &c.TopicsAdded, 12: &c.TopicsRemoved}
+	seen, err := r.object(rebalanceCause, func(i int) error {
+		switch {
+		case i == 0:
+			k, err := r.enum(causeNames[:], func(s string) error { _, err := ParseCauseKind(s); return err })
+			c.Kind = CauseKind(k)
+			return err
+		case i < len(strs) && strs[i] != nil:
+			return r.str(strs[i])
+		case i < len(lists) && lists[i] != nil:
+			return r.strs(lists[i])
+		case i == 13:
+			c.PreviousHash = new(Hash)
+			return r.hash(c.PreviousHash)
+		case i == 14:
+			c.NewHash = new(Hash)
+			return r.hash(c.NewHash)
+		default: // 15
+			c.PredictedBy = new(Prediction)
+			return r.prediction(c.PredictedBy)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if missing := causeNeeds[c.Kind] &^ seen; missing != 0 {
+		for i, name := range rebalanceCause.names {
+			if missing&(1<<i) != 0 {
+				return r.errorf(" of kind %s has no %q", c.Kind, name)
+			}
+		}
+	}
+	return nil
+}
+
+func (r *reader) prediction(p *Prediction) error {
+	_, err := r.object(prediction, func(i int) error {
+		switch i {
+		case 0:
+			return r.str(&p.EventID)
+		case 1:
+			return r.hash(&p.NewHash)
+		case 2:
+			return r.time(&p.Time)
+		default:
+			return r.int64(&p.LeadTimeMs)
+		}
+	})
+	return err
+}
+
+func (e *GroupRebalanced) clusterID() string   { return e.ClusterID }
+func (e *GroupRebalanced) setTime(t time.Time) { e.Time = t }
