@@ -30,11 +30,11 @@
 #
 # Then, unless PROFILE_SECONDS=0, where nats-server's CPU goes: the server runs with its
 # profiling port, and a CPU profile of PROFILE_SECONDS (10) is taken while
-# BenchmarkPublish10k/new-groups runs (events-none, then events-stream) and while the
-# anchor's raw runs, each again and again until the profile ends. Each part of the
-# server's work is printed as its share of the profile and in us per event (the share
-# times the server CPU per event those runs measured), with the ceiling of one
-# stream: nats-server stores, answers and republishes every message of a stream in one
+# BenchmarkPublish10k runs (new-groups and next-transition in events-none, new-groups in
+# events-stream) and while the anchor's raw runs, each again and again until its profile
+# ends. Each part of the server's work is printed as its share of the profile and in us
+# per event (the share times the server CPU per event those runs measured), with the
+# ceiling of one stream: nats-server stores, answers and republishes every message of a stream in one
 # goroutine (stream.internalLoop), so a stream takes at most 1 s / (that goroutine's CPU
 # per event) events/s, however many cores the machine has.
 #
@@ -153,12 +153,12 @@ awk -v cores="$(nproc)" '
 [ "$PROFILE_SECONDS" = 0 ] && exit "$status"
 # Where nats-server's CPU goes: profile the server while one benchmark runs over and over.
 "$GO" test -c -o "$work/publish.test" ./publish/
-profile() { # name, benchmark pattern
+profile() { # name, benchmark pattern, benchtime
   curl -sf -o "$work/$1.prof" "http://127.0.0.1:$pport/debug/pprof/profile?seconds=$PROFILE_SECONDS" &
   local c=$!
   : >"$work/$1.out"
   while kill -0 "$c" 2>/dev/null; do
-    (cd publish && "$work/publish.test" -test.run '^$' -test.bench "$2" -test.benchtime 5x) >>"$work/$1.out"
+    (cd publish && "$work/publish.test" -test.run '^$' -test.bench "$2" -test.benchtime "$3") >>"$work/$1.out"
   done
   wait "$c"
 }
@@ -168,18 +168,20 @@ share() {
     sed -n 's/^Showing nodes accounting for [^,]*, \([0-9.]*\)% of .*/\1/p'
 }
 echo "load average before the profiles: $(cut -d' ' -f1-3 /proc/loadavg)"
-names=(none default raw)
-profile none '^BenchmarkPublish10k$/^events-none$/^new-groups$'
-profile default '^BenchmarkPublish10k$/^events-stream$/^new-groups$'
-profile raw '^BenchmarkJetStreamRaw10k$/^raw$'
+names=(none next default raw)
+profile none '^BenchmarkPublish10k$/^events-none$/^new-groups$' 5x
+# 10x: next-transition's untimed first round (new groups) is 1/11 of the profile
+profile next '^BenchmarkPublish10k$/^events-none$/^next-transition$' 10x
+profile default '^BenchmarkPublish10k$/^events-stream$/^new-groups$' 5x
+profile raw '^BenchmarkJetStreamRaw10k$/^raw$' 5x
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A per # server CPU per event of each profile's runs (their mean)
 for n in "${names[@]}"; do
   per[$n]=$(awk '/^Benchmark/ { for (i = 3; i < NF; i += 2) if ($(i+1) == "server-cpu-us/event") { s += $i; k++ } } END { if (k) printf "%.2f", s / k }' "$work/$n.out")
 done
-echo "  where nats-server's CPU goes, new-groups: share of a CPU profile of the server (${PROFILE_SECONDS} s each) and us per event"
+echo "  where nats-server's CPU goes: share of a CPU profile of the server (${PROFILE_SECONDS} s each) and us per event"
 echo "  (the parts overlap: a frame of one can be in the stack of another)"
-printf '  %-66s %16s %16s %16s\n' "" "events-none" "default" "anchor raw"
+printf '  %-66s %16s %16s %16s %16s\n' "" "none new-groups" "none next-trans." "default new-gr." "anchor raw"
 printf '  %-66s' "server CPU per event (the profiled runs' mean)"
 for n in "${names[@]}"; do printf ' %13s us' "${per[$n]:-?}"; done
 echo
@@ -205,7 +207,7 @@ part "header lookups (sliceHeader, all callers)" 'server.sliceHeader$'
 part "sourcing into the events stream (its consumer, the copies)" 'SourceMsg|\(\*consumer\)\.'
 part "reading the publishes (client readLoop: parse, route to stream)" 'client\).readLoop$'
 part "Go GC (background mark workers)" 'gcBgMarkWorker$'
-for n in none raw; do
+for n in none next raw; do
   awk -v n="$n" -v v="$(share "$n" 'stream\).internalLoop$')" -v per="${per[$n]:-0}" 'BEGIN {
     us = v * per / 100
     if (us > 0) printf "  ceiling of one stream (%s): 1 s / %.1f us of its goroutine per event = %.0f events/s on a core of its own\n", n, us, 1e6 / us
