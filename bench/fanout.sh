@@ -160,7 +160,7 @@ profile() { # name, benchmark pattern, benchtime
   while kill -0 "$c" 2>/dev/null; do
     (cd publish && "$work/publish.test" -test.run '^$' -test.bench "$2" -test.benchtime "$3") >>"$work/$1.out"
   done
-  wait "$c"
+  wait "$c" || echo "  no profile of $1: curl of the server's profiling port failed"
 }
 # share NAME FOCUS [IGNORE]: the percentage of profile NAME's samples with a frame matching FOCUS
 share() {
