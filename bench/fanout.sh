@@ -34,9 +34,9 @@
 # events-stream) and while the anchor's raw runs, each again and again until its profile
 # ends. Each part of the server's work is printed as its share of the profile and in us
 # per event (the share times the server CPU per event those runs measured), with the
-# ceiling of one stream: nats-server stores, answers and republishes every message of a stream in one
-# goroutine (stream.internalLoop), so a stream takes at most 1 s / (that goroutine's CPU
-# per event) events/s, however many cores the machine has.
+# ceiling of one stream: nats-server stores, answers and republishes every message of a
+# stream in one goroutine (stream.internalLoop), so a stream takes at most
+# 1 s / (that goroutine's CPU per event) events/s, however many cores the machine has.
 #
 # BenchmarkFanout10k and BenchmarkPublish10k run in both modes of the streams, in the
 # same run: events-none (KRAFTWATCH_EVENTS_STREAM=none, kraftwatch's stream alone: the
