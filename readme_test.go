@@ -89,7 +89,9 @@ func metricsTable(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	families, err := newRegistry([]string{"dev", "cluster", "disk", "murmur3"}, obs, reader, pub, eng, eng.Ready).Gather()
+	reg := newHealthRegistry(eng.Ready)
+	registerStages(reg, []string{"dev", "cluster", "disk", "murmur3"}, obs, reader, pub, eng)
+	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

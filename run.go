@@ -52,10 +52,18 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		cancel()
 		stopping.Wait()
 	}()
+	// One registry for the life of the process, with kraftwatch_ready (and the Go and
+	// process metrics) from the start, so that a scrape sees kraftwatch is not ready
+	// rather than no kraftwatch; the stages' metrics join it once they are built.
+	var readyCheck atomic.Pointer[func() error] // what /readyz and kraftwatch_ready ask
+	ready := func() error { return (*readyCheck.Load())() }
+	reg := newHealthRegistry(ready)
 	waiting := func(err error) { // until the stages exist: not ready, for the reason given
-		setHandler(httpHandler(func() error { return notReady{{Component: "metadata", Reason: err.Error()}} }, prometheus.NewRegistry(), nil))
+		f := func() error { return notReady{{Component: "metadata", Reason: err.Error()}} }
+		readyCheck.Store(&f)
 	}
 	waiting(errors.New("starting"))
+	setHandler(httpHandler(ready, reg, nil))
 	stopping.Go(func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("HTTP server", "error", err)
@@ -136,7 +144,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 
 	shutdown := make(chan struct{})
-	ready := func() error {
+	stagesReady := func() error {
 		var ps notReady
 		add := func(component string, err error) {
 			if err != nil {
@@ -170,7 +178,8 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		source = "controllers"
 	}
 	info := []string{version, clusterID, source, cfg.HashScheme}
-	reg := newRegistry(info, obs, reader, pub, eng, ready)
+	readyCheck.Store(&stagesReady)
+	registerStages(reg, info, obs, reader, pub, eng)
 	var perGroup *regexp.Regexp
 	if cfg.GroupMetrics != "" {
 		perGroup = regexp.MustCompile("^(?:" + cfg.GroupMetrics + ")$")
@@ -382,12 +391,25 @@ func httpHandler(ready func() error, reg *prometheus.Registry, groups api.Source
 	return mux
 }
 
-// newRegistry exports the stages' counters, and kraftwatch_info with the labels info
-// (version, cluster id, metadata source, hash scheme). Every metric reads the stage's own
-// counters at scrape time; kraftwatch_ready asks ready, the function /readyz asks.
-func newRegistry(info []string, obs *observer.Observer, reader *groups.Reader, pub *publish.Publisher, eng *engine.Engine, ready func() error) *prometheus.Registry {
+// newHealthRegistry is the registry /metrics serves from the start: the Go and process
+// collectors and kraftwatch_ready, which asks ready, the function /readyz asks.
+func newHealthRegistry(ready func() error) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kraftwatch", Name: "ready",
+		Help: "1 when /readyz answers 200 (0 from the start of the process until then)."}, func() float64 {
+		if ready() == nil {
+			return 1
+		}
+		return 0
+	}))
+	return reg
+}
+
+// registerStages adds the stages' counters to reg, and kraftwatch_info with the labels
+// info (version, cluster id, metadata source, hash scheme). Every metric reads the
+// stage's own counters at scrape time.
+func registerStages(reg *prometheus.Registry, info []string, obs *observer.Observer, reader *groups.Reader, pub *publish.Publisher, eng *engine.Engine) {
 	counter := func(name, help string, f func() float64) {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kraftwatch", Name: name, Help: help}, f))
 	}
@@ -479,13 +501,6 @@ func newRegistry(info []string, obs *observer.Observer, reader *groups.Reader, p
 		kind:   prometheus.GaugeValue,
 		values: func(yield func(float64, ...string)) { yield(1, info...) },
 	})
-	gauge("ready", "1 when /readyz answers 200.", func() float64 {
-		if ready() == nil {
-			return 1
-		}
-		return 0
-	})
-	return reg
 }
 
 // labeled exports the series of one metric with labels, read from values at each scrape

@@ -1,14 +1,22 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // TestReadyzBody: /readyz answers 200 with {"status":"ready"}, or 503 naming each
@@ -44,4 +52,102 @@ func TestReadyzBody(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMetricsBeforeStages: /metrics answers from the start with kraftwatch_ready 0, and
+// the Go and process metrics, while kraftwatch has not built its stages: here, in
+// network mode, it waits for controllers that refuse every connection to tell the
+// cluster id, and /readyz says so. The stages' metrics (kraftwatch_info among them)
+// are not there yet.
+func TestMetricsBeforeStages(t *testing.T) {
+	closed := freeAddr(t) // nothing listens there: every dial is refused
+	httpAddr := freeAddr(t)
+	cfg, err := loadConfig([]string{"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS=" + closed,
+		"KRAFTWATCH_BOOTSTRAP_SERVERS=" + closed, "KRAFTWATCH_HTTP_ADDR=" + httpAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+
+	get := func(path string) (int, string, error) {
+		resp, err := http.Get("http://" + httpAddr + path)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), err
+	}
+	// The first answer already has the series: wait only for the server to listen.
+	var metrics string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		code, body, err := get("/metrics")
+		if err == nil && code == http.StatusOK {
+			metrics = body
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics: %d %v", code, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := families["kraftwatch_ready"]; f == nil || len(f.GetMetric()) != 1 || f.GetMetric()[0].GetGauge().GetValue() != 0 {
+		t.Fatalf("kraftwatch_ready before the stages: %v; /metrics:\n%s", f, metrics)
+	}
+	for _, name := range []string{"go_goroutines", "process_start_time_seconds"} {
+		if families[name] == nil {
+			t.Errorf("/metrics has no %s", name)
+		}
+	}
+	for _, name := range []string{"kraftwatch_info", "kraftwatch_metadata_offset"} {
+		if families[name] != nil {
+			t.Errorf("/metrics has %s before the stages exist", name)
+		}
+	}
+	// /readyz agrees, and says why once the first DescribeCluster has failed.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		code, body, err := get("/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != http.StatusServiceUnavailable {
+			t.Fatalf("/readyz: %d %s, want 503", code, body)
+		}
+		if strings.Contains(body, "asking the controllers for the cluster id") {
+			t.Logf("/readyz: %s", body)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz: %s, want the controllers' failure", body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	code, body, err := get("/metrics")
+	if err != nil || code != http.StatusOK || !strings.Contains(body, "\nkraftwatch_ready 0\n") {
+		t.Fatalf("/metrics: %d %v, want kraftwatch_ready 0 in\n%s", code, err, body)
+	}
+}
+
+// freeAddr returns a 127.0.0.1 address no one listens on (it was free a moment ago).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

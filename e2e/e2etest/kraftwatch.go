@@ -163,10 +163,11 @@ func (k *Kraftwatch) Stop(sig syscall.Signal) (code int, took time.Duration) {
 // process is not running.
 func (k *Kraftwatch) Kill() { k.proc.kill() }
 
-// Metric returns the value of an unlabelled metric on /metrics. Until kraftwatch has
-// started its stages (the first moments of the process; in network mode, while it
-// waits for the controllers to tell the cluster id) /metrics answers from an empty
-// registry, so a metric not there yet is asked for again, for up to 10 s.
+// Metric returns the value of a metric on /metrics. Until kraftwatch has built its
+// stages (the first moments of the process; in network mode, while it waits for the
+// controllers to tell the cluster id) /metrics has kraftwatch_ready (0) and the Go and
+// process metrics only, so a metric not there yet is asked for again, for up to 10 s:
+// the stages' metrics cannot exist before the stages do.
 func (k *Kraftwatch) Metric(name string) float64 {
 	k.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
