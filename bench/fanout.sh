@@ -26,7 +26,9 @@
 #                        far kraftwatch is from a client that does nothing else, and how
 #                        much of the server's cost the two-stream design costs; atomic
 #                        (republish's streams and headers as nats-server's atomic
-#                        batches of 100: one PubAck per batch) what batch publish costs.
+#                        batches of 100: one PubAck per batch) what batch publish costs,
+#                        two (republish with the groups split over two streams) what
+#                        one stream's one goroutine in nats-server limits.
 #
 # Then, unless PROFILE_SECONDS=0, where nats-server's CPU goes: the server runs with its
 # profiling port, and a CPU profile of PROFILE_SECONDS (10) is taken while
@@ -130,8 +132,8 @@ awk -v cores="$(nproc)" '
       cpu("publisher", b, d)
     }
     print "  anchor: the same bytes, nats.go async publish and nothing else (BenchmarkJetStreamRaw10k)"
-    split("raw headers republish sourced shape atomic", am, " ")
-    for (i = 1; i <= 6; i++) {
+    split("raw headers republish sourced shape atomic two", am, " ")
+    for (i = 1; i <= 7; i++) {
       a = "BenchmarkJetStreamRaw10k/" am[i]
       printf "    %-47s %9.0f events/s, %.1f us client + %.1f us nats-server per event\n", am[i], median(a, "events/s"), median(a, "cpu-us/event"), median(a, "server-cpu-us/event")
     }
@@ -141,6 +143,7 @@ awk -v cores="$(nproc)" '
     printf "  %-49s %9.2f (kraftwatch default new-groups / anchor shape: the same server work)\n", "  ratio", dg / median("BenchmarkJetStreamRaw10k/shape", "events/s")
     printf "  %-49s %9.2f (kraftwatch events-none new-groups / default new-groups)\n", "  ratio", ng / dg
     printf "  %-49s %9.2f (kraftwatch events-none new-groups / anchor raw)\n", "  ratio", ng / median("BenchmarkJetStreamRaw10k/raw", "events/s")
+    printf "  %-49s %9.2f (anchor two / anchor republish, events/s: two streams against one, the same server CPU per event)\n", "  ratio", median("BenchmarkJetStreamRaw10k/two", "events/s") / median("BenchmarkJetStreamRaw10k/republish", "events/s")
     printf "  %-49s %9.2f (server CPU per event, anchor shape / anchor republish: what the events stream costs)\n", "  ratio", median("BenchmarkJetStreamRaw10k/shape", "server-cpu-us/event") / median("BenchmarkJetStreamRaw10k/republish", "server-cpu-us/event")
     for (i = 1; i <= 2; i++) {
       m = (i == 1) ? "events-none" : "events-stream"

@@ -37,7 +37,11 @@ import (
 //	         publish): one PubAck per batch instead of one per event. It keeps the
 //	         per-message Nats-Msg-Id and expected-last-subject-sequence checks, but one
 //	         failing message fails its whole batch, and nats-server stages each batch in
-//	         a store of its own before storing it in the stream.
+//	         a store of its own before storing it in the stream;
+//	two:     republish, with the groups split over two such streams (odd groups into
+//	         the second): nats-server stores, answers and republishes each stream's
+//	         messages in one goroutine of its own, so this shows what that one
+//	         goroutine limits.
 func BenchmarkJetStreamRaw10k(b *testing.B) {
 	const groups, atomicBatch = 10_000, 100
 	url, pid := natstest.BenchServer(b)
@@ -62,29 +66,33 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, mode := range []string{"raw", "headers", "shape", "republish", "sourced", "atomic"} {
+	for _, mode := range []string{"raw", "headers", "shape", "republish", "sourced", "atomic", "two"} {
 		b.Run(mode, func(b *testing.B) {
 			var total, cpu, srvCPU time.Duration
 			for range b.N {
 				b.StopTimer()
 				name := fmt.Sprintf("bench_%s_%s_%d", mode, benchRun, benchRound.Add(1))
-				public, target := name+".group.consumer.", name+".group.consumer."
-				cfg := jetstream.StreamConfig{Name: name, Subjects: []string{name + ".>"}, MaxMsgsPerSubject: 16,
-					Duplicates: publish.DefaultDuplicateWindow}
-				var events jetstream.Stream
-				if mode != "raw" && mode != "headers" {
-					target = publish.InternalPrefix + "." + public
-					cfg.Subjects = []string{publish.InternalPrefix + "." + name + ".>"}
-					cfg.SubjectTransform = &jetstream.SubjectTransformConfig{Source: cfg.Subjects[0], Destination: name + ".>"}
-					if mode != "sourced" {
-						cfg.RePublish = &jetstream.RePublish{Source: name + ".>", Destination: name + ".>"}
+				names := []string{name}
+				if mode == "two" {
+					names = append(names, name+"_2")
+				}
+				streams := make([]jetstream.Stream, len(names))
+				for i, n := range names {
+					cfg := jetstream.StreamConfig{Name: n, Subjects: []string{n + ".>"}, MaxMsgsPerSubject: 16,
+						Duplicates: publish.DefaultDuplicateWindow}
+					if mode != "raw" && mode != "headers" {
+						cfg.Subjects = []string{publish.InternalPrefix + "." + n + ".>"}
+						cfg.SubjectTransform = &jetstream.SubjectTransformConfig{Source: cfg.Subjects[0], Destination: n + ".>"}
+						if mode != "sourced" {
+							cfg.RePublish = &jetstream.RePublish{Source: n + ".>", Destination: n + ".>"}
+						}
+						cfg.AllowAtomicPublish = mode == "atomic"
 					}
-					cfg.AllowAtomicPublish = mode == "atomic"
+					if streams[i], err = js.CreateStream(ctx, cfg); err != nil {
+						b.Fatal(err)
+					}
 				}
-				stream, err := js.CreateStream(ctx, cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
+				var events jetstream.Stream
 				if mode == "shape" || mode == "sourced" {
 					if events, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: name + "_EVENTS", Subjects: []string{name + ".>"},
 						MaxMsgsPerSubject: 16, Sources: []*jetstream.StreamSource{{Name: name}}}); err != nil {
@@ -93,11 +101,15 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 				}
 				msgs := make([]*nats.Msg, groups)
 				for g := range msgs {
-					subject := strconv.Itoa(g)
+					n, subject := names[g%len(names)], strconv.Itoa(g)
+					target := n + ".group.consumer."
+					if mode != "raw" && mode != "headers" {
+						target = publish.InternalPrefix + "." + target
+					}
 					msgs[g] = &nats.Msg{Subject: target + subject, Data: bodies[g]}
 					if mode != "raw" {
-						msgs[g].Header = nats.Header{jetstream.MsgIDHeader: {name + subject}, "Content-Type": {publish.ContentType},
-							jetstream.ExpectedStreamHeader: {name}, jetstream.ExpectedLastSubjSeqHeader: {"0"}}
+						msgs[g].Header = nats.Header{jetstream.MsgIDHeader: {n + subject}, "Content-Type": {publish.ContentType},
+							jetstream.ExpectedStreamHeader: {n}, jetstream.ExpectedLastSubjSeqHeader: {"0"}}
 					}
 					if mode == "atomic" {
 						h := msgs[g].Header
@@ -137,10 +149,16 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 				cpu += cpuTime(b, 0) - c0
 				srvCPU += cpuTime(b, pid) - s0
 				// Every message stored (an async publish's error is not seen above).
-				if info, err := stream.Info(ctx); err != nil {
-					b.Fatal(err)
-				} else if info.State.Msgs != groups {
-					b.Fatalf("stream %s holds %d messages, want %d", name, info.State.Msgs, groups)
+				var stored uint64
+				for _, st := range streams {
+					info, err := st.Info(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					stored += info.State.Msgs
+				}
+				if stored != groups {
+					b.Fatalf("streams %q hold %d messages, want %d", names, stored, groups)
 				}
 			}
 			per := total / time.Duration(b.N)
