@@ -340,7 +340,7 @@ func (r *reader) rebalanceNeeded(d *RebalanceNeeded) error {
 		case 5:
 			return r.hash(&d.NewHash)
 		case 6:
-			d.Reasons = []Reason{}
+			d.Reasons = make([]Reason, 0, 4) // one allocation for the usual few
 			return r.array(func(int) error {
 				d.Reasons = append(d.Reasons, Reason{})
 				return r.reason(&d.Reasons[len(d.Reasons)-1])
@@ -355,7 +355,7 @@ func (r *reader) rebalanceNeeded(d *RebalanceNeeded) error {
 			d.ConsumerOffsets = new(OffsetsPosition)
 			return r.offsetsPosition(d.ConsumerOffsets)
 		case 11:
-			d.Topics = []CoveredTopic{}
+			d.Topics = make([]CoveredTopic, 0, 4)
 			return r.array(func(int) error {
 				d.Topics = append(d.Topics, CoveredTopic{})
 				return r.coveredTopic(&d.Topics[len(d.Topics)-1])
@@ -375,7 +375,7 @@ func (r *reader) reason(d *Reason) error {
 			d.Kind = ReasonKind(k + 1)
 			return err
 		case 1:
-			return r.str(&d.Topic)
+			return r.name(&d.Topic)
 		case 2:
 			return r.topicID(&d.TopicID)
 		case 3:
@@ -405,7 +405,7 @@ func (r *reader) coveredTopic(d *CoveredTopic) error {
 	_, err := r.object(coveredTopic, func(i int) error {
 		switch i {
 		case 0:
-			return r.str(&d.Name)
+			return r.name(&d.Name)
 		case 1:
 			return r.topicID(&d.TopicID)
 		case 2:
@@ -477,11 +477,22 @@ func validSubject(s string) bool {
 // checkGroup checks that the subject and source attributes name the data's group and
 // cluster.
 func checkGroup(attrs *Envelope[json.RawMessage], clusterID string, t GroupType, groupID string) error {
-	if want := "group/" + t.String() + "/" + groupID; attrs.Subject != want {
-		return fmt.Errorf("subject %q, but the data's group gives %q", attrs.Subject, want)
+	if !hasParts(attrs.Subject, "group/", t.String(), "/", groupID) {
+		return fmt.Errorf("subject %q, but the data's group gives %q", attrs.Subject, "group/"+t.String()+"/"+groupID)
 	}
-	if want := SourcePrefix + clusterID; attrs.Source != want {
-		return fmt.Errorf("source %q, but the data's cluster gives %q", attrs.Source, want)
+	if !hasParts(attrs.Source, SourcePrefix, clusterID) {
+		return fmt.Errorf("source %q, but the data's cluster gives %q", attrs.Source, SourcePrefix+clusterID)
 	}
 	return nil
+}
+
+// hasParts reports whether s is the concatenation of parts (without building it).
+func hasParts(s string, parts ...string) bool {
+	for _, p := range parts {
+		var ok bool
+		if s, ok = strings.CutPrefix(s, p); !ok {
+			return false
+		}
+	}
+	return s == ""
 }

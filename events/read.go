@@ -25,6 +25,9 @@ type reader struct {
 	// clusterID and groupID are the ids the event's source and subject give, strings
 	// the data's ids can share.
 	clusterID, groupID string
+	// names holds the first topic names and ids of the event, which its reasons and
+	// topics repeat: each is one string.
+	names []string
 }
 
 // pathSeg is a member name, or an array index when name is "".
@@ -57,6 +60,9 @@ func (r *reader) reset(b []byte, root string) {
 	r.dec.Reset(&r.in, allowDuplicateNames)
 	r.path = append(r.path[:0], pathSeg{name: root})
 	r.base = 0
+	clear(r.names)
+	r.names = r.names[:0]
+	r.clusterID, r.groupID = "", ""
 }
 
 // release returns r to the pool, holding no reference to the input.
@@ -170,7 +176,10 @@ func (r *reader) object(s *shape, member func(i int) error) (uint64, error) {
 		if err != nil {
 			return 0, r.syntax(err)
 		}
-		i := s.index(r.unquoted(name))
+		i := s.index(name[1 : len(name)-1]) // a name with escapes is rare: unquote it only then
+		if i < 0 && bytes.IndexByte(name, '\\') >= 0 {
+			i = s.index(r.unquoted(name))
+		}
 		if i < 0 {
 			if s.closed {
 				return 0, r.errorf(" has a member %q: v1 events never add members to it", r.unquoted(name))
@@ -440,8 +449,36 @@ func (r *reader) topicID(dst *string) error {
 	if v.Kind() != '"' || !validTopicID(string(r.unquoted(v))) {
 		return r.errorf(" %s is not 22 characters of URL-safe base64", v)
 	}
-	*dst = string(r.unquoted(v))
+	*dst = r.intern(r.unquoted(v))
 	return nil
+}
+
+// name reads a topic name.
+func (r *reader) name(dst *string) error {
+	b, err := r.stringBytes()
+	if err != nil {
+		return err
+	}
+	*dst = r.intern(b)
+	return nil
+}
+
+// maxNames bounds r.names, which intern searches one by one.
+const maxNames = 16
+
+// intern returns b as a string, the same string for the same bytes among the first
+// maxNames.
+func (r *reader) intern(b []byte) string {
+	for _, s := range r.names {
+		if string(b) == s {
+			return s
+		}
+	}
+	s := string(b)
+	if len(r.names) < maxNames {
+		r.names = append(r.names, s)
+	}
+	return s
 }
 
 // time reads an RFC 3339 time, as encoding/json reads a time.Time.
