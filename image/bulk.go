@@ -101,37 +101,41 @@ func (d *Delta) lists(n int) []int32 {
 	return s
 }
 
-// bulkAdd adds r, the next partition of d.bulk.t. r has been validated.
+// bulkScratch is room for the packed lists of any partition Replay accepts: six
+// lists and the directories (4 int32 each), none longer than maxList.
+const bulkScratch = (listDirs + 4) * maxList
+
+// bulkAdd adds r, the next partition of d.bulk.t. r has been validated (no list
+// longer than maxList, as many directories as replicas or none).
 func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 	b := &d.bulk
 	p := partition{id: r.PartitionID, leader: r.Leader, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch,
 		state: stateOf(r.LeaderRecoveryState)}
-	lists := [listDirs][]int32{r.Replicas, r.ISR, r.RemovingReplicas, r.AddingReplicas, r.EligibleLeaderReplicas, r.LastKnownELR}
-	size := 0
-	for i, l := range lists {
+	if len(d.scratch) < bulkScratch {
+		d.scratch = make([]int32, bulkScratch)
+	}
+	data := d.scratch[:bulkScratch]
+	at := 0
+	for i, l := range [listDirs][]int32{r.Replicas, r.ISR, r.RemovingReplicas, r.AddingReplicas, r.EligibleLeaderReplicas, r.LastKnownELR} {
 		p.n[i] = uint8(len(l))
-		size += len(l)
+		if len(l) > 0 { // most are empty: no call to copy
+			at += copy(data[at:], l)
+		}
 	}
 	if anyDirectory(r.Directories) {
 		p.n[listDirs] = uint8(len(r.Directories))
-		size += 4 * len(r.Directories)
-	}
-	if cap(d.scratch) < size {
-		d.scratch = make([]int32, size)
-	}
-	data := d.scratch[:size]
-	at := 0
-	for _, l := range lists {
-		at += copy(data[at:], l)
-	}
-	if p.n[listDirs] > 0 {
-		for _, u := range r.Directories {
-			for j := range 4 {
-				data[at+j] = int32(binary.BigEndian.Uint32(u[4*j:]))
-			}
-			at += 4
+		dirs := data[at : at+4*len(r.Directories)]
+		for i := range r.Directories {
+			u := &r.Directories[i]
+			w := dirs[4*i : 4*i+4 : 4*i+4]
+			w[0] = int32(binary.BigEndian.Uint32(u[0:4]))
+			w[1] = int32(binary.BigEndian.Uint32(u[4:8]))
+			w[2] = int32(binary.BigEndian.Uint32(u[8:12]))
+			w[3] = int32(binary.BigEndian.Uint32(u[12:16]))
 		}
+		at += len(dirs)
 	}
+	data = data[:at]
 	p.setData(d.intern(data))
 	// A new leaf is as long as the previous topic suggests (the topics of a snapshot
 	// are often alike), else 32 slots, or 4 for the first (small topics are common);

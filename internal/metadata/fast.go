@@ -1,6 +1,9 @@
 package metadata
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // decodePartitionFast decodes value into x when it is a PartitionRecord in the form
 // Kafka writes: one-byte frame header, varints of at most five bytes, every count and
@@ -36,19 +39,19 @@ func decodePartitionFast(value []byte, x *PartitionRecord, a *arena) (int16, boo
 	}
 	rec.LeaderRecoveryState, rec.EligibleLeaderReplicas, rec.LastKnownELR = 0, nil, nil
 	n := f.uvarint()
-	if n > uint64(len(f.b)/2) {
+	if n > uint64(f.left()/2) {
 		f.bad = true
 	}
 	prev := int64(-1)
 	for ; n > 0 && !f.bad; n-- {
 		tag, size := f.uvarint(), f.uvarint()
-		if f.bad || tag > 1<<31 || int64(tag) <= prev || size > uint64(len(f.b)) {
+		if f.bad || tag > 1<<31 || int64(tag) <= prev || size > uint64(f.left()) {
 			f.bad = true
 			break
 		}
 		prev = int64(tag)
-		p := fastReader{b: f.b[:size], a: a}
-		f.b = f.b[size:]
+		p := fastReader{b: f.b[f.p : f.p+int(size)], a: a}
+		f.p += int(size)
 		switch {
 		case tag == 0:
 			rec.LeaderRecoveryState = int8(p.byte())
@@ -61,11 +64,11 @@ func decodePartitionFast(value []byte, x *PartitionRecord, a *arena) (int16, boo
 		default:
 			continue // unknown tags are skipped
 		}
-		if p.bad || len(p.b) != 0 {
+		if p.bad || p.left() != 0 {
 			f.bad = true
 		}
 	}
-	if f.bad || len(f.b) != 0 {
+	if f.bad || f.left() != 0 {
 		if a != nil {
 			a.ints, a.uuids = a.ints[:ints], a.uuids[:uuids]
 		}
@@ -94,19 +97,19 @@ func decodePartitionChangeFast(value []byte, x *PartitionChangeRecord, a *arena)
 	x.PartitionID = f.int32()
 	x.TopicID = f.uuid()
 	n := f.uvarint()
-	if n > uint64(len(f.b)/2) {
+	if n > uint64(f.left()/2) {
 		f.bad = true
 	}
 	prev := int64(-1)
 	for ; n > 0 && !f.bad; n-- {
 		tag, size := f.uvarint(), f.uvarint()
-		if f.bad || tag > 1<<31 || int64(tag) <= prev || size > uint64(len(f.b)) {
+		if f.bad || tag > 1<<31 || int64(tag) <= prev || size > uint64(f.left()) {
 			f.bad = true
 			break
 		}
 		prev = int64(tag)
-		p := fastReader{b: f.b[:size], a: a}
-		f.b = f.b[size:]
+		p := fastReader{b: f.b[f.p : f.p+int(size)], a: a}
+		f.p += int(size)
 		switch {
 		case tag == 0:
 			x.ISR = p.int32s(true)
@@ -131,11 +134,11 @@ func decodePartitionChangeFast(value []byte, x *PartitionChangeRecord, a *arena)
 		default:
 			continue // unknown tags are skipped
 		}
-		if p.bad || len(p.b) != 0 {
+		if p.bad || p.left() != 0 {
 			f.bad = true
 		}
 	}
-	if f.bad || len(f.b) != 0 {
+	if f.bad || f.left() != 0 {
 		if a != nil {
 			a.ints, a.uuids = a.ints[:ints], a.uuids[:uuids]
 		}
@@ -145,52 +148,58 @@ func decodePartitionChangeFast(value []byte, x *PartitionChangeRecord, a *arena)
 }
 
 // fastReader reads what decodePartitionFast accepts. After the first thing it does
-// not accept, bad is set and it reads zeros.
+// not accept, bad is set and it reads zeros. It moves an index through b rather than
+// reslicing b: a slice written through a pointer costs a write barrier check each time.
 type fastReader struct {
 	b   []byte
+	p   int // the next byte
 	a   *arena
 	bad bool
 }
 
+// left is the number of bytes not read yet.
+func (f *fastReader) left() int { return len(f.b) - f.p }
+
 func (f *fastReader) byte() byte {
-	if len(f.b) < 1 {
+	if f.left() < 1 {
 		f.bad = true
 		return 0
 	}
-	c := f.b[0]
-	f.b = f.b[1:]
+	c := f.b[f.p]
+	f.p++
 	return c
 }
 
 func (f *fastReader) int32() int32 {
-	if len(f.b) < 4 {
+	if f.left() < 4 {
 		f.bad = true
 		return 0
 	}
-	v := int32(uint32(f.b[0])<<24 | uint32(f.b[1])<<16 | uint32(f.b[2])<<8 | uint32(f.b[3]))
-	f.b = f.b[4:]
+	v := int32(binary.BigEndian.Uint32(f.b[f.p:]))
+	f.p += 4
 	return v
 }
 
 func (f *fastReader) uuid() UUID {
 	var u UUID
-	if len(f.b) < 16 {
+	if f.left() < 16 {
 		f.bad = true
 		return u
 	}
-	copy(u[:], f.b)
-	f.b = f.b[16:]
+	copy(u[:], f.b[f.p:])
+	f.p += 16
 	return u
 }
 
 // uvarint reads an unsigned varint of at most five bytes.
 func (f *fastReader) uvarint() uint64 {
+	b := f.b[f.p:]
 	var u uint64
-	for i := 0; i < len(f.b) && i < 5; i++ {
-		c := f.b[i]
+	for i := 0; i < len(b) && i < 5; i++ {
+		c := b[i]
 		u |= uint64(c&0x7f) << (7 * i)
 		if c < 0x80 {
-			f.b = f.b[i+1:]
+			f.p += i + 1
 			return u
 		}
 	}
@@ -203,7 +212,7 @@ func (f *fastReader) uvarint() uint64 {
 func (f *fastReader) count(nullable bool, size int) int {
 	u := f.uvarint()
 	// (u-1)*size > len is (u-1) > len/size, as kbin checks it, without dividing.
-	if f.bad || u > math.MaxInt32 || (u == 0 && !nullable) || (int64(u)-1)*int64(size) > int64(len(f.b)) {
+	if f.bad || u > math.MaxInt32 || (u == 0 && !nullable) || (int64(u)-1)*int64(size) > int64(f.left()) {
 		f.bad = true
 		return -1
 	}
@@ -212,6 +221,46 @@ func (f *fastReader) count(nullable bool, size int) int {
 
 // int32s reads a compact []int32 with reader.int32s's rules for null and empty.
 func (f *fastReader) int32s(nullable bool) []int32 {
+	p := f.p
+	if f.bad || p >= len(f.b) || f.b[p] >= 0x80 {
+		return f.int32sLong(nullable)
+	}
+	// A one-byte count (fewer than 127 ints): what Kafka writes for replica lists.
+	n := int(f.b[p]) - 1
+	p++
+	switch {
+	case n < 0:
+		f.bad = f.bad || !nullable
+		f.p = p
+		return nil
+	case n == 0:
+		f.p = p
+		if nullable {
+			return emptyInt32s
+		}
+		return nil
+	case 4*n > len(f.b)-p:
+		f.bad = true
+		return nil
+	}
+	raw := f.b[p : p+4*n]
+	f.p = p + 4*n
+	var s []int32
+	if a := f.a; a != nil {
+		start := len(a.ints)
+		a.ints = growInts(a.ints, n)
+		s = a.ints[start : start+n : start+n]
+	} else {
+		s = make([]int32, n)
+	}
+	for i := range s {
+		s[i] = int32(binary.BigEndian.Uint32(raw[4*i:]))
+	}
+	return s
+}
+
+// int32sLong is int32s for any count, and after an error.
+func (f *fastReader) int32sLong(nullable bool) []int32 {
 	n := f.count(nullable, 4)
 	switch {
 	case f.bad || n < 0:
@@ -230,11 +279,11 @@ func (f *fastReader) int32s(nullable bool) []int32 {
 	} else {
 		s = make([]int32, n)
 	}
-	raw := f.b[:4*n]
+	raw := f.b[f.p : f.p+4*n]
 	for i := range s {
-		s[i] = int32(uint32(raw[4*i])<<24 | uint32(raw[4*i+1])<<16 | uint32(raw[4*i+2])<<8 | uint32(raw[4*i+3]))
+		s[i] = int32(binary.BigEndian.Uint32(raw[4*i:]))
 	}
-	f.b = f.b[4*n:]
+	f.p += 4 * n
 	return s
 }
 
@@ -258,10 +307,10 @@ func (f *fastReader) uuidArray(nullable bool) []UUID {
 	} else {
 		s = make([]UUID, n)
 	}
-	raw := f.b[:16*n]
+	raw := f.b[f.p : f.p+16*n]
 	for i := range s {
 		s[i] = UUID(raw[16*i : 16*i+16])
 	}
-	f.b = f.b[16*n:]
+	f.p += 16 * n
 	return s
 }
