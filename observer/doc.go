@@ -68,6 +68,8 @@
 // handler is called on it. Image, Ready, LastError and Metrics may be used from any goroutine.
 // Loading a snapshot (the initial load, a rebuild, Load) reads and decodes it on one
 // more goroutine while the caller's goroutine replays it; that goroutine ends before
-// the load returns.
+// the load returns. Likewise a segment with at least 1 MiB unread (a catch-up) is read,
+// CRC checked and cut into records on one more goroutine while the caller's decodes
+// and replays it (observer/prefetch.go); that goroutine ends before the read does.
 // The subpackage observertest writes metadata log directories for tests.
 package observer

@@ -64,9 +64,9 @@ type batchRef struct {
 }
 
 // follower is the observer's reading state: where it is in which segment, the open
-// metadata transaction, and what it read last. It does file I/O but owns no goroutine
-// and reads no clock: poll reads everything available now and returns. Not safe for
-// concurrent use.
+// metadata transaction, and what it read last. It does file I/O and reads no clock:
+// poll reads everything available now and returns; a prefetcher it starts to read a
+// long segment ahead has ended by then. Not safe for concurrent use.
 type follower struct {
 	dir string
 	log *slog.Logger
@@ -356,6 +356,13 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 	if f.cur != nil {
 		f.cur.rewind()
 	}
+	var pf *prefetcher // reading f.cur ahead, or nil
+	var tried *segment // the segment a prefetch was considered for
+	defer func() {
+		if pf != nil {
+			pf.close()
+		}
+	}()
 	if f.reuse {
 		next := emit
 		emit = func(u Unit) error {
@@ -385,12 +392,36 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 			}
 			f.cur = seg
 		}
-		// Segment buffers are reused only when no decoded record outlives its unit.
-		f.cur.recycle = f.reuse && f.txn == nil
-		b, pos, err := f.cur.read()
+		var (
+			b         recordbatch.Batch
+			pos       int64
+			recs      []rawRecord
+			ferr, err error
+		)
+		if pf == nil && f.cur != tried {
+			tried = f.cur
+			if fi, err := f.cur.f.Stat(); err == nil && fi.Size()-f.cur.pos-int64(len(f.cur.buf)) >= prefetchAbove {
+				pf = startPrefetch(f.cur)
+			}
+		}
+		if pf != nil {
+			b, pos, recs, ferr, err = pf.next(f)
+			if pf.done {
+				pf.close()
+				pf = nil
+			}
+		} else {
+			// Segment buffers are reused only when no decoded record outlives its unit.
+			f.cur.recycle = f.reuse && f.txn == nil
+			b, pos, err = f.cur.read()
+		}
 		switch {
 		case err == nil:
-			if err := f.consume(&b, pos, emit); err != nil {
+			err := f.consume(&b, pos, recs, ferr, emit)
+			if pf != nil {
+				pf.recycle(recs)
+			}
+			if err != nil {
 				return err
 			}
 		case errors.Is(err, errShrunk):
@@ -443,8 +474,9 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 	}
 }
 
-// consume checks that b continues the log and hands on its records.
-func (f *follower) consume(b *recordbatch.Batch, pos int64, emit func(Unit) error) error {
+// consume checks that b continues the log and hands on its records: recs, which
+// frame cut from it, or ferr, why it could not; it frames b itself when both are nil.
+func (f *follower) consume(b *recordbatch.Batch, pos int64, recs []rawRecord, ferr error, emit func(Unit) error) error {
 	skipBelow := int64(-1)
 	if f.last == nil && b.BaseOffset < f.next {
 		if b.LastOffset() < f.next {
@@ -458,14 +490,17 @@ func (f *follower) consume(b *recordbatch.Batch, pos int64, emit func(Unit) erro
 		return f.problem(f.cur.path, pos, "epoch went down from %d to %d at offset %d", f.epoch, b.PartitionLeaderEpoch, b.BaseOffset)
 	}
 	// Check every record's framing before handing any on: a batch is taken whole or not.
-	var err error
-	if f.framed, err = frame(b, f.framed[:0]); err != nil {
+	if recs == nil && ferr == nil {
+		f.framed, ferr = frame(b, f.framed[:0])
+		recs = f.framed
+		defer clear(recs) // no segment buffer kept alive through them
+	}
+	if ferr != nil {
 		f.m.CorruptBatches.Add(1)
-		return &PosError{File: f.cur.path, Position: pos, Offset: b.BaseOffset, Err: fmt.Errorf("%w: %w", err, ErrCorrupt)}
+		return &PosError{File: f.cur.path, Position: pos, Offset: b.BaseOffset, Err: fmt.Errorf("%w: %w", ferr, ErrCorrupt)}
 	}
 	f.m.Batches.Add(1)
-	err = f.records(b, f.framed, skipBelow, f.cur.path, emit)
-	clear(f.framed) // no segment buffer kept alive through it
+	err := f.records(b, recs, skipBelow, f.cur.path, emit)
 	if f.reuse && f.txn == nil {
 		f.bdec.Reset() // every unit of the batch has been handed on
 	}

@@ -33,6 +33,12 @@ type segment struct {
 	// recycle lets fill reuse its buffer: nothing handed out of it is used any more.
 	recycle bool
 	store   []byte // the buffer buf is part of
+	// While a prefetcher reads the segment ahead of consume (prefetch.go), fill takes
+	// its new buffer from spares (nil: make one) and appends the one it replaces to
+	// released, which go back to consume with the next batch read.
+	prefetching bool
+	spares      [][]byte
+	released    [][]byte
 }
 
 func openSegment(dir string, base int64) (*segment, error) {
@@ -80,6 +86,9 @@ func (s *segment) fill() (bool, error) {
 		return false, nil
 	}
 	want := int64(readChunk)
+	if s.prefetching {
+		want = prefetchChunk
+	}
 	if len(s.buf) >= recordbatch.LogOverhead {
 		if n := int64(int32(binary.BigEndian.Uint32(s.buf[8:]))) + recordbatch.LogOverhead; n > int64(len(s.buf)) {
 			want = max(want, n-int64(len(s.buf)))
@@ -90,9 +99,20 @@ func (s *segment) fill() (bool, error) {
 	// share memory with the old one, which is then never written again.
 	var nb []byte
 	need := len(s.buf) + int(n)
-	if s.recycle && cap(s.store) >= need {
+	switch {
+	case s.prefetching:
+		s.released = append(s.released, s.store)
+		if k := len(s.spares); k > 0 {
+			nb, s.spares = s.spares[k-1], s.spares[:k-1]
+		}
+		if cap(nb) < need {
+			nb = make([]byte, need, need+need/4)
+		}
+		nb = nb[:need]
+		s.store = nb
+	case s.recycle && cap(s.store) >= need:
 		nb = s.store[:need]
-	} else {
+	default:
 		// Room for the part of a batch that is left over when the next chunk is read.
 		nb = make([]byte, need, need+need/4)
 		s.store = nb
