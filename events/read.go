@@ -15,7 +15,8 @@ import (
 // reader decodes one event in a single pass over its tokens, with a jsontext.Decoder
 // reading the input in place (no copy). jsontext checks the syntax strictly (RFC 8259,
 // valid UTF-8); reader checks what the schemas say of each known member as it reads it
-// (and that none is given twice), and never looks into the members it does not know. A reader is not safe for concurrent use: Decode takes one from a pool.
+// (and that none is given twice), and never looks into the members it does not know.
+// A reader is not safe for concurrent use: Decode takes one from a pool.
 type reader struct {
 	in   bytes.Buffer
 	dec  *jsontext.Decoder
@@ -219,8 +220,8 @@ func (r *reader) object(s *shape, member func(i int) error) (uint64, error) {
 }
 
 // array reads the array at the decoder, calling item(i) for each item, which is never
-// null, with its index pushed on the path and the decoder at it. An empty array leaves
-// nothing to the caller to tell it from an absent one: see the callers.
+// null, with its index pushed on the path and the decoder at it; item must read it
+// whole.
 func (r *reader) array(item func(i int) error) error {
 	if k := r.dec.PeekKind(); k != '[' {
 		if k == 0 {
@@ -446,10 +447,14 @@ func (r *reader) topicID(dst *string) error {
 	if err != nil {
 		return err
 	}
-	if v.Kind() != '"' || !validTopicID(string(r.unquoted(v))) {
+	var b []byte
+	if v.Kind() == '"' {
+		b = r.unquoted(v)
+	}
+	if !validTopicID(string(b)) {
 		return r.errorf(" %s is not 22 characters of URL-safe base64", v)
 	}
-	*dst = r.intern(r.unquoted(v))
+	*dst = r.intern(b)
 	return nil
 }
 
