@@ -321,6 +321,11 @@ func readRebalanced(url, cluster string) ([]publish.RebalancedEnvelope, error) {
 		if seen[env.ID] {
 			return nil, fmt.Errorf("rebalanced event %s stored twice", env.ID)
 		}
+		var kinds []string
+		for _, c := range env.Data.Causes {
+			kinds = append(kinds, c.Kind.String())
+		}
+		e2etest.Capture("rebalanced", kinds, m.Data())
 		seen[env.ID] = true
 		out = append(out, env)
 	}

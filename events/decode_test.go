@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -87,6 +88,54 @@ func TestDecodeUnknownType(t *testing.T) {
 	}
 	if _, err := events.DecodeRebalanceNeeded(b); !errors.Is(err, events.ErrNotEvent) {
 		t.Fatalf("DecodeRebalanceNeeded = %v, want ErrNotEvent", err)
+	}
+}
+
+// TestDecodeCaptured: events kraftwatch published in e2e runs on real Kafka
+// (testdata/captured, written by e2etest.Capture; its doc gives the command) decode,
+// satisfy the strict schemas, and encode back to the same bytes.
+func TestDecodeCaptured(t *testing.T) {
+	files, err := filepath.Glob("testdata/captured/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 4 {
+		t.Fatalf("testdata/captured has %d events, want a few of each type", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = bytes.TrimSuffix(b, []byte("\n"))
+			ev, err := events.Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var env any
+			var strict *jsonschema.Schema
+			switch d := ev.Data.(type) {
+			case *events.RebalanceNeeded:
+				env, err = d.Wrap(time.Time{})
+				strict = strictSchema(t)
+			case *events.GroupRebalanced:
+				env, err = d.Wrap(time.Time{})
+				strict = strictRebalancedSchema(t)
+			default:
+				t.Fatalf("Data is %T", ev.Data)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := eventschema.Validate(strict, b); err != nil {
+				t.Fatalf("strict schema: %v", err)
+			}
+			again, err := json.Marshal(env)
+			if err != nil || !bytes.Equal(again, b) {
+				t.Fatalf("re-encoded (%v):\n%s\nwant\n%s", err, again, b)
+			}
+		})
 	}
 }
 
@@ -420,6 +469,14 @@ func FuzzDecode(f *testing.F) {
 	f.Add(golden(f))
 	f.Add(rebalanced)
 	f.Add(addMembers(f, golden(f), "data"))
+	captured, _ := filepath.Glob("testdata/captured/*.json")
+	for _, name := range captured {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(bytes.TrimSuffix(b, []byte("\n")))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ev, err := events.Decode(b)
 		if err != nil {

@@ -228,6 +228,11 @@ func (w *Watcher) check() {
 				m.Subject, env.ID, StreamName, stream, m.Header.Get(jetstream.SequenceHeader)))
 			continue
 		}
+		var kinds []string
+		for _, r := range env.Data.Reasons {
+			kinds = append(kinds, r.Kind.String())
+		}
+		Capture("rebalance_needed", kinds, m.Data)
 		e := Event{Subject: m.Subject, MsgID: m.Header.Get(jetstream.MsgIDHeader), Seq: seq, At: a.at, Env: env}
 		if w.seen[e.MsgID] {
 			w.repeats = append(w.repeats, e)
