@@ -3,13 +3,14 @@ package hashcache_test
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/spaolacci/murmur3"
 	"github.com/zeebo/xxh3"
+	"golang.org/x/sys/unix"
 
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/hashcache/hashcachetest"
@@ -17,14 +18,10 @@ import (
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 )
 
-// Benchmarks. Compare a scheme with the raw hash over the very bytes the scheme
-// hashes, in one run:
+// Benchmarks. BenchmarkHashes compares each scheme with the raw hash over the very
+// bytes the scheme hashes, in one run (bench/hashes.sh prints the ratios):
 //
-//	go test -run '^$' -bench . -benchmem ./hashcache/
-//
-// BenchmarkAllTopics/S and BenchmarkRawHash/S report MB/s over the same bytes; their
-// ratio is the overhead of building the byte stream (interface calls, rack lookups,
-// sorting, encoding).
+//	go test -run '^$' -bench Hashes -benchtime 20x ./hashcache/
 
 const (
 	benchTopics     = 10_000
@@ -73,23 +70,6 @@ func streams(s hashcache.Scheme, c hashcache.Brokers, topics []*hashcachetest.To
 	return out, n
 }
 
-func BenchmarkAllTopics(b *testing.B) {
-	c := benchCluster()
-	topics := benchTopicList(c)
-	for _, s := range schemes() {
-		b.Run(s.Name(), func(b *testing.B) {
-			_, n := streams(s, c, topics)
-			b.SetBytes(n)
-			b.ReportAllocs()
-			loop(b, func() {
-				for _, t := range topics {
-					s.TopicHash(t, c)
-				}
-			})
-		})
-	}
-}
-
 // benchImage is benchCluster as a metadata image: what kraftwatch hashes.
 var benchImage = sync.OnceValue(func() *image.Image {
 	c := benchCluster()
@@ -113,202 +93,121 @@ var benchImage = sync.OnceValue(func() *image.Image {
 	return im
 })
 
-// BenchmarkAllTopicsImage is BenchmarkAllTopics on benchCluster as an image.Image
-// through ImageCluster: the same bytes, so BenchmarkRawHash is its floor too.
-func BenchmarkAllTopicsImage(b *testing.B) {
+// BenchmarkHashes is issue 14's goal 4 (bench/hashes.sh): every topic hash of
+// benchCluster, through hashcachetest topics ("topics") and through the same cluster
+// as an image.Image ("image", what kraftwatch hashes), against the raw hash over the
+// very bytes the scheme hashes ("raw": XXH3 for kafka, Murmur3 for murmur3, the
+// one-shot functions the schemes call), one pass over the 10,000 topics each. An
+// iteration runs the three passes one after the other, in an order that rotates, so
+// that each ratio compares passes a few milliseconds apart; each pass is timed in CPU
+// time of its thread (not counting the time the machine ran other processes, nor the
+// runtime's other threads) and in wall time. It reports, per pass, the minimum and the
+// median over the iterations, and the ratios scheme / raw: of the minima, and the
+// median of each iteration's ratio. There is a GC after the setup; the passes
+// allocate nothing, so none runs during them.
+func BenchmarkHashes(b *testing.B) {
 	c := benchCluster()
-	cl := hashcache.ImageCluster{Image: benchImage()}
 	list := benchTopicList(c)
-	var topics []hashcache.Topic
+	cl := hashcache.ImageCluster{Image: benchImage()}
+	var cTopics, iTopics []hashcache.Topic
 	for _, t := range list {
 		top, ok := cl.Topic(t.TopicName)
 		if !ok {
 			b.Fatal(t.TopicName)
 		}
-		topics = append(topics, top)
+		cTopics, iTopics = append(cTopics, t), append(iTopics, top)
 	}
-	for _, s := range schemes() {
-		b.Run(s.Name(), func(b *testing.B) {
-			_, n := streams(s, c, list)
-			for i, t := range topics {
-				want := s.TopicHash(list[i], c)
-				if got := s.TopicHash(t, cl); got != want {
-					b.Fatalf("%s: image hash %x, want %x", t.Name(), got, want)
-				}
-			}
-			b.SetBytes(n)
-			b.ReportAllocs()
-			loop(b, func() {
-				for _, t := range topics {
-					s.TopicHash(t, cl)
-				}
-			})
-		})
-	}
-}
-
-// loop runs f b.N times, after a GC so that no collection of the setup's garbage
-// runs during the loop, and reports the CPU time of the process per run beside the
-// wall time: on a shared machine wall time also counts the time other processes
-// held the cores.
-func loop(b *testing.B, f func()) {
-	runtime.GC()
-	n, cpu0 := 0, cpuTime()
-	for b.Loop() {
-		f()
-		n++
-	}
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(n), "cpu-ns/op")
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func BenchmarkRawHash(b *testing.B) {
-	c := benchCluster()
-	topics := benchTopicList(c)
 	raw := map[string]func([]byte) uint64{
 		hashcache.SchemeMurmur3: murmur3.Sum64,
 		hashcache.SchemeKafka:   xxh3.Hash,
 	}
 	for _, s := range schemes() {
 		b.Run(s.Name(), func(b *testing.B) {
-			bufs, n := streams(s, c, topics)
+			bufs, n := streams(s, c, list)
+			for i, t := range iTopics {
+				if got, want := s.TopicHash(t, cl), s.TopicHash(list[i], c); got != want {
+					b.Fatalf("%s: image hash %x, want %x", t.Name(), got, want)
+				}
+			}
 			hash := raw[s.Name()]
-			b.SetBytes(n)
+			passes := []pass{
+				{name: "raw", run: func() {
+					for _, buf := range bufs {
+						hash(buf)
+					}
+				}},
+				{name: "topics", run: func() {
+					for _, t := range cTopics {
+						s.TopicHash(t, c)
+					}
+				}},
+				{name: "image", run: func() {
+					for _, t := range iTopics {
+						s.TopicHash(t, cl)
+					}
+				}},
+			}
+			b.SetBytes(3 * n)
 			b.ReportAllocs()
-			loop(b, func() {
-				for _, buf := range bufs {
-					hash(buf)
-				}
-			})
+			runPasses(b, passes)
 		})
 	}
 }
 
-func BenchmarkTopic10kPartitions(b *testing.B) {
-	c := benchCluster()
-	top := &hashcachetest.Topic{TopicID: hashcachetest.ID(1, 2), TopicName: "clickstream"}
-	for p := range 10_000 {
-		first := int32(p) % benchBrokers
-		top.Partitions = append(top.Partitions, []int32{first, (first + 1) % benchBrokers, (first + 5) % benchBrokers})
+// pass is one timed pass of BenchmarkHashes, and its times per iteration.
+type pass struct {
+	name      string
+	run       func()
+	cpu, wall []time.Duration
+}
+
+// runPasses runs every pass once per iteration, rotating their order, and reports
+// the metrics BenchmarkHashes describes; passes[0] is the anchor of the ratios.
+func runPasses(b *testing.B, passes []pass) {
+	runtime.LockOSThread() // so that the thread's CPU time is the pass's
+	defer runtime.UnlockOSThread()
+	for i := range passes { // room for the usual -benchtime Nx, so the loop allocates nothing
+		passes[i].cpu, passes[i].wall = make([]time.Duration, 0, 256), make([]time.Duration, 0, 256)
 	}
-	for _, s := range schemes() {
-		b.Run(s.Name(), func(b *testing.B) {
-			bs, _ := hashcache.TopicBytes(s, top, c)
-			b.SetBytes(int64(len(bs)))
-			b.ReportAllocs()
-			for b.Loop() {
-				s.TopicHash(top, c)
-			}
-		})
+	runtime.GC()
+	for i := 0; b.Loop(); i++ {
+		for k := range passes {
+			p := &passes[(i+k)%len(passes)]
+			cpu0, wall0 := threadCPUTime(b), time.Now()
+			p.run()
+			p.wall = append(p.wall, time.Since(wall0))
+			p.cpu = append(p.cpu, threadCPUTime(b)-cpu0)
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	for _, p := range passes {
+		b.ReportMetric(ms(slices.Min(p.cpu)), p.name+"-cpu-ms-min")
+		b.ReportMetric(ms(median(p.cpu)), p.name+"-cpu-ms-med")
+		b.ReportMetric(ms(slices.Min(p.wall)), p.name+"-wall-ms-min")
+		b.ReportMetric(ms(median(p.wall)), p.name+"-wall-ms-med")
+	}
+	anchor := passes[0]
+	for _, p := range passes[1:] {
+		ratios := make([]time.Duration, len(p.cpu)) // per iteration, in millionths
+		for i := range p.cpu {
+			ratios[i] = p.cpu[i] * 1e6 / max(anchor.cpu[i], 1)
+		}
+		b.ReportMetric(float64(slices.Min(p.cpu))/float64(max(slices.Min(anchor.cpu), 1)), p.name+"/"+anchor.name+"-cpu-min")
+		b.ReportMetric(float64(median(ratios))/1e6, p.name+"/"+anchor.name+"-cpu-med")
 	}
 }
 
-func BenchmarkCacheHit(b *testing.B) {
-	c := benchCluster()
-	for _, name := range []string{hashcache.SchemeMurmur3, hashcache.SchemeKafka} {
-		b.Run(name, func(b *testing.B) {
-			cache, _ := hashcache.New(hashcache.Config{Scheme: name})
-			cache.TopicHash(c, "service-0042.events.v1")
-			b.ReportAllocs()
-			for b.Loop() {
-				cache.TopicHash(c, "service-0042.events.v1")
-			}
-		})
-	}
+func median(ds []time.Duration) time.Duration {
+	s := slices.Sorted(slices.Values(ds))
+	return s[len(s)/2]
 }
 
-func BenchmarkGroupHashHits(b *testing.B) {
-	c := benchCluster()
-	subscribed := []string{"service-0001.events.v1", "service-0002.events.v1", "service-0003.events.v1", "missing", "service-0004.events.v1"}
-	for _, name := range []string{hashcache.SchemeMurmur3, hashcache.SchemeKafka} {
-		b.Run(name, func(b *testing.B) {
-			cache, _ := hashcache.New(hashcache.Config{Scheme: name})
-			cache.GroupHash(c, subscribed)
-			b.ReportAllocs()
-			for b.Loop() {
-				cache.GroupHash(c, subscribed)
-			}
-		})
+// threadCPUTime is the CPU time of the calling OS thread (CLOCK_THREAD_CPUTIME_ID,
+// precise; getrusage's RUSAGE_THREAD counts in scheduler ticks of 4 ms).
+func threadCPUTime(b *testing.B) time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		b.Fatal(err)
 	}
-}
-
-// TestNoAllocs pins the allocation-free paths: a scheme's topic hash once its
-// buffers have grown, a cache hit, and a group hash served from the cache.
-func TestNoAllocs(t *testing.T) {
-	c := specCluster()
-	top := c.Topics["orders.v1_big-topic"]
-	for _, s := range schemes() {
-		s.TopicHash(top, c)
-		if n := testing.AllocsPerRun(100, func() { s.TopicHash(top, c) }); n != 0 {
-			t.Errorf("%s TopicHash: %v allocs", s.Name(), n)
-		}
-		hs := []hashcache.NamedHash{{"b", 1}, {"a", 2}}
-		if n := testing.AllocsPerRun(100, func() { s.GroupHash(hs) }); n != 0 {
-			t.Errorf("%s GroupHash: %v allocs", s.Name(), n)
-		}
-		cache, _ := hashcache.New(hashcache.Config{Scheme: s.Name()})
-		cache.GroupHash(c, []string{"foo", "bar", "nb", "missing"})
-		if n := testing.AllocsPerRun(100, func() { cache.TopicHash(c, "foo") }); n != 0 {
-			t.Errorf("%s cache hit: %v allocs", s.Name(), n)
-		}
-		if n := testing.AllocsPerRun(100, func() { cache.GroupHash(c, []string{"foo", "bar", "nb", "missing"}) }); n != 0 {
-			t.Errorf("%s cached group hash: %v allocs", s.Name(), n)
-		}
-	}
-}
-
-// BenchmarkReadInput is the floor under BenchmarkAllTopics: reading every replica
-// id of benchCluster through the Topic interface, hashing nothing.
-func BenchmarkReadInput(b *testing.B) {
-	c := benchCluster()
-	topics := make([]hashcache.Topic, 0, benchTopics)
-	for _, t := range benchTopicList(c) {
-		topics = append(topics, t)
-	}
-	var sum int32
-	for b.Loop() {
-		for _, t := range topics {
-			for i := range t.NumPartitions() {
-				for _, id := range t.Replicas(i) {
-					sum += id
-				}
-			}
-		}
-	}
-	if sum == 42 {
-		b.Log(sum) // keep the loop
-	}
-}
-
-// BenchmarkReadInputImage is BenchmarkReadInput on benchImage through
-// ReplicaLister: the floor under BenchmarkAllTopicsImage.
-func BenchmarkReadInputImage(b *testing.B) {
-	cl := hashcache.ImageCluster{Image: benchImage()}
-	var topics []hashcache.ReplicaLister
-	for _, t := range benchTopicList(benchCluster()) {
-		top, _ := cl.Topic(t.TopicName)
-		topics = append(topics, top.(hashcache.ReplicaLister))
-	}
-	var lists [][]int32
-	var sum int32
-	for b.Loop() {
-		for _, t := range topics {
-			lists = t.AppendReplicas(lists[:0])
-			for _, l := range lists {
-				for _, id := range l {
-					sum += id
-				}
-			}
-		}
-	}
-	if sum == 42 {
-		b.Log(sum) // keep the loop
-	}
+	return time.Duration(ts.Nano())
 }
