@@ -3,6 +3,7 @@ package hashcache
 import (
 	"encoding/binary"
 	"slices"
+	"unsafe"
 	"weak"
 
 	"github.com/kraftwatch/kraftwatch/image"
@@ -265,7 +266,7 @@ func hotIndex(key uint64) uint64 { return key * 0x9e3779b97f4a7c15 >> (64 - hotB
 func (m *rackMemo) stamp() uint64 { return uint64(m.racksGen)<<32 | uint64(m.gen) }
 
 // blockPad bounds the blocks that hotSlots hold. blocks keeps this many bytes of
-// capacity past its end, so that appendHot can copy a whole word past a block's end.
+// capacity past its end, so that appendHot can copy up to 31 bytes past a block's end.
 const blockPad = 128
 
 // appendHot appends partitions first, first+1, … with the replicas in lists to buf,
@@ -286,40 +287,84 @@ func (m *rackMemo) appendHot(buf []byte, first int, lists [][]int32, bigEndian b
 		if (a|b|c)>>16 != 0 || s.key != key || s.stamp != stamp {
 			return buf[:l], j
 		}
-		out := (*[4 + blockPad]byte)(buf[l : l+4+blockPad])
+		out := unsafe.Pointer(&buf[l : l+4+blockPad][0])
 		if bigEndian {
-			binary.BigEndian.PutUint32(out[:], uint32(first+j))
+			binary.BigEndian.PutUint32((*[4]byte)(out)[:], uint32(first+j))
 		} else {
-			binary.LittleEndian.PutUint32(out[:], uint32(first+j))
+			binary.LittleEndian.PutUint32((*[4]byte)(out)[:], uint32(first+j))
 		}
-		// The block in whole words, which the compiler makes inline loads and
-		// stores (copy would call memmove): 32 bytes, and the rest when longer.
-		n, src := int(s.n), (*[blockPad]byte)(blocks[s.off:s.off+blockPad])
-		dst := (*[blockPad]byte)(out[4:])
-		le := binary.LittleEndian
-		le.PutUint64(dst[0:], le.Uint64(src[0:]))
-		le.PutUint64(dst[8:], le.Uint64(src[8:]))
-		le.PutUint64(dst[16:], le.Uint64(src[16:]))
-		le.PutUint64(dst[24:], le.Uint64(src[24:]))
+		// The block in 32-byte moves, as many as it needs.
+		n, src, dst := int(s.n), unsafe.Pointer(&blocks[s.off : s.off+blockPad][0]), unsafe.Add(out, 4)
+		move32(dst, src, 0)
 		if n > 32 {
-			le.PutUint64(dst[32:], le.Uint64(src[32:]))
-			le.PutUint64(dst[40:], le.Uint64(src[40:]))
-			le.PutUint64(dst[48:], le.Uint64(src[48:]))
-			le.PutUint64(dst[56:], le.Uint64(src[56:]))
+			move32(dst, src, 32)
 			if n > 64 {
-				le.PutUint64(dst[64:], le.Uint64(src[64:]))
-				le.PutUint64(dst[72:], le.Uint64(src[72:]))
-				le.PutUint64(dst[80:], le.Uint64(src[80:]))
-				le.PutUint64(dst[88:], le.Uint64(src[88:]))
-				le.PutUint64(dst[96:], le.Uint64(src[96:]))
-				le.PutUint64(dst[104:], le.Uint64(src[104:]))
-				le.PutUint64(dst[112:], le.Uint64(src[112:]))
-				le.PutUint64(dst[120:], le.Uint64(src[120:]))
+				move32(dst, src, 64)
+				if n > 96 {
+					move32(dst, src, 96)
+				}
 			}
 		}
 		l += 4 + n
 	}
 	return buf[:l], len(lists)
+}
+
+// appendHotLeaf is appendHot for partitions first+j, j = from … to-1, whose replicas
+// are in slot j of leaf: it reads them in place (image.Leaf.Replicas3). A list in
+// the hot table for the current racks that this topic has not used yet does not end
+// the loop: it marks the list's brokers as read (see) and goes on, as the racks of an
+// ImageCluster stay the same from topic to topic. (appendHot stops there: the racks
+// of other Brokers change with every topic, and the call would only cost its loop
+// registers; cachegrind.)
+func (m *rackMemo) appendHotLeaf(buf []byte, first int, leaf image.Leaf, from, to int, bigEndian bool) ([]byte, int) {
+	stamp, blocks := m.stamp(), m.blocks
+	l, limit := len(buf), min(flushAt, cap(buf)-4-blockPad)
+	to = min(to, leaf.Len()) // the slots past Len have no replicas
+	for j := from; j < to; j++ {
+		r := leaf.Replicas3(j)
+		if r == nil || l >= limit {
+			return buf[:l], j - from
+		}
+		a, b, c := uint64(uint32(r[0])), uint64(uint32(r[1])), uint64(uint32(r[2]))
+		key := 4<<60 | a | b<<16 | c<<32 // pack
+		s := &m.hot[hotIndex(key)]
+		if (a|b|c)>>16 != 0 || s.key != key || s.stamp>>32 != stamp>>32 {
+			return buf[:l], j - from
+		}
+		if s.stamp != stamp {
+			m.see(s) // the first partition of this topic with the list
+		}
+		out := unsafe.Pointer(&buf[l : l+4+blockPad][0])
+		if bigEndian {
+			binary.BigEndian.PutUint32((*[4]byte)(out)[:], uint32(first+j))
+		} else {
+			binary.LittleEndian.PutUint32((*[4]byte)(out)[:], uint32(first+j))
+		}
+		// The block in 32-byte moves, as many as it needs.
+		n, src, dst := int(s.n), unsafe.Pointer(&blocks[s.off : s.off+blockPad][0]), unsafe.Add(out, 4)
+		move32(dst, src, 0)
+		if n > 32 {
+			move32(dst, src, 32)
+			if n > 64 {
+				move32(dst, src, 64)
+				if n > 96 {
+					move32(dst, src, 96)
+				}
+			}
+		}
+		l += 4 + n
+	}
+	return buf[:l], to - from
+}
+
+// move32 copies 32 bytes from src+off to dst+off in two 16-byte moves, which the
+// compiler makes inline vector loads and stores (copy would call memmove). Both
+// have room for it: every block is followed by blockPad bytes of capacity (encode),
+// and appendHot writes a block into 4+blockPad bytes of buf.
+func move32(dst, src unsafe.Pointer, off uintptr) {
+	*(*[16]byte)(unsafe.Add(dst, off)) = *(*[16]byte)(unsafe.Add(src, off))
+	*(*[16]byte)(unsafe.Add(dst, off+16)) = *(*[16]byte)(unsafe.Add(src, off+16))
 }
 
 // see marks the brokers of the list in s as read by the current topic.

@@ -42,3 +42,15 @@ func (l Leaf) Replicas(j int) []int32 {
 	}
 	return unsafe.Slice(p.data, p.n[listReplicas])
 }
+
+// Replicas3 returns the replicas of the partition in slot j (j < Len) when it has
+// three of them, and nil when it has another number or the topic has no such
+// partition. It reads the slot in place, without building a slice: the replication
+// factor of most partitions, hashed a slot at a time. Do not modify what it returns.
+func (l Leaf) Replicas3(j int) *[3]int32 {
+	p := &l.parts[j]
+	if p.state == 0 || p.n[listReplicas] != 3 {
+		return nil
+	}
+	return (*[3]int32)(unsafe.Pointer(p.data))
+}

@@ -3,6 +3,8 @@ package image
 import (
 	"slices"
 	"testing"
+
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
 )
 
 // TestLeaf: the leaves of a topic give, slot by slot, what Partition(id).Replicas()
@@ -38,5 +40,42 @@ func TestLeaf(t *testing.T) {
 		if l := tp.Leaf(-1); l.Len() != 0 {
 			t.Fatalf("%s leaf -1: %d slots", tp.Name(), l.Len())
 		}
+	}
+}
+
+// TestLeafReplicas3: Replicas3 gives the replicas of the slots with three of them,
+// and nil for other counts (none to five), empty slots and missing ids.
+func TestLeafReplicas3(t *testing.T) {
+	d := NewDelta(Empty)
+	id := UUID{7}
+	if err := d.Replay(&metadata.TopicRecord{TopicID: id, Name: "rf"}); err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(70) {
+		if p%7 == 6 {
+			continue // a hole
+		}
+		replicas := []int32{p, p + 1000, p + 70000, 3, 4}[:p%6]
+		if err := d.Replay(&metadata.PartitionRecord{TopicID: id, PartitionID: p, Replicas: replicas, ISR: replicas}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	im, _ := d.Apply(Provenance{})
+	tp, _ := im.Topic(id)
+	threes := 0
+	for k := 0; k*LeafSize < tp.NumPartitions()+LeafSize; k++ {
+		leaf := tp.Leaf(k)
+		for j := range leaf.Len() {
+			got, want := leaf.Replicas3(j), leaf.Replicas(j)
+			if (got != nil) != (len(want) == 3) || got != nil && !slices.Equal(got[:], want) {
+				t.Fatalf("partition %d: %v, want %v", k*LeafSize+j, got, want)
+			}
+			if got != nil {
+				threes++
+			}
+		}
+	}
+	if threes != 10 { // p%6 == 3 and p%7 != 6, p < 70
+		t.Fatalf("%d partitions with three replicas, want 10", threes)
 	}
 }
