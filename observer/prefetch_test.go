@@ -40,8 +40,8 @@ func TestPrefetchMatchesRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Topics, c.Partitions, c.ReplicationFactor, c.Brokers, c.Racks = 20, 100, 3, 6, 3
-	const changes = 30000 // about 1.1 MB of segment: several windows of readChunk
+	c.Topics, c.Partitions, c.ReplicationFactor, c.Brokers, c.Racks = 20, 50, 3, 6, 3
+	const changes = 6000 // about 230 KB of segment: several prefetch windows (prefetchChunk)
 	dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
 	if _, err := metagen.WriteDir(dir, c, changes); err != nil {
 		t.Fatal(err)
