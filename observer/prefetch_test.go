@@ -33,8 +33,8 @@ func TestPrefetch(t *testing.T) {
 }
 
 // TestPrefetchMatchesRead follows a burst of leader changes (a segment of several
-// read windows) with and without the prefetcher: the same updates, the same image
-// and metrics, and the prefetcher's buffers are reused (allocations per change).
+// prefetch windows) with and without the prefetcher: the same updates, the same image
+// and the same metrics.
 func TestPrefetchMatchesRead(t *testing.T) {
 	c, err := metagen.ForKafka("4.3.1")
 	if err != nil {
