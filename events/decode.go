@@ -340,11 +340,9 @@ func (r *reader) rebalanceNeeded(d *RebalanceNeeded) error {
 		case 5:
 			return r.hash(&d.NewHash)
 		case 6:
-			d.Reasons = make([]Reason, 0, 4) // one allocation for the usual few
-			return r.array(func(int) error {
-				d.Reasons = append(d.Reasons, Reason{})
-				return r.reason(&d.Reasons[len(d.Reasons)-1])
-			})
+			var err error
+			d.Reasons, err = items(r, &r.reasons, r.reason)
+			return err
 		case 7:
 			return r.int64(&d.MetadataOffset)
 		case 8:
@@ -355,11 +353,9 @@ func (r *reader) rebalanceNeeded(d *RebalanceNeeded) error {
 			d.ConsumerOffsets = new(OffsetsPosition)
 			return r.offsetsPosition(d.ConsumerOffsets)
 		case 11:
-			d.Topics = make([]CoveredTopic, 0, 4)
-			return r.array(func(int) error {
-				d.Topics = append(d.Topics, CoveredTopic{})
-				return r.coveredTopic(&d.Topics[len(d.Topics)-1])
-			})
+			var err error
+			d.Topics, err = items(r, &r.topics, r.coveredTopic)
+			return err
 		default:
 			return r.boolean(&d.TopicsTruncated)
 		}

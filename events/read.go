@@ -29,6 +29,10 @@ type reader struct {
 	// names holds the first topic names and ids of the event, which its reasons and
 	// topics repeat: each is one string.
 	names []string
+	// Scratch for the items of arrays of objects, copied out at their exact length.
+	reasons []Reason
+	topics  []CoveredTopic
+	causes  []RebalanceCause
 }
 
 // pathSeg is a member name, or an array index when name is "".
@@ -255,6 +259,22 @@ func (r *reader) array(item func(i int) error) error {
 		return r.syntax(err)
 	}
 	return nil
+}
+
+// items reads an array of objects, each with item, into the scratch slice *scratch,
+// and returns a copy of exactly their number (empty, not nil, for an empty array, as
+// encoding/json gives it): one allocation, where appending would make one per growth.
+func items[T any](r *reader, scratch *[]T, item func(*T) error) ([]T, error) {
+	s := (*scratch)[:0]
+	err := r.array(func(int) error {
+		var zero T
+		s = append(s, zero)
+		return item(&s[len(s)-1])
+	})
+	out := append(make([]T, 0, len(s)), s...)
+	clear(s) // the pooled reader keeps no strings of the event
+	*scratch = s[:0]
+	return out, err
 }
 
 // value reads the next value whole.

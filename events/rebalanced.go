@@ -315,11 +315,9 @@ func (r *reader) groupRebalanced(d *GroupRebalanced) error {
 		case 6:
 			return r.offsetsPosition(&d.ConsumerOffsets)
 		default:
-			d.Causes = []RebalanceCause{}
-			return r.array(func(int) error {
-				d.Causes = append(d.Causes, RebalanceCause{})
-				return r.rebalanceCause(&d.Causes[len(d.Causes)-1])
-			})
+			var err error
+			d.Causes, err = items(r, &r.causes, r.rebalanceCause)
+			return err
 		}
 	})
 	return err
