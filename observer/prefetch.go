@@ -16,10 +16,9 @@ var prefetchAbove int64 = 1 << 20
 // larger than a read makes one more, dropped when it comes back). prefetchChunk is
 // how much one read takes. So the read runs at most about 64 KiB (or a batch) ahead
 // of consume, and holds about 200 KiB.
-const (
-	prefetchBuffers = 3
-	prefetchChunk   = 64 << 10
-)
+const prefetchBuffers = 3
+
+var prefetchChunk int64 = 64 << 10 // tests lower it
 
 // fetched is a batch the prefetcher read and framed, or (err set) why it stopped.
 type fetched struct {

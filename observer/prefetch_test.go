@@ -2,6 +2,7 @@ package observer
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -10,11 +11,19 @@ import (
 )
 
 // TestPrefetch runs the follower's and the observer's tests with every segment read
-// ahead on the prefetcher's goroutine (prefetchAbove 0): what they check must not
-// depend on it.
+// ahead on the prefetcher's goroutine (prefetchAbove 0), in its windows and in windows
+// of 16 bytes (every batch takes two reads and the buffers go round all the time):
+// what they check must not depend on it.
 func TestPrefetch(t *testing.T) {
-	defer func(v int64) { prefetchAbove = v }(prefetchAbove)
+	defer func(above, chunk int64) { prefetchAbove, prefetchChunk = above, chunk }(prefetchAbove, prefetchChunk)
 	prefetchAbove = 0
+	for _, chunk := range []int64{prefetchChunk, 16} {
+		prefetchChunk = chunk
+		t.Run(fmt.Sprintf("window=%d", chunk), prefetchedTests)
+	}
+}
+
+func prefetchedTests(t *testing.T) {
 	for name, test := range map[string]func(*testing.T){
 		"FollowAppendsRollAndDeletion": TestFollowAppendsRollAndDeletion,
 		"FollowTransactions":           TestFollowTransactions,
@@ -33,8 +42,9 @@ func TestPrefetch(t *testing.T) {
 }
 
 // TestPrefetchMatchesRead follows a burst of leader changes (a segment of several
-// prefetch windows) with and without the prefetcher: the same updates, the same image
-// and the same metrics.
+// prefetch windows) with and without the prefetcher, replayed in a rebuild and
+// arriving after the snapshot was loaded: the same updates, the same image and the
+// same metrics.
 func TestPrefetchMatchesRead(t *testing.T) {
 	c, err := metagen.ForKafka("4.3.1")
 	if err != nil {
@@ -42,23 +52,67 @@ func TestPrefetchMatchesRead(t *testing.T) {
 	}
 	c.Topics, c.Partitions, c.ReplicationFactor, c.Brokers, c.Racks = 20, 50, 3, 6, 3
 	const changes = 6000 // about 230 KB of segment: several prefetch windows (prefetchChunk)
-	dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
-	if _, err := metagen.WriteDir(dir, c, changes); err != nil {
+	files, err := metagen.WriteDir(filepath.Join(t.TempDir(), "__cluster_metadata-0"), c, changes)
+	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(above int64) ([]string, *image.Image, *Metrics) {
+	// follow loads the snapshot and the segment (live: the snapshot, then the segment)
+	// and returns the updates published.
+	follow := func(t *testing.T, live bool) ([]string, *Observer) {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		seg := func() { copyFile(t, files.Segment, filepath.Join(dir, filepath.Base(files.Segment))) }
+		copyFile(t, files.Snapshot, filepath.Join(dir, filepath.Base(files.Snapshot)))
+		if !live {
+			seg()
+		}
+		var out []string
+		o, err := New(Config{Dir: dir, Handler: func(u Update) {
+			out = append(out, fmt.Sprintf("%+v reset=%v unit=%v\n%s", u.Provenance, u.Reset, u.Unit != nil, u.Changes))
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.f.close()
+		if err := o.f.poll(o); err != nil {
+			t.Fatal(err)
+		}
+		if live {
+			seg()
+			if err := o.f.poll(o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out, o
+	}
+	run := func(t *testing.T, above int64) ([]string, *image.Image, *Metrics) {
 		t.Helper()
 		defer func(v int64) { prefetchAbove = v }(prefetchAbove)
 		prefetchAbove = above
-		o, ups := loadOnce(t, dir)
-		var out []string
-		for _, u := range ups {
-			out = append(out, fmt.Sprintf("%+v reset=%v units=%v\n%s", u.Provenance, u.Reset, u.Unit != nil, u.Changes))
+		rebuilt, r := follow(t, false)
+		followed, o := follow(t, true)
+		if d := image.Diff(r.Image(), o.Image()); !d.Empty() || len(followed) != 1+changes/metagen.SegmentBatchRecords+1 {
+			t.Fatalf("%d updates followed; rebuilt and followed images differ:\n%s", len(followed), d)
 		}
-		return out, o.Image(), o.Metrics()
+		return append(rebuilt, followed...), o.Image(), o.Metrics()
 	}
-	want, wantIm, wantM := run(1 << 62)
-	got, gotIm, gotM := run(0)
+	want, wantIm, wantM := run(t, 1<<62)
+	for _, chunk := range []int64{prefetchChunk, 100} {
+		t.Run(fmt.Sprintf("window=%d", chunk), func(t *testing.T) {
+			defer func(v int64) { prefetchChunk = v }(prefetchChunk)
+			prefetchChunk = chunk
+			compareRuns(t, c, changes, want, wantIm, wantM, run)
+		})
+	}
+}
+
+func compareRuns(t *testing.T, c metagen.Config, changes int, want []string, wantIm *image.Image, wantM *Metrics,
+	run func(*testing.T, int64) ([]string, *image.Image, *Metrics)) {
+	t.Helper()
+	got, gotIm, gotM := run(t, 0)
 	if len(got) != len(want) {
 		t.Fatalf("%d updates with the prefetcher, %d without", len(got), len(want))
 	}
