@@ -14,8 +14,8 @@ var prefetchAbove int64 = 1 << 20
 // prefetchBuffers is how many segment buffers a prefetch uses: the one being read
 // into, a spare for the next read, and one that consume is still decoding (a batch
 // larger than a read makes one more, dropped when it comes back). prefetchChunk is
-// how much one read takes. So the read runs at most about 64 KiB (or a batch) ahead
-// of consume, and holds about 200 KiB.
+// how much one read takes. So the read runs at most 32 batches and two windows (of
+// 64 KiB, or a batch) ahead of consume, and its buffers hold about 250 KiB.
 const prefetchBuffers = 3
 
 var prefetchChunk int64 = 64 << 10 // tests lower it
@@ -46,8 +46,8 @@ type prefetcher struct {
 	free  chan []byte      // buffers (or nil tokens) consume gives back
 	recs  chan []rawRecord // record slices consume is done with
 	stop  chan struct{}
-	done  bool // the last item was received
-	end   int64
+	done  bool  // the last item was received
+	end   int64 // the segment position after the last batch received
 }
 
 // startPrefetch starts reading s ahead. Until close, only the prefetcher uses s.
