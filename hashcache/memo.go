@@ -367,10 +367,20 @@ func move32(dst, src unsafe.Pointer, off uintptr) {
 	*(*[16]byte)(unsafe.Add(dst, off+16)) = *(*[16]byte)(unsafe.Add(src, off+16))
 }
 
-// see marks the brokers of the list in s as read by the current topic.
+// see marks the brokers of the list in s as read by the current topic. A broker
+// whose rack is known for the current racks is marked here, without asking rack.
 func (m *rackMemo) see(s *hotSlot) {
 	s.stamp = m.stamp()
 	for _, id := range m.tIDs[s.idOff:s.idEnd] {
+		if uint32(id) < uint32(len(m.dense)) {
+			if d := &m.dense[id]; d.gen == m.racksGen {
+				if d.seen != m.gen { // as rack does
+					d.seen = m.gen
+					m.ids = append(m.ids, id)
+				}
+				continue
+			}
+		}
 		m.rack(id)
 	}
 }
