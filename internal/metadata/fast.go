@@ -221,47 +221,18 @@ func (f *fastReader) count(nullable bool, size int) int {
 
 // int32s reads a compact []int32 with reader.int32s's rules for null and empty.
 func (f *fastReader) int32s(nullable bool) []int32 {
-	p := f.p
-	if f.bad || p >= len(f.b) || f.b[p] >= 0x80 {
-		return f.int32sLong(nullable)
-	}
-	// A one-byte count (fewer than 127 ints): what Kafka writes for replica lists.
-	n := int(f.b[p]) - 1
-	p++
-	switch {
-	case n < 0:
-		f.bad = f.bad || !nullable
-		f.p = p
-		return nil
-	case n == 0:
-		f.p = p
-		if nullable {
-			return emptyInt32s
+	var n int
+	if p := f.p; !f.bad && p < len(f.b) && f.b[p] < 0x80 {
+		// A one-byte count (fewer than 127 ints, as Kafka writes replica lists), read
+		// here with count's checks: calling count costs more than the rest.
+		n = int(f.b[p]) - 1
+		f.p = p + 1
+		if n < 0 && !nullable || 4*n > f.left() {
+			f.bad = true
 		}
-		return nil
-	case 4*n > len(f.b)-p:
-		f.bad = true
-		return nil
-	}
-	raw := f.b[p : p+4*n]
-	f.p = p + 4*n
-	var s []int32
-	if a := f.a; a != nil {
-		start := len(a.ints)
-		a.ints = growInts(a.ints, n)
-		s = a.ints[start : start+n : start+n]
 	} else {
-		s = make([]int32, n)
+		n = f.count(nullable, 4)
 	}
-	for i := range s {
-		s[i] = int32(binary.BigEndian.Uint32(raw[4*i:]))
-	}
-	return s
-}
-
-// int32sLong is int32s for any count, and after an error.
-func (f *fastReader) int32sLong(nullable bool) []int32 {
-	n := f.count(nullable, 4)
 	switch {
 	case f.bad || n < 0:
 		return nil
