@@ -14,11 +14,11 @@ var prefetchAbove int64 = 1 << 20
 // prefetchBuffers is how many segment buffers a prefetch uses: the one being read
 // into, a spare for the next read, and one that consume is still decoding (a batch
 // larger than a read makes one more, dropped when it comes back). prefetchChunk is
-// how much one read takes. So the read runs at most 32 batches and two windows (of
-// 64 KiB, or a batch) ahead of consume, and its buffers hold about 250 KiB.
+// how much one read takes. So the read runs at most 16 batches and two windows (of
+// 32 KiB, or a batch) ahead of consume, and its buffers hold about 150 KiB.
 const prefetchBuffers = 3
 
-var prefetchChunk int64 = 64 << 10 // tests lower it
+var prefetchChunk int64 = 32 << 10 // tests lower it
 
 // fetched is a batch the prefetcher read and framed, or (err set) why it stopped.
 type fetched struct {
@@ -52,8 +52,8 @@ type prefetcher struct {
 
 // startPrefetch starts reading s ahead. Until close, only the prefetcher uses s.
 func startPrefetch(s *segment) *prefetcher {
-	p := &prefetcher{seg: s, items: make(chan fetched, 32), free: make(chan []byte, prefetchBuffers),
-		recs: make(chan []rawRecord, 34), stop: make(chan struct{}), end: s.pos}
+	p := &prefetcher{seg: s, items: make(chan fetched, 16), free: make(chan []byte, prefetchBuffers),
+		recs: make(chan []rawRecord, 18), stop: make(chan struct{}), end: s.pos}
 	s.recycle, s.prefetching = false, true
 	for range prefetchBuffers - 1 { // the segment holds the other one
 		p.free <- nil
