@@ -1,6 +1,7 @@
 package hashcache_test
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"slices"
@@ -188,17 +189,17 @@ func runPasses(b *testing.B, passes []pass) {
 	}
 	anchor := passes[0]
 	for _, p := range passes[1:] {
-		ratios := make([]time.Duration, len(p.cpu)) // per iteration, in millionths
+		ratios := make([]float64, len(p.cpu)) // per iteration
 		for i := range p.cpu {
-			ratios[i] = p.cpu[i] * 1e6 / max(anchor.cpu[i], 1)
+			ratios[i] = float64(p.cpu[i]) / float64(max(anchor.cpu[i], 1))
 		}
 		b.ReportMetric(float64(slices.Min(p.cpu))/float64(max(slices.Min(anchor.cpu), 1)), p.name+"/"+anchor.name+"-cpu-min")
-		b.ReportMetric(float64(median(ratios))/1e6, p.name+"/"+anchor.name+"-cpu-med")
+		b.ReportMetric(median(ratios), p.name+"/"+anchor.name+"-cpu-med")
 	}
 }
 
-func median(ds []time.Duration) time.Duration {
-	s := slices.Sorted(slices.Values(ds))
+func median[T cmp.Ordered](xs []T) T {
+	s := slices.Sorted(slices.Values(xs))
 	return s[len(s)/2]
 }
 
