@@ -8,7 +8,7 @@ import (
 )
 
 // Check compares im with the cluster c describes after the first changes changes of
-// WriteSegment (0: the snapshot alone), and returns the first difference it finds, or
+// WriteSegment in c.Order (0: the snapshot alone), and returns the first difference it finds, or
 // nil: the metadata.version and features, every broker (epoch, incarnation, rack,
 // fenced, log dirs), every topic (name, id, partition count) and every partition
 // (replicas, ISR, leader, epochs, directories), and nothing more.
@@ -44,6 +44,7 @@ func (c *Config) Check(im *image.Image, changes int) error {
 	if im.NumTopics() != c.Topics || int64(im.NumPartitions()) != c.NumPartitions() {
 		return fmt.Errorf("%d topics, %d partitions; want %d, %d", im.NumTopics(), im.NumPartitions(), c.Topics, c.NumPartitions())
 	}
+	leaders, moves := c.LeadersAfter(changes)
 	var replicas []int32
 	var dirs []UUID
 	for t := range c.Topics {
@@ -61,12 +62,7 @@ func (c *Config) Check(im *image.Image, changes int) error {
 				return fmt.Errorf("partition %s-%d missing", name, p)
 			}
 			replicas = c.Replicas(replicas[:0], t, p)
-			leader, moves := int32(-1), 0
-			if changes > 0 {
-				leader, moves = c.LeaderAfter(t, p, changes)
-			} else {
-				leader = replicas[0]
-			}
+			leader, moves := leaders[t*c.Partitions+p], moves[t*c.Partitions+p]
 			dirs = dirs[:0]
 			if c.HasDirectories() {
 				for _, r := range replicas {
@@ -76,7 +72,7 @@ func (c *Config) Check(im *image.Image, changes int) error {
 			switch {
 			case !slices.Equal(part.Replicas(), replicas) || !slices.Equal(part.ISR(), replicas):
 				return fmt.Errorf("partition %s-%d: replicas %v isr %v, want %v", name, p, part.Replicas(), part.ISR(), replicas)
-			case part.Leader() != leader || part.LeaderEpoch() != int32(moves) || part.PartitionEpoch() != int32(moves):
+			case part.Leader() != leader || part.LeaderEpoch() != moves || part.PartitionEpoch() != moves:
 				return fmt.Errorf("partition %s-%d: leader %d epochs %d/%d, want %d, %d/%d", name, p,
 					part.Leader(), part.LeaderEpoch(), part.PartitionEpoch(), leader, moves, moves)
 			case c.HasDirectories() && !slices.Equal(part.Directories(), dirs):

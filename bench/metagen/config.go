@@ -65,6 +65,62 @@ type Config struct {
 	Timestamp int64
 	// MaxBatchBytes bounds each batch (0: MaxBatchBytes, 8 MiB).
 	MaxBatchBytes int
+	// Order is the order in which WriteSegment's changes move partition leaders
+	// (the zero value: OrderSequential).
+	Order Order
+}
+
+// Order is an order of WriteSegment's leader changes.
+type Order int8
+
+const (
+	// OrderSequential moves the leader of partition i mod NumPartitions to its next
+	// replica at change i (topics in order, then partitions), in batches of
+	// SegmentBatchRecords: each batch touches consecutive partitions of one topic.
+	OrderSequential Order = iota
+	// OrderRolling is a rolling restart as Kafka's controller writes it, broker by
+	// broker (ids 1..Brokers, then again): the broker's controlled shutdown moves
+	// the leadership of every partition whose preferred (first) replica it is, and
+	// leads, to the second replica, topic by topic (in a seeded order standing in
+	// for the hash order of Kafka's BrokersToIsrs), the partitions of a topic in
+	// ascending order, in batches of ShutdownBatchRecords; then the preferred
+	// leader election moves them back, in a seeded order over all topics (standing
+	// in for the hash order of Kafka's imbalanced-partitions set), in batches of
+	// ElectionBatchRecords. Needs ReplicationFactor >= 2.
+	OrderRolling
+	// OrderUnknown is past the known orders.
+	OrderUnknown
+)
+
+// Kafka's batch limits that OrderRolling follows.
+const (
+	// ShutdownBatchRecords is the most records QuorumController puts in one batch
+	// (MAX_RECORDS_PER_BATCH); a broker's controlled shutdown is one result of
+	// many records, split at this count.
+	ShutdownBatchRecords = 10_000
+	// ElectionBatchRecords is the most elections one run of the preferred leader
+	// election makes (ReplicationControlManager MAX_ELECTIONS_PER_IMBALANCE); the
+	// controller runs it again at once while partitions are left.
+	ElectionBatchRecords = 1_000
+)
+
+var orderNames = [...]string{OrderSequential: "sequential", OrderRolling: "rolling"}
+
+func (o Order) String() string {
+	if o >= 0 && o < OrderUnknown {
+		return orderNames[o]
+	}
+	return fmt.Sprintf("Order(%d)", o)
+}
+
+// ParseOrder is the Order named s ("sequential", "rolling"), or ErrConfig.
+func ParseOrder(s string) (Order, error) {
+	for o, name := range orderNames {
+		if s == name {
+			return Order(o), nil
+		}
+	}
+	return OrderUnknown, fmt.Errorf("%w: order %q (known: sequential, rolling)", ErrConfig, s)
 }
 
 // release is what a Kafka release writes in a new cluster's snapshots, from the real
@@ -136,6 +192,10 @@ func (c *Config) Validate() error {
 		return bad("Timestamp %d < 1", c.Timestamp)
 	case c.MaxBatchBytes != 0 && (c.MaxBatchBytes < 1<<20 || c.MaxBatchBytes > MaxBatchBytes):
 		return bad("MaxBatchBytes %d not in [1 MiB, 8 MiB]", c.MaxBatchBytes)
+	case c.Order < 0 || c.Order >= OrderUnknown:
+		return bad("Order %v unknown", c.Order)
+	case c.Order == OrderRolling && c.ReplicationFactor < 2:
+		return bad("Order rolling needs ReplicationFactor >= 2, not %d", c.ReplicationFactor)
 	case int64(c.Topics)*int64(c.Partitions) > 1<<31-1:
 		return bad("Topics x Partitions = %d too many", int64(c.Topics)*int64(c.Partitions))
 	}
@@ -263,6 +323,7 @@ const (
 	kindTopic = iota + 1
 	kindDir
 	kindIncarnation
+	kindOrder
 )
 
 // uuid derives a version-4-looking UUID from (Seed, kind, i), as Kafka's

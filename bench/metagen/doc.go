@@ -2,7 +2,8 @@
 // snapshot (.checkpoint) of a cluster of any size, laid out the way Kafka's
 // RecordsSnapshotWriter and MetadataImage.write lay it out
 // (docs/metadata-log.md#snapshots), and optionally a log segment (.log) of partition
-// leader changes after it.
+// leader changes after it, in the Config's Order: partition after partition, or a
+// rolling restart broker by broker as Kafka's controller writes one.
 //
 // Snapshot layout:
 //   - a control batch at offset 0 with the SnapshotHeaderRecord, then, when

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
@@ -224,6 +225,7 @@ func TestObserverLoads(t *testing.T) {
 		mv      int16
 		changes int
 		racks   int
+		order   Order
 	}{
 		{name: "4.3.1", release: "4.3.1"},
 		{name: "4.1.1", release: "4.1.1"},
@@ -234,6 +236,8 @@ func TestObserverLoads(t *testing.T) {
 		{name: "MV 3.3-IV3", release: "4.3.1", mv: 7},
 		{name: "MV 3.7-IV0", release: "4.3.1", mv: 15},
 		{name: "MV 3.7-IV2", release: "4.3.1", mv: 17, changes: 10},
+		{name: "rolling, two brokers", release: "4.3.1", changes: 25, order: OrderRolling},
+		{name: "rolling past one restart", release: "4.3.1", changes: 150, order: OrderRolling},
 		{name: "MV 4.0-IV1", release: "4.3.1", mv: 23},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,6 +252,7 @@ func TestObserverLoads(t *testing.T) {
 			if tc.racks < 0 {
 				c.Racks = 0
 			}
+			c.Order = tc.order
 			dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
 			files, err := WriteDir(dir, c, tc.changes)
 			if err != nil {
@@ -297,6 +302,7 @@ func TestCheckFindsDifferences(t *testing.T) {
 		"more topics":     func(c *Config) int { c.Topics++; return 5 },
 		"other racks":     func(c *Config) int { c.Racks = 2; return 5 },
 		"other MV":        func(c *Config) int { c.MetadataVersion--; return 5 },
+		"rolling order":   func(c *Config) int { c.Order = OrderRolling; return 5 },
 	} {
 		c2 := c
 		if err := c2.Check(l.Image, mutate(&c2)); err == nil {
@@ -325,6 +331,8 @@ func TestValidate(t *testing.T) {
 		"metadata.version dup": func(c *Config) { c.Features = append(c.Features, Feature{"metadata.version", 1}) },
 		"feature level 0":      func(c *Config) { c.Features = []Feature{{"group.version", 0}} },
 		"brokers hit ctrl ids": func(c *Config) { c.Brokers, c.ReplicationFactor = ControllerIDBase, 1 },
+		"unknown order":        func(c *Config) { c.Order = OrderUnknown },
+		"rolling with RF 1":    func(c *Config) { c.Order, c.ReplicationFactor = OrderRolling, 1 },
 	} {
 		c := small(t)
 		mutate(&c)
@@ -376,4 +384,120 @@ func TestReplicasSpreadRacks(t *testing.T) {
 			t.Errorf("broker %d leads %d partitions, want %d", id, n, want)
 		}
 	}
+}
+
+// TestRollingRestart reads back the segment of OrderRolling: broker by broker, its
+// controlled shutdown moves exactly the partitions it leads to their second replica,
+// topic by topic, in batches of at most ShutdownBatchRecords; the preferred leader
+// election then moves each back, spread over the topics, in batches of at most
+// ElectionBatchRecords; LeadersAfter tells the leaders and epochs the bytes give.
+func TestRollingRestart(t *testing.T) {
+	c := small(t)
+	c.Topics, c.Partitions, c.Order = 700, 100, OrderRolling // each of 6 brokers leads ~11.7k: two shutdown batches
+	np := int(c.NumPartitions())
+	ledBy := map[int32]int{} // partitions each broker leads in the snapshot
+	for k := range np {
+		ledBy[c.Replicas(nil, k/c.Partitions, k%c.Partitions)[0]]++
+	}
+	changes := 2*np + 2*ledBy[1] + 500 // a whole restart, then broker 1 again, then part of broker 2's shutdown
+	var buf bytes.Buffer
+	if _, err := WriteSegment(&buf, c, changes); err != nil {
+		t.Fatal(err)
+	}
+	batches, recs := decode(t, buf.Bytes())
+	leaders, moves := make([]int32, np), make([]int32, np)
+	index := map[UUID]int{}
+	for tp := range c.Topics {
+		index[c.TopicID(tp)] = tp
+		for p := range c.Partitions {
+			leaders[tp*c.Partitions+p] = c.Replicas(nil, tp, p)[0]
+		}
+	}
+	type phase struct {
+		broker   int32
+		shutdown bool
+		batches  map[int]bool
+		parts    map[int]bool
+		topics   []int // topic of each change in order
+	}
+	var phases []*phase
+	for _, r := range recs[1:] { // after the LeaderChange control record
+		pc, ok := r.rec.(*metadata.PartitionChangeRecord)
+		if !ok || pc.Leader < 0 || pc.ISR != nil || pc.Replicas != nil {
+			t.Fatalf("offset %d: %+v, want a PartitionChangeRecord that moves only the leader", r.offset, r.rec)
+		}
+		tp := index[pc.TopicID]
+		k := tp*c.Partitions + int(pc.PartitionID)
+		replicas := c.Replicas(nil, tp, int(pc.PartitionID))
+		shutdown := pc.Leader == replicas[1]
+		if !shutdown && (pc.Leader != replicas[0] || leaders[k] != replicas[1]) ||
+			shutdown && leaders[k] != replicas[0] {
+			t.Fatalf("offset %d: %s-%d from leader %d to %d; replicas %v", r.offset, c.TopicName(tp), pc.PartitionID, leaders[k], pc.Leader, replicas)
+		}
+		if n := len(phases); n == 0 || phases[n-1].broker != replicas[0] || phases[n-1].shutdown != shutdown {
+			phases = append(phases, &phase{broker: replicas[0], shutdown: shutdown, batches: map[int]bool{}, parts: map[int]bool{}})
+		}
+		ph := phases[len(phases)-1]
+		if ph.parts[k] {
+			t.Fatalf("offset %d: %s-%d moved twice in one phase", r.offset, c.TopicName(tp), pc.PartitionID)
+		}
+		ph.batches[r.batch], ph.parts[k] = true, true
+		ph.topics = append(ph.topics, tp)
+		leaders[k] = pc.Leader
+		moves[k]++
+	}
+	if want := 2*c.Brokers + 2 + 1; len(phases) != want {
+		t.Fatalf("%d phases, want %d (shutdown and election per broker)", len(phases), want)
+	}
+	for i, ph := range phases {
+		if want := c.BrokerID(i / 2 % c.Brokers); ph.broker != want || ph.shutdown != (i%2 == 0) {
+			t.Fatalf("phase %d: broker %d shutdown %v, want broker %d", i, ph.broker, ph.shutdown, want)
+		}
+		per, led := ElectionBatchRecords, ledBy[ph.broker]
+		if ph.shutdown {
+			per = ShutdownBatchRecords
+		}
+		if i == len(phases)-1 {
+			led = 500
+		}
+		if len(ph.parts) != led {
+			t.Errorf("phase %d: %d partitions moved, want the %d broker %d leads", i, len(ph.parts), led, ph.broker)
+		}
+		if want := (len(ph.parts) + per - 1) / per; len(ph.batches) != want {
+			t.Errorf("phase %d: %d batches for %d changes, want %d of <= %d", i, len(ph.batches), len(ph.parts), want, per)
+		}
+		// Topic by topic at a shutdown; spread over the topics at an election.
+		runs := 1
+		for j := 1; j < len(ph.topics); j++ {
+			if ph.topics[j] != ph.topics[j-1] {
+				runs++
+			}
+		}
+		if topics := distinct(ph.topics); ph.shutdown && runs != topics || !ph.shutdown && runs < len(ph.topics)*9/10 {
+			t.Errorf("phase %d (shutdown %v): %d runs of one topic over %d changes of %d topics", i, ph.shutdown, runs, len(ph.topics), topics)
+		}
+	}
+	for _, b := range batches[1:] {
+		if n := int(b.LastOffsetDelta) + 1; n > ShutdownBatchRecords {
+			t.Errorf("batch at %d: %d records", b.BaseOffset, n)
+		}
+	}
+	wantLeaders, wantMoves := c.LeadersAfter(changes)
+	if !slices.Equal(leaders, wantLeaders) || !slices.Equal(moves, wantMoves) {
+		t.Error("LeadersAfter differs from the segment's records")
+	}
+	after, movesAfter := c.LeadersAfter(2 * np)
+	for k := range np {
+		if after[k] != c.Replicas(nil, k/c.Partitions, k%c.Partitions)[0] || movesAfter[k] != 2 {
+			t.Fatalf("partition %d after a whole restart: leader %d, %d moves; want its preferred leader, 2", k, after[k], movesAfter[k])
+		}
+	}
+}
+
+func distinct(xs []int) int {
+	seen := map[int]bool{}
+	for _, x := range xs {
+		seen[x] = true
+	}
+	return len(seen)
 }

@@ -28,8 +28,8 @@ type Stats struct {
 	FirstOffset, LastOffset int64
 }
 
-// SegmentBatchRecords is how many records WriteSegment puts in each data batch (a
-// busy controller's batch within its 25 ms linger).
+// SegmentBatchRecords is how many records WriteSegment puts in each data batch in
+// OrderSequential (a busy controller's batch within its 25 ms linger).
 const SegmentBatchRecords = 100
 
 // WriteSnapshot writes the snapshot described by c to w (the layout is in the package
@@ -90,10 +90,9 @@ func WriteSnapshot(w io.Writer, c Config) (Stats, error) {
 
 // WriteSegment writes the log segment that follows c's snapshot: base offset
 // c.SnapshotEndOffset(), a LeaderChangeMessage control batch opening epoch Epoch+1
-// (the first controller leads), then changes PartitionChangeRecords in batches of
-// SegmentBatchRecords. Change i moves the leader of partition i mod NumPartitions
-// (topics in order, then partitions) to its next replica; LeaderAfter tells the
-// result.
+// (the first controller leads), then changes PartitionChangeRecords, each moving one
+// partition's leader, in c.Order and its batches (OrderSequential: SegmentBatchRecords
+// per batch); LeadersAfter tells the result.
 func WriteSegment(w io.Writer, c Config, changes int) (Stats, error) {
 	if err := c.Validate(); err != nil {
 		return Stats{}, err
@@ -111,15 +110,11 @@ func WriteSegment(w io.Writer, c Config, changes int) (Stats, error) {
 	b := newBatcher(w, &c, c.SnapshotEndOffset(), c.Epoch+1, c.Timestamp+1)
 	b.control(&recordbatch.LeaderChangeMessage{LeaderID: leader, Voters: voters, GrantingVoters: voters})
 	pv := c.PartitionVersion()
-	var replicas []int32
-	for i := range changes {
-		k := i % int(c.NumPartitions())
-		t, p := k/c.Partitions, k%c.Partitions
-		replicas = c.Replicas(replicas[:0], t, p)
-		rec := metadata.NewPartitionChangeRecord(c.TopicID(t), int32(p))
-		rec.Leader = replicas[(i/int(c.NumPartitions())+1)%len(replicas)]
+	for ch := range c.changes(changes) {
+		rec := metadata.NewPartitionChangeRecord(c.TopicID(ch.k/c.Partitions), int32(ch.k%c.Partitions))
+		rec.Leader = ch.leader
 		b.add(rec, pv)
-		if len(b.ends) == SegmentBatchRecords {
+		if ch.endsBatch {
 			b.endGroup()
 			b.flush(len(b.ends))
 			b.ts++
@@ -128,19 +123,6 @@ func WriteSegment(w io.Writer, c Config, changes int) (Stats, error) {
 	b.endGroup()
 	b.flush(len(b.ends))
 	return b.finish()
-}
-
-// LeaderAfter is the leader of partition p of topic t after the first changes changes
-// of WriteSegment, and how many of them changed it (each raised its leader epoch and
-// partition epoch by one).
-func (c *Config) LeaderAfter(t, p, changes int) (leader int32, moves int) {
-	np := int(c.NumPartitions())
-	k := t*c.Partitions + p
-	moves = changes / np
-	if k < changes%np {
-		moves++
-	}
-	return c.Replicas(nil, t, p)[moves%c.ReplicationFactor], moves
 }
 
 // Files are the paths WriteDir wrote.

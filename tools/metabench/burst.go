@@ -2,8 +2,9 @@ package main
 
 // The leader-change burst benchmark (bench/burst.sh, issue 14 goal 1): a rolling
 // restart moves the leader of every partition, written by metagen as a segment of
-// -changes PartitionChangeRecords (batches of metagen.SegmentBatchRecords) after the
-// snapshot. In each round, in fresh processes:
+// -changes PartitionChangeRecords after the snapshot, once per -order (by default
+// metagen.OrderRolling, the headline, and metagen.OrderSequential for comparison; the
+// orders alternate within each round). In each round, in fresh processes:
 //
 //   - kraftwatch at load: observer.Load of the snapshot alone, then of the snapshot
 //     and the segment; the burst is the difference (wall, CPU, bytes allocated per
@@ -168,15 +169,34 @@ func childLive(o *options) error {
 	return json.NewEncoder(os.Stdout).Encode(r)
 }
 
-// burstRound is one round's figures.
+// burstRound is one round's figures: the snapshot alone, then per order.
 type burstRound struct {
-	snap, load, live  loadResult
-	shellSnap, shellJ shellRun
+	snap      loadResult
+	shellSnap shellRun
+	orders    []orderRound
+}
+
+type orderRound struct {
+	load, live loadResult
+	shellJ     shellRun
+}
+
+// burstSegment is one order's segment and the same bytes joined to the snapshot for
+// Kafka's shell.
+type burstSegment struct {
+	order  metagen.Order
+	dir    string
+	files  metagen.Files
+	joined string
 }
 
 func runBurst(o *options) error {
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
+	orders, err := o.orders()
+	if err != nil {
+		return err
+	}
 	c, err := o.config()
 	if err != nil {
 		return err
@@ -201,28 +221,33 @@ func runBurst(o *options) error {
 		fmt.Printf("kafka:   %s, %s\nshell JVM options: %s\n", o.version, javaVersion(), strings.Join(jvm, " "))
 	}
 	start := time.Now()
-	snapDir := filepath.Join(dir, "snap", "__cluster_metadata-0")
-	burstDir := filepath.Join(dir, "burst", "__cluster_metadata-0")
-	sf, err := metagen.WriteDir(snapDir, c, 0)
+	sf, err := metagen.WriteDir(filepath.Join(dir, "snap", "__cluster_metadata-0"), c, 0)
 	if err != nil {
 		return err
-	}
-	bf, err := metagen.WriteDir(burstDir, c, o.changes)
-	if err != nil {
-		return err
-	}
-	// Kafka's shell reads one file: the snapshot and the segment joined.
-	joined := filepath.Join(dir, "joined", "__cluster_metadata-0", "joined.checkpoint")
-	if o.shell {
-		if err := joinFiles(joined, bf.Snapshot, bf.Segment); err != nil {
-			return err
-		}
 	}
 	fmt.Printf("snapshot: %d topics x %d partitions = %d partitions, RF %d over %d brokers in %d racks: %.1f MB\n",
 		c.Topics, c.Partitions, c.NumPartitions(), c.ReplicationFactor, c.Brokers, c.Racks, mb(sf.SnapshotStats.Bytes))
-	fmt.Printf("segment:  %d leader changes (PartitionChangeRecord) in %d batches of <= %d: %.1f MB; written in %v\n\n",
-		o.changes, bf.SegmentStats.Batches-1, metagen.SegmentBatchRecords, mb(bf.SegmentStats.Bytes), time.Since(start).Round(time.Millisecond))
-	lastSnap, lastJoined := sf.SnapshotStats.LastOffset-1, bf.SegmentStats.LastOffset
+	var segs []burstSegment
+	for _, ord := range orders {
+		c.Order = ord
+		s := burstSegment{order: ord, dir: filepath.Join(dir, ord.String(), "__cluster_metadata-0")}
+		if s.files, err = metagen.WriteDir(s.dir, c, o.changes); err != nil {
+			return err
+		}
+		// Kafka's shell reads one file: the snapshot and the segment joined.
+		if o.shell {
+			s.joined = filepath.Join(dir, ord.String()+"-joined", "__cluster_metadata-0", "joined.checkpoint")
+			if err := joinFiles(s.joined, s.files.Snapshot, s.files.Segment); err != nil {
+				return err
+			}
+		}
+		st := s.files.SegmentStats
+		fmt.Printf("segment %-10s %d leader changes (PartitionChangeRecord) in %d batches (%.0f records per batch): %.1f MB\n",
+			ord.String()+":", o.changes, st.Batches-1, float64(st.Records)/float64(st.Batches-1), mb(st.Bytes))
+		segs = append(segs, s)
+	}
+	fmt.Printf("  %s\n  %s\nwritten in %v\n\n", orderDoc[metagen.OrderRolling], orderDoc[metagen.OrderSequential], time.Since(start).Round(time.Millisecond))
+	lastSnap := sf.SnapshotStats.LastOffset - 1
 
 	var rounds []burstRound
 	for round := range o.runs {
@@ -231,52 +256,88 @@ func runBurst(o *options) error {
 		if r.snap, err = childRun(ctx, o, "-child-load", filepath.Dir(sf.Snapshot), 0); err != nil {
 			return err
 		}
-		if r.load, err = childRun(ctx, o, "-child-load", burstDir, o.changes); err != nil {
-			return err
-		}
-		if r.live, err = childRun(ctx, o, "-child-live", burstDir, o.changes); err != nil {
-			return err
-		}
-		for _, l := range []loadResult{r.snap, r.load, r.live} {
-			if l.Check != "ok" {
-				return fmt.Errorf("kraftwatch's image differs from what was written: %s", l.Check)
-			}
-		}
 		fmt.Printf("  kraftwatch snapshot load:      %8v (CPU %v), peak RSS %.0f MB, image heap %.0f MB\n",
 			dur(r.snap.LoadNs), dur(r.snap.CPUNs), mb(r.snap.PeakRSS), mb(r.snap.HeapBytes))
-		fmt.Printf("  kraftwatch snapshot + segment: %8v (CPU %v), peak RSS %.0f MB, image heap %.0f MB: burst at load %v, %.0f B allocated per change\n",
-			dur(r.load.LoadNs), dur(r.load.CPUNs), mb(r.load.PeakRSS), mb(r.load.HeapBytes),
-			dur(r.load.LoadNs-r.snap.LoadNs), float64(r.load.AllocBytes-r.snap.AllocBytes)/float64(o.changes))
-		fmt.Printf("  kraftwatch live:               %8v (CPU %v) from the segment's arrival to its last update, %.0f B allocated per change, peak RSS %.0f MB, image heap %.0f MB\n",
-			dur(r.live.LoadNs), dur(r.live.CPUNs), float64(r.live.AllocBytes)/float64(o.changes), mb(r.live.PeakRSS), mb(r.live.HeapBytes))
 		if o.shell {
 			if r.shellSnap, err = shellLoad(ctx, tools, jvm, sf.Snapshot, lastSnap, nil); err != nil {
 				return fmt.Errorf("kafka-metadata-shell on the snapshot: %w", err)
 			}
-			if r.shellJ, err = shellLoad(ctx, tools, jvm, joined, lastJoined, nil); err != nil {
-				return fmt.Errorf("kafka-metadata-shell on the snapshot and segment: %w", err)
-			}
 			fmt.Printf("  kafka shell, snapshot:           caught up %8v, image %8v (CPU %v)\n", rnd(r.shellSnap.caughtUp), rnd(r.shellSnap.image), rnd(r.shellSnap.cpu))
-			fmt.Printf("  kafka shell, snapshot + segment: caught up %8v, image %8v (CPU %v): burst %v\n",
-				rnd(r.shellJ.caughtUp), rnd(r.shellJ.image), rnd(r.shellJ.cpu), rnd(r.shellJ.image-r.shellSnap.image))
+		}
+		for _, s := range segs {
+			oo := *o
+			oo.order = s.order.String()
+			var or orderRound
+			if or.load, err = childRun(ctx, &oo, "-child-load", s.dir, o.changes); err != nil {
+				return err
+			}
+			if or.live, err = childRun(ctx, &oo, "-child-live", s.dir, o.changes); err != nil {
+				return err
+			}
+			for _, l := range []loadResult{r.snap, or.load, or.live} {
+				if l.Check != "ok" {
+					return fmt.Errorf("kraftwatch's image differs from what was written (%s): %s", s.order, l.Check)
+				}
+			}
+			fmt.Printf("  %s:\n", s.order)
+			fmt.Printf("    kraftwatch snapshot + segment: %8v (CPU %v), peak RSS %.0f MB, image heap %.0f MB: burst at load %v, %.0f B allocated per change\n",
+				dur(or.load.LoadNs), dur(or.load.CPUNs), mb(or.load.PeakRSS), mb(or.load.HeapBytes),
+				dur(or.load.LoadNs-r.snap.LoadNs), float64(or.load.AllocBytes-r.snap.AllocBytes)/float64(o.changes))
+			fmt.Printf("    kraftwatch live:               %8v (CPU %v) from the segment's arrival to its last update, %.0f B allocated per change, peak RSS %.0f MB, image heap %.0f MB\n",
+				dur(or.live.LoadNs), dur(or.live.CPUNs), float64(or.live.AllocBytes)/float64(o.changes), mb(or.live.PeakRSS), mb(or.live.HeapBytes))
+			if o.shell {
+				if or.shellJ, err = shellLoad(ctx, tools, jvm, s.joined, s.files.SegmentStats.LastOffset, nil); err != nil {
+					return fmt.Errorf("kafka-metadata-shell on the snapshot and the %s segment: %w", s.order, err)
+				}
+				fmt.Printf("    kafka shell, snapshot + segment: caught up %8v, image %8v (CPU %v): burst %v\n",
+					rnd(or.shellJ.caughtUp), rnd(or.shellJ.image), rnd(or.shellJ.cpu), rnd(or.shellJ.image-r.shellSnap.image))
+			}
+			r.orders = append(r.orders, or)
 		}
 		rounds = append(rounds, r)
 	}
 
-	sec := func(ns int64) float64 { return float64(ns) / 1e9 }
-	atLoad := median(rounds, func(r burstRound) float64 { return sec(r.load.LoadNs - r.snap.LoadNs) })
-	atLoadCPU := median(rounds, func(r burstRound) float64 { return sec(r.load.CPUNs - r.snap.CPUNs) })
-	live := median(rounds, func(r burstRound) float64 { return sec(r.live.LoadNs) })
-	liveCPU := median(rounds, func(r burstRound) float64 { return sec(r.live.CPUNs) })
-	allocLoad := median(rounds, func(r burstRound) float64 { return float64(r.load.AllocBytes-r.snap.AllocBytes) / float64(o.changes) })
-	allocLive := median(rounds, func(r burstRound) float64 { return float64(r.live.AllocBytes) / float64(o.changes) })
-	rssLoad := median(rounds, func(r burstRound) float64 { return float64(r.load.PeakRSS) / float64(r.load.HeapBytes) })
-	rssLive := median(rounds, func(r burstRound) float64 { return float64(r.live.PeakRSS) / float64(r.live.HeapBytes) })
-	above := func(l loadResult) float64 { return float64(l.PeakRSS-l.StartRSS) / float64(l.HeapBytes) }
-	aboveLoad := median(rounds, func(r burstRound) float64 { return above(r.load) })
-	aboveLive := median(rounds, func(r burstRound) float64 { return above(r.live) })
-	startRSS := median(rounds, func(r burstRound) float64 { return float64(r.load.StartRSS) / 1e6 })
+	var missed []string
 	fmt.Printf("\n== results (medians of %d runs; load average now %s)\n", o.runs, loadavg())
+	for i, s := range segs {
+		missed = append(missed, burstResults(o, s.order, rounds, i)...)
+	}
+	if len(missed) > 0 {
+		return fmt.Errorf("missed %d target(s): %s", len(missed), strings.Join(missed, "; "))
+	}
+	return nil
+}
+
+var orderDoc = map[metagen.Order]string{
+	metagen.OrderRolling: "rolling: a rolling restart as Kafka's controller writes it: broker by broker, its controlled shutdown moves " +
+		"the partitions it leads, topic by topic, in batches of <= 10,000, and the preferred leader election moves them back, spread over all topics, in batches of <= 1,000",
+	metagen.OrderSequential: "sequential: partition after partition, topics in order: each batch of 100 touches one topic",
+}
+
+// burstResults prints one order's medians and targets and returns the missed ones.
+func burstResults(o *options, ord metagen.Order, rounds []burstRound, i int) []string {
+	sec := func(ns int64) float64 { return float64(ns) / 1e9 }
+	med := func(f func(r burstRound, or orderRound) float64) float64 {
+		return median(rounds, func(r burstRound) float64 { return f(r, r.orders[i]) })
+	}
+	perChange := func(b int64) float64 { return float64(b) / float64(o.changes) }
+	atLoad := med(func(r burstRound, or orderRound) float64 { return sec(or.load.LoadNs - r.snap.LoadNs) })
+	atLoadCPU := med(func(r burstRound, or orderRound) float64 { return sec(or.load.CPUNs - r.snap.CPUNs) })
+	live := med(func(_ burstRound, or orderRound) float64 { return sec(or.live.LoadNs) })
+	liveCPU := med(func(_ burstRound, or orderRound) float64 { return sec(or.live.CPUNs) })
+	allocLoad := med(func(r burstRound, or orderRound) float64 { return perChange(or.load.AllocBytes - r.snap.AllocBytes) })
+	allocLive := med(func(_ burstRound, or orderRound) float64 { return perChange(or.live.AllocBytes) })
+	rssLoad := med(func(_ burstRound, or orderRound) float64 {
+		return float64(or.load.PeakRSS) / float64(or.load.HeapBytes)
+	})
+	rssLive := med(func(_ burstRound, or orderRound) float64 {
+		return float64(or.live.PeakRSS) / float64(or.live.HeapBytes)
+	})
+	above := func(l loadResult) float64 { return float64(l.PeakRSS-l.StartRSS) / float64(l.HeapBytes) }
+	aboveLoad := med(func(_ burstRound, or orderRound) float64 { return above(or.load) })
+	aboveLive := med(func(_ burstRound, or orderRound) float64 { return above(or.live) })
+	startRSS := med(func(_ burstRound, or orderRound) float64 { return float64(or.load.StartRSS) / 1e6 })
+	fmt.Printf("%s order:\n", ord)
 	fmt.Printf("kraftwatch  %d changes at load:  %6.3f s (CPU %.3f s), %5.1f B allocated per change, peak RSS %.2fx the image's heap\n",
 		o.changes, atLoad, atLoadCPU, allocLoad, rssLoad)
 	fmt.Printf("kraftwatch  %d changes live:     %6.3f s (CPU %.3f s), %5.1f B allocated per change, peak RSS %.2fx the image's heap\n",
@@ -288,28 +349,29 @@ func runBurst(o *options) error {
 		status := "ok  "
 		if !ok {
 			status = "MISS"
-			missed = append(missed, fmt.Sprintf(format, args...))
+			missed = append(missed, ord.String()+": "+fmt.Sprintf(format, args...))
 		}
 		fmt.Printf("  [%s] "+format+"\n", append([]any{status}, args...)...)
 	}
-	fmt.Println("targets:")
 	if o.shell {
-		kImage := median(rounds, func(r burstRound) float64 { return (r.shellJ.image - r.shellSnap.image).Seconds() })
-		kCaught := median(rounds, func(r burstRound) float64 { return (r.shellJ.caughtUp - r.shellSnap.caughtUp).Seconds() })
-		kCPU := median(rounds, func(r burstRound) float64 { return (r.shellJ.cpu - r.shellSnap.cpu).Seconds() })
+		kImage := med(func(r burstRound, or orderRound) float64 { return (or.shellJ.image - r.shellSnap.image).Seconds() })
+		kCaught := med(func(r burstRound, or orderRound) float64 {
+			return (or.shellJ.caughtUp - r.shellSnap.caughtUp).Seconds()
+		})
+		kCPU := med(func(r burstRound, or orderRound) float64 { return (or.shellJ.cpu - r.shellSnap.cpu).Seconds() })
 		fmt.Printf("kafka shell %d changes:          %6.3f s to the image shown (loader caught up %.3f s; CPU %.3f s)\n", o.changes, kImage, kCaught, kCPU)
 		fmt.Printf("CPU time ratio kafka/kraftwatch: at load %.1fx, live %.1fx\n", kCPU/atLoadCPU, kCPU/liveCPU)
+		fmt.Println("targets:")
 		target(kImage/atLoad >= 5, ">= 5x Kafka's shell at load: %.1fx (%.3f s vs %.3f s)", kImage/atLoad, kImage, atLoad)
 		target(kImage/live >= 5, ">= 5x Kafka's shell live: %.1fx (%.3f s vs %.3f s)", kImage/live, kImage, live)
+	} else {
+		fmt.Println("targets:")
 	}
 	target(allocLoad <= 64, "<= 64 B allocated per change at load: %.1f", allocLoad)
 	target(allocLive <= 64, "<= 64 B allocated per change live: %.1f", allocLive)
 	target(rssLoad <= 1.5, "peak RSS <= 1.5x the image's heap at load: %.2fx", rssLoad)
 	target(rssLive <= 1.5, "peak RSS <= 1.5x the image's heap live: %.2fx", rssLive)
-	if len(missed) > 0 {
-		return fmt.Errorf("missed %d target(s): %s", len(missed), strings.Join(missed, "; "))
-	}
-	return nil
+	return missed
 }
 
 // joinFiles writes the files one after the other into path.

@@ -60,6 +60,7 @@ type options struct {
 	childLoad, cpuprofile                  string
 	timeout                                time.Duration
 	changes                                int
+	order                                  string
 	childLive, childProfile, memprofile    string
 	childDecode                            string
 	shell                                  bool
@@ -90,6 +91,7 @@ func main() {
 	fs.StringVar(&o.childLoad, "child-load", "", "load this metadata log dir once in this process and print the figures as JSON (what each round runs)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "with -child-load or -child-live: write a CPU profile of the load to this file")
 	fs.IntVar(&o.changes, "changes", 0, "the leader-change burst benchmark (bench/burst.sh): a segment of this many partition leader changes after the snapshot")
+	fs.StringVar(&o.order, "order", "rolling,sequential", "with -changes: the orders of the leader changes, comma-separated, the first the headline (metagen: rolling, sequential)")
 	fs.StringVar(&o.childLive, "child-live", "", "with -changes: follow this metadata log dir's snapshot in this process, link its segment in once ready, and print the figures as JSON")
 	fs.StringVar(&o.childDecode, "child-decode", "", "read, check (CRC) and decode this metadata log dir's snapshot once in this process, building no image, and print the figures as JSON")
 	fs.StringVar(&o.memprofile, "memprofile", "", "with -child-load or -child-live: write an allocation profile of the load to this file")
@@ -132,7 +134,25 @@ func (o *options) config() (metagen.Config, error) {
 		return c, err
 	}
 	c.Topics, c.Partitions, c.ReplicationFactor, c.Brokers, c.Racks = o.topics, o.partitions, o.rf, o.brokers, o.racks
+	orders, err := o.orders()
+	if err != nil {
+		return c, err
+	}
+	c.Order = orders[0]
 	return c, c.Validate()
+}
+
+// orders are the -order flag's orders.
+func (o *options) orders() ([]metagen.Order, error) {
+	var orders []metagen.Order
+	for name := range strings.SplitSeq(o.order, ",") {
+		ord, err := metagen.ParseOrder(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		orders = append(orders, ord)
+	}
+	return orders, nil
 }
 
 // loadResult is what a child process reports about one kraftwatch load.
@@ -357,9 +377,12 @@ func childRun(ctx context.Context, o *options, mode, dir string, changes int) (l
 	args := []string{mode, dir, "-kafka-version", o.version,
 		"-topics", fmt.Sprint(o.topics), "-partitions", fmt.Sprint(o.partitions), "-rf", fmt.Sprint(o.rf),
 		"-brokers", fmt.Sprint(o.brokers), "-racks", fmt.Sprint(o.racks), "-changes", fmt.Sprint(changes),
-		"-timeout", o.timeout.String()}
+		"-order", o.order, "-timeout", o.timeout.String()}
 	if o.childProfile != "" {
 		name := fmt.Sprintf("%s.%s.%d", o.childProfile, strings.TrimPrefix(mode, "-child-"), changes)
+		if changes > 0 {
+			name = fmt.Sprintf("%s.%s.%s.%d", o.childProfile, strings.TrimPrefix(mode, "-child-"), o.order, changes)
+		}
 		args = append(args, "-cpuprofile", name+".pprof", "-memprofile", name+".alloc.pprof")
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)

@@ -49,6 +49,7 @@ func run(args []string) error {
 	endOffset := fs.Int64("end-offset", 0, "snapshot end offset (0: the number of records in it)")
 	maxBatch := fs.Int("max-batch-bytes", metagen.MaxBatchBytes, "largest batch in bytes")
 	changes := fs.Int("changes", 0, "also write a segment after the snapshot with this many partition leader changes")
+	order := fs.String("order", "sequential", "the order of the leader changes: sequential (partition after partition) or rolling (a rolling restart, broker by broker)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -69,6 +70,9 @@ func run(args []string) error {
 		cfg.MetadataVersion = int16(*mv)
 	}
 	cfg.Seed, cfg.Epoch, cfg.EndOffset, cfg.MaxBatchBytes = *seed, int32(*epoch), *endOffset, *maxBatch
+	if cfg.Order, err = metagen.ParseOrder(*order); err != nil {
+		return err
+	}
 	files, err := metagen.WriteDir(filepath.Join(*out, "__cluster_metadata-0"), cfg, *changes)
 	if err != nil {
 		return err

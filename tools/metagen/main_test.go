@@ -36,6 +36,7 @@ func TestRun(t *testing.T) {
 		"stray argument":   {"-out", out, "x"},
 		"unknown release":  {"-kafka-version", "3.9.0", "-out", out},
 		"RF above brokers": {"-rf", "5", "-brokers", "4", "-out", out},
+		"unknown order":    {"-order", "random", "-out", out},
 	} {
 		if err := run(args); err == nil {
 			t.Errorf("%s: no error", name)
