@@ -1,10 +1,12 @@
 package observer
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"sync"
 
 	"github.com/kraftwatch/kraftwatch/image"
@@ -123,9 +125,11 @@ type snapReader struct {
 	records int64 // records of data batches, decoded or not
 }
 
+// run reads; in a CPU profile its samples carry the label load=read, so that the
+// profile tells the reading side from the replaying one (bench/README.md).
 func (r *snapReader) run() {
 	defer close(r.chunks)
-	r.ok = r.read()
+	pprof.Do(context.Background(), pprof.Labels("load", "read"), func(context.Context) { r.ok = r.read() })
 }
 
 // read reads the whole file; it returns false as soon as something is not as in a
