@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # bench/burst.sh: a rolling restart's leader-change burst (issue 14, goal 1). metagen
-# writes the 1M-partition snapshot of bench/metadata.sh and a segment of 1M partition
-# leader changes after it (batches of 100); for RUNS rounds, in fresh processes, it
-# times kraftwatch replaying the segment at load (observer.Load of snapshot + segment,
-# minus the snapshot alone) and live (an Observer on the snapshot, the segment linked
-# in once it is ready), and Kafka's kafka-metadata-shell on the same bytes (snapshot
-# and segment joined into one file, minus the snapshot alone). It prints each figure
-# with its ratio and exits 1 if a target is missed: >= 5x Kafka's shell at load and
-# live, <= 64 B allocated per change, peak RSS <= 1.5x the image's heap.
+# writes the 1M-partition snapshot of bench/metadata.sh and two segments of 1M
+# partition leader changes after it: the headline in the order of a rolling restart
+# (-order rolling: broker by broker, its controlled shutdown moves the partitions it
+# leads and the preferred leader election moves them back, as Kafka's controller
+# writes them; 1M changes are brokers 1-6 of 12), and for comparison partition after
+# partition (sequential: batches of 100 changes of one topic). For RUNS rounds, in
+# fresh processes, the orders alternating within each round, it times kraftwatch
+# replaying each segment at load (observer.Load of snapshot + segment, minus the
+# snapshot alone) and live (an Observer on the snapshot, the segment linked in once
+# it is ready), and Kafka's kafka-metadata-shell on the same bytes (snapshot and
+# segment joined into one file, minus the snapshot alone). It prints each order's
+# figures with their ratios and exits 1 if a target of either order is missed: >= 5x
+# Kafka's shell at load and live, <= 64 B allocated per change, peak RSS <= 1.5x the
+# image's heap.
 #
 #   bench/burst.sh                                  # 1M changes, RUNS=3
 #   RUNS=1 bench/burst.sh -topics 1000 -changes 100000 -shell=false   # quick, kraftwatch only
+#   bench/burst.sh -order rolling                   # the rolling restart alone
 #
 # Needs Go, Java 17+ and Maven (the Kafka jars are fetched once into .cache/kafka).
 set -euo pipefail
