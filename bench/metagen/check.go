@@ -8,10 +8,10 @@ import (
 )
 
 // Check compares im with the cluster c describes after the first changes changes of
-// WriteSegment in c.Order (0: the snapshot alone), and returns the first difference it finds, or
-// nil: the metadata.version and features, every broker (epoch, incarnation, rack,
-// fenced, log dirs), every topic (name, id, partition count) and every partition
-// (replicas, ISR, leader, epochs, directories), and nothing more.
+// WriteSegment in c.Order (0: the snapshot alone), and returns the first difference
+// it finds, or nil: the metadata.version and features, every broker (epoch,
+// incarnation, rack, fenced, log dirs), every topic (name, id, partition count) and
+// every partition (replicas, ISR, leader, epochs, directories), and nothing more.
 func (c *Config) Check(im *image.Image, changes int) error {
 	if got := im.MetadataVersion(); got != c.MetadataVersion {
 		return fmt.Errorf("metadata.version %d, want %d", got, c.MetadataVersion)

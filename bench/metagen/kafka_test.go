@@ -32,7 +32,7 @@ func TestKafkaReadsGeneratedLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Topics, c.Partitions, c.Brokers, c.Racks = 20, 3, 6, 3
-	c.Order = OrderRolling // the same records and batches as OrderSequential's, in other orders and sizes
+	c.Order = OrderRolling // the record types of OrderSequential, in other orders and batch sizes
 	const changes = 25
 	files, err := WriteDir(filepath.Join(t.TempDir(), "__cluster_metadata-0"), c, changes)
 	if err != nil {
