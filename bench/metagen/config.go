@@ -96,7 +96,8 @@ const (
 const (
 	// ShutdownBatchRecords is the most records QuorumController puts in one batch
 	// (MAX_RECORDS_PER_BATCH); a broker's controlled shutdown is one result of
-	// many records, split at this count.
+	// many records, split at this count. (Kafka's Raft BatchAccumulator may join
+	// the splits into batches of up to 8 MiB; metagen keeps them apart.)
 	ShutdownBatchRecords = 10_000
 	// ElectionBatchRecords is the most elections one run of the preferred leader
 	// election makes (ReplicationControlManager MAX_ELECTIONS_PER_IMBALANCE); the
