@@ -42,6 +42,27 @@ type sink interface {
 	unit(u Unit) error
 }
 
+// A holdingSink is a sink that can replay units without publishing them: a live catch-up
+// (catchUpAbove) hands it the plain units of a long backlog with hold, and release
+// publishes what they made, if anything, as one update.
+type holdingSink interface {
+	sink
+	hold(u Unit)
+	release()
+}
+
+// catchUpAbove is how many unread bytes a segment must hold, at least prefetchAbove
+// too, for a live read to be a catch-up: its plain units (no transaction, no Abort)
+// are held (holdingSink), and released every catchUpFlush bytes of batches, before any
+// other unit, and at the end of what is readable now. Tests lower it.
+var catchUpAbove int64 = 1 << 20
+
+// catchUpFlush is Kafka's KafkaRaftClient.MAX_FETCH_SIZE_BYTES (8 MiB): the most a
+// broker's Raft client reads from its log at once (KafkaMetadataLog.read up to
+// maxFetchSizeInBytes) and hands its listener as one commit, which MetadataLoader
+// replays into one delta and publishes once. Tests lower it.
+var catchUpFlush int64 = 8 << 20
+
 // A streamer is a sink that replays each unit of a rebuild as it is read, so a
 // rebuild holds one batch beyond its image instead of the whole log after the
 // snapshot, and that is done with each unit once unit or the returned function
@@ -95,6 +116,12 @@ type follower struct {
 	bdec   metadata.BatchDecoder
 	spare  []Entry     // a handed-on unit's Entries, for the next unit's (see spareEntries)
 	framed []rawRecord // the records of the batch being read (frame)
+	// hs is the sink of a live read while it can hold units; catchUp is set while
+	// the segment being read is a catch-up (catchUpAbove); held counts the batch bytes
+	// read since the last release.
+	hs      holdingSink
+	catchUp bool
+	held    int64
 }
 
 // spareEntries returns an empty slice for a unit's Entries: the array of a unit
@@ -141,7 +168,9 @@ func (f *follower) poll(s sink) error {
 	if err == nil {
 		_, stream := s.(streamer)
 		f.setReuse(stream)
+		f.hs, _ = s.(holdingSink)
 		err = f.readAvailable(&ls, s.unit)
+		f.hs = nil
 	}
 	var r *errReset
 	if errors.As(err, &r) {
@@ -363,6 +392,21 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 			pf.close()
 		}
 	}()
+	if f.hs != nil {
+		next := emit
+		emit = func(u Unit) error {
+			if f.catchUp && !u.Transaction && !u.Aborted {
+				f.hs.hold(u)
+				return nil
+			}
+			f.release() // what came before is published first
+			return next(u)
+		}
+		defer func() {
+			f.release()
+			f.catchUp = false
+		}()
+	}
 	if f.reuse {
 		next := emit
 		emit = func(u Unit) error {
@@ -400,8 +444,11 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 		)
 		if pf == nil && f.cur != tried {
 			tried = f.cur
-			if fi, err := f.cur.f.Stat(); err == nil && fi.Size()-f.cur.pos-int64(len(f.cur.buf)) >= prefetchAbove {
-				pf = startPrefetch(f.cur)
+			if fi, err := f.cur.f.Stat(); err == nil {
+				if unread := fi.Size() - f.cur.pos - int64(len(f.cur.buf)); unread >= prefetchAbove {
+					pf = startPrefetch(f.cur)
+					f.catchUp = f.hs != nil && unread >= catchUpAbove
+				}
 			}
 		}
 		if pf != nil {
@@ -409,6 +456,7 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 			if pf.done {
 				pf.close()
 				pf = nil
+				f.catchUp = false
 			}
 		} else {
 			// Segment buffers are reused only when no decoded record outlives its unit.
@@ -423,6 +471,11 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 			}
 			if err != nil {
 				return err
+			}
+			if f.catchUp {
+				if f.held += int64(b.Size()); f.held >= catchUpFlush {
+					f.release()
+				}
 			}
 		case errors.Is(err, errShrunk):
 			return f.problem(f.cur.path, f.cur.pos, "segment shrank below the read position")
@@ -472,6 +525,12 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 			return err
 		}
 	}
+}
+
+// release publishes the units held in a catch-up, if any (holdingSink).
+func (f *follower) release() {
+	f.held = 0
+	f.hs.release()
 }
 
 // consume checks that b continues the log and hands on its records: recs, which

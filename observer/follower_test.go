@@ -51,6 +51,8 @@ func unitText(u Unit) string {
 		b.WriteString(" aborted")
 	case u.Transaction:
 		b.WriteString(" txn")
+	case u.Coalesced:
+		b.WriteString(" coalesced")
 	}
 	for _, e := range u.Entries {
 		fmt.Fprintf(&b, " | %d %s", e.Offset, metadata.FormatText(e.Record, shortUUID))

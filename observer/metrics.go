@@ -7,10 +7,13 @@ import "sync/atomic"
 // counters and sets the gauges.
 type Metrics struct {
 	// Batches, Records and Units count what was read from the log (snapshot records
-	// are counted in SnapshotRecords).
+	// are counted in SnapshotRecords), however the units were published.
 	Batches atomic.Int64
 	Records atomic.Int64
 	Units   atomic.Int64
+	// CatchUpUpdates counts the updates of a live catch-up that each applied a run of
+	// units at once (Update.Units; see the package documentation).
+	CatchUpUpdates atomic.Int64
 	// SnapshotsLoaded counts snapshots loaded (the initial one and every rebuild);
 	// SnapshotRecords the records replayed from them.
 	SnapshotsLoaded atomic.Int64

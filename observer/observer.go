@@ -17,16 +17,21 @@ import (
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 )
 
-// Update is what the observer publishes for each unit of the log, and for each rebuild
-// from a snapshot.
+// Update is what the observer publishes for each unit of the log, for each run of units
+// of a catch-up, and for each rebuild from a snapshot.
 type Update struct {
 	// Image is the new image; Changes how it differs from the previous one.
 	Image   *image.Image
 	Changes *image.Changes
 	// Provenance is the image's position in the log (Image.Provenance()).
 	Provenance Provenance
-	// Unit is the batch or transaction applied; nil for a reset.
+	// Unit is the batch or transaction applied; nil for a reset. In a catch-up's
+	// update it is a Unit with Coalesced set and no Entries.
 	Unit *Unit
+	// Units is how many units the update applies: 1 for a unit's update, 0 for a
+	// reset, and for a catch-up's (the disk source reading a long backlog: see the
+	// package documentation) the number of consecutive units replayed into its image.
+	Units int
 	// Reset marks an image rebuilt from a snapshot and the log after it: the initial
 	// load (Changes then lists everything as created), or a rebuild after the log was
 	// truncated under what the observer had read (Changes is the difference from the
@@ -48,6 +53,10 @@ type Observer struct {
 	ready   chan struct{}
 	once    sync.Once
 	running atomic.Bool
+	// held counts the units of a catch-up replayed into delta and not yet published
+	// (hold); heldProv is the last one's provenance.
+	held     int
+	heldProv Provenance
 }
 
 // New returns an Observer of cfg.Dir, or of the controller quorum at cfg.Controllers.
@@ -319,8 +328,30 @@ func (o *Observer) reset(d *image.Delta, prov Provenance, why, snapshot string) 
 func (o *Observer) unit(u Unit) error {
 	o.replayUnit(o.delta, &u)
 	im, ch := o.delta.Apply(u.Provenance)
-	o.publish(Update{Image: im, Changes: ch, Provenance: u.Provenance, Unit: &u})
+	o.publish(Update{Image: im, Changes: ch, Provenance: u.Provenance, Unit: &u, Units: 1})
 	return nil
+}
+
+// hold implements holdingSink: a unit of a catch-up replayed into the delta, published
+// by release with the units around it. The delta keeps nothing of its records.
+func (o *Observer) hold(u Unit) {
+	o.replayUnit(o.delta, &u)
+	o.held++
+	o.heldProv = u.Provenance
+}
+
+// release implements holdingSink: the units held since the last release applied as
+// one update, at the last one's provenance. Its Changes are those of all of them
+// (the delta collects what its records touch until Apply).
+func (o *Observer) release() {
+	if o.held == 0 {
+		return
+	}
+	n, prov := o.held, o.heldProv
+	o.held = 0
+	im, ch := o.delta.Apply(prov)
+	o.cfg.Metrics.CatchUpUpdates.Add(1)
+	o.publish(Update{Image: im, Changes: ch, Provenance: prov, Unit: &Unit{Provenance: prov, Coalesced: true}, Units: n})
 }
 
 // replayUnit replays the records of a log unit, each stamped with its offset and the

@@ -47,6 +47,10 @@ type Unit struct {
 	// Control marks a control batch (LeaderChange, KRaftVersion, Voters): no metadata
 	// records, but the log moved on.
 	Control bool
+	// Coalesced marks the Unit of a catch-up's Update: Update.Units consecutive units
+	// without a transaction marker, replayed into one image as they were read (their
+	// records are not kept: Entries is empty), ending at Provenance.
+	Coalesced bool
 }
 
 // decoder decodes metadata record values, skipping (with a log line and a count) the
