@@ -26,9 +26,13 @@ type bulk struct {
 }
 
 // Lists are carved from chunks of listChunk int32s, shared by the partitions of
-// consecutive topics; a list set larger than listChunk/8 gets an array of its own.
-// A chunk is freed once no partition uses it any more.
-const listChunk = 16 << 10
+// consecutive topics; a list set larger than listChunk/4 gets an array of its own.
+// A chunk is freed once no partition uses it any more. A chunk is 512 bytes, the
+// largest object Go's collector (Green Tea, Go 1.26) marks through its span without
+// looking the object up: every GC cycle follows the pointer of each of the image's
+// slots, and into 64 KiB chunks that took about a third more instructions per slot
+// (bench/README.md, "Smaller list chunks").
+const listChunk = 128
 
 // interner remembers list sets the bulk path stored, so that partitions with the
 // same replicas, ISR and directories (most of a large cluster's: 12 brokers in RF 3
@@ -94,7 +98,7 @@ func (d *Delta) bulkStart(t *Topic, id int32) bool {
 // lists returns room for n int32s that no one else uses.
 func (d *Delta) lists(n int) []int32 {
 	if n > len(d.chunk) {
-		if n > listChunk/8 {
+		if n > listChunk/4 {
 			return make([]int32, n)
 		}
 		d.chunk = make([]int32, listChunk)

@@ -11,7 +11,7 @@
 //   - Partitions are stored compactly: one 32-byte slot each and one run of int32
 //     for its lists (each of at most 255 replicas), shared by the partitions with the
 //     same lists (the bulk path interns them; a leader change keeps them), carved
-//     from large shared chunks. A 1M-partition image with three replicas and a
+//     from shared 512-byte chunks. A 1M-partition image with three replicas and a
 //     directory per replica holds about 42 bytes of heap per partition
 //     (TestHeapPerPartition, bench/metadata.sh).
 //   - Each topic keeps the stamps (offset, batch time; Delta.At) of the records that
