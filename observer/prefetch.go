@@ -14,8 +14,10 @@ var prefetchAbove int64 = 1 << 20
 // prefetchBuffers is how many segment buffers a prefetch uses: the one being read
 // into, a spare for the next read, and one that consume is still decoding (a batch
 // larger than a read makes one more, dropped when it comes back). prefetchChunk is
-// how much one read takes. So the read runs at most 16 batches and two windows (of
-// 32 KiB, or a batch) ahead of consume, and its buffers hold about 150 KiB.
+// the least one read takes; it takes as much as its buffer holds, so once a large
+// batch made the buffers that large, each like it is read in one go. So the read runs
+// at most 16 batches and two windows (of 32 KiB, or 1.25 times the largest batch)
+// ahead of consume, and its buffers hold about 150 KiB, or four such batches.
 const prefetchBuffers = 3
 
 var prefetchChunk int64 = 32 << 10 // tests lower it
@@ -82,6 +84,11 @@ func (p *prefetcher) run() {
 			select {
 			case recs = <-p.recs:
 			default:
+			}
+			// Room for every record at once (each takes a byte at least), so that a
+			// slice from a smaller batch is not grown by doubling.
+			if n := min(int(b.NumRecords), len(b.Records)); cap(recs) < n {
+				recs = make([]rawRecord, 0, n)
 			}
 			it.recs, it.ferr = frame(&b, recs)
 		}

@@ -12,7 +12,7 @@ import (
 
 // TestPrefetch runs the follower's and the observer's tests with every segment read
 // ahead on the prefetcher's goroutine (prefetchAbove 0), in its windows and in windows
-// of 16 bytes (every batch takes two reads and the buffers go round all the time):
+// of at least 16 bytes (batches straddle reads and the buffers go round all the time):
 // what they check must not depend on it.
 func TestPrefetch(t *testing.T) {
 	defer func(above, chunk int64) { prefetchAbove, prefetchChunk = above, chunk }(prefetchAbove, prefetchChunk)

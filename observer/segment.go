@@ -87,7 +87,13 @@ func (s *segment) fill() (bool, error) {
 	}
 	want := int64(readChunk)
 	if s.prefetching {
+		// As much as the next spare holds: once a batch larger than prefetchChunk made
+		// the buffers that large, its successors are read in one fill, not a chunk and
+		// then the rest into a buffer made for it.
 		want = prefetchChunk
+		if k := len(s.spares); k > 0 {
+			want = max(want, int64(cap(s.spares[k-1])-len(s.buf)))
+		}
 	}
 	if len(s.buf) >= recordbatch.LogOverhead {
 		if n := int64(int32(binary.BigEndian.Uint32(s.buf[8:]))) + recordbatch.LogOverhead; n > int64(len(s.buf)) {
