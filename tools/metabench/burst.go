@@ -31,9 +31,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kraftwatch/kraftwatch/bench/metagen"
@@ -105,8 +107,13 @@ func childLive(o *options) error {
 	last := c.SnapshotEndOffset() + 1 + int64(o.changes) - 1 // a LeaderChange control record, then the changes
 	done := make(chan struct{})
 	var at time.Time
+	var updates int64
 	obs, err := observer.New(observer.Config{Dir: dir, Handler: func(u observer.Update) {
-		if !u.Reset && u.Provenance.Offset == last {
+		if u.Reset {
+			return
+		}
+		updates++
+		if u.Provenance.Offset == last {
 			at = time.Now()
 			close(done)
 		}
@@ -136,6 +143,14 @@ func childLive(o *options) error {
 			return err
 		}
 	}
+	var peakLive atomic.Int64
+	stopGC := afterEachGC(func() {
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		metrics.Read(s)
+		if v := int64(s[0].Value.Uint64()); v > peakLive.Load() {
+			peakLive.Store(v)
+		}
+	})
 	cpu0 := cpuTime()
 	start := time.Now()
 	if err := os.Link(filepath.Join(src, seg), filepath.Join(dir, seg)); err != nil {
@@ -148,6 +163,7 @@ func childLive(o *options) error {
 	}
 	elapsed := at.Sub(start)
 	cpu := cpuTime() - cpu0
+	stopGC()
 	pprof.StopCPUProfile()
 	runtime.ReadMemStats(&after)
 	alloc := after.TotalAlloc - before.TotalAlloc
@@ -161,12 +177,31 @@ func childLive(o *options) error {
 	var end runtime.MemStats
 	runtime.ReadMemStats(&end)
 	r := loadResult{LoadNs: elapsed.Nanoseconds(), CPUNs: cpu.Nanoseconds(), HeapBytes: int64(end.HeapAlloc),
-		AllocBytes: int64(alloc), PeakRSS: peak, StartRSS: startRSS, Partitions: int64(im.NumPartitions()), Records: im.Provenance().Offset + 1, Check: "ok"}
+		AllocBytes: int64(alloc), PeakRSS: peak, StartRSS: startRSS, Partitions: int64(im.NumPartitions()), Records: im.Provenance().Offset + 1, Check: "ok",
+		Updates: updates, PeakLiveHeap: peakLive.Load()}
 	if err := c.Check(im, o.changes); err != nil {
 		r.Check = err.Error()
 	}
 	runtime.KeepAlive(im)
 	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// afterEachGC calls f on the finalizer goroutine after each garbage collection, until
+// stop is called: a finalizer that sets itself again on the object it finalizes (one
+// with a pointer, which the tiny allocator does not batch with others).
+func afterEachGC(f func()) (stop func()) {
+	type sentinel struct{ p *int }
+	var stopped atomic.Bool
+	var fin func(*sentinel)
+	fin = func(s *sentinel) {
+		if stopped.Load() {
+			return
+		}
+		f()
+		runtime.SetFinalizer(s, fin)
+	}
+	runtime.SetFinalizer(&sentinel{}, fin)
+	return func() { stopped.Store(true) }
 }
 
 // burstRound is one round's figures: the snapshot alone, then per order.
@@ -283,8 +318,9 @@ func runBurst(o *options) error {
 			fmt.Printf("    kraftwatch snapshot + segment: %8v (CPU %v), peak RSS %.0f MB, image heap %.0f MB: burst at load %v, %.0f B allocated per change\n",
 				dur(or.load.LoadNs), dur(or.load.CPUNs), mb(or.load.PeakRSS), mb(or.load.HeapBytes),
 				dur(or.load.LoadNs-r.snap.LoadNs), float64(or.load.AllocBytes-r.snap.AllocBytes)/float64(o.changes))
-			fmt.Printf("    kraftwatch live:               %8v (CPU %v) from the segment's arrival to its last update, %.0f B allocated per change, peak RSS %.0f MB, image heap %.0f MB\n",
-				dur(or.live.LoadNs), dur(or.live.CPUNs), float64(or.live.AllocBytes)/float64(o.changes), mb(or.live.PeakRSS), mb(or.live.HeapBytes))
+			fmt.Printf("    kraftwatch live:               %8v (CPU %v) from the segment's arrival to its last update, %.0f B allocated per change, peak RSS %.0f MB, image heap %.0f MB; %d updates, peak heap live after a GC %.0f MB\n",
+				dur(or.live.LoadNs), dur(or.live.CPUNs), float64(or.live.AllocBytes)/float64(o.changes), mb(or.live.PeakRSS), mb(or.live.HeapBytes),
+				or.live.Updates, mb(or.live.PeakLiveHeap))
 			if o.shell {
 				if or.shellJ, err = shellLoad(ctx, tools, jvm, s.joined, s.files.SegmentStats.LastOffset, nil); err != nil {
 					return fmt.Errorf("kafka-metadata-shell on the snapshot and the %s segment: %w", s.order, err)
@@ -344,6 +380,16 @@ func burstResults(o *options, ord metagen.Order, rounds []burstRound, i int) []s
 		o.changes, live, liveCPU, allocLive, rssLive)
 	fmt.Printf("  (peak RSS above the process's RSS at its start, %.0f MB without an image: %.2fx the image's heap at load, %.2fx live)\n",
 		startRSS, aboveLoad, aboveLive)
+	liveHeap := med(func(_ burstRound, or orderRound) float64 {
+		return float64(or.live.PeakLiveHeap) / float64(or.live.HeapBytes)
+	})
+	updates := med(func(_ burstRound, or orderRound) float64 { return float64(or.live.Updates) })
+	if liveHeap > 0 {
+		fmt.Printf("  (live: %.0f updates; the most heap a GC found live was %.2fx the image's: mostly the image published before an update and\n"+
+			"   the copy of the parts of it the update changes; GOGC=100 lets the heap grow to twice that before the next GC)\n", updates, liveHeap)
+	} else {
+		fmt.Printf("  (live: %.0f updates; no GC during the burst)\n", updates)
+	}
 	var missed []string
 	target := func(ok bool, format string, args ...any) {
 		status := "ok  "

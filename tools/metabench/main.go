@@ -166,6 +166,10 @@ type loadResult struct {
 	Partitions int64  `json:"partitions"`
 	Records    int64  `json:"records"`
 	Check      string `json:"check"`
+	// Live only: the updates published from the segment's arrival to its last, and
+	// the largest heap a GC found live meanwhile (runtime/metrics /gc/heap/live:bytes).
+	Updates      int64 `json:"updates,omitempty"`
+	PeakLiveHeap int64 `json:"peak_live_heap,omitempty"`
 }
 
 // childLoad loads a metadata log dir in this fresh process and reports the load's wall
