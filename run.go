@@ -135,6 +135,7 @@ func run(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 	ocfg.Logger, ocfg.Handler = log.With("stage", "observer"), eng.OnMetadata
+	ocfg.LoadGC = os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" // the runtime's own settings win
 	if cfg.networkMode() {
 		ocfg.ClusterID = clusterID // controllers of another cluster refuse the fetches
 	}

@@ -97,10 +97,17 @@ type Loaded struct {
 // or no usable snapshot is an error. A half-written batch at the end of the newest
 // segment is left out.
 func Load(dir string, logger *slog.Logger) (*Loaded, error) {
+	return LoadConfig(Config{Dir: dir, Logger: logger})
+}
+
+// LoadConfig is Load of cfg.Dir with cfg.Logger and cfg.LoadGC; it ignores the other
+// fields.
+func LoadConfig(cfg Config) (*Loaded, error) {
+	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	o, err := New(Config{Dir: dir, Logger: logger})
+	o, err := New(Config{Dir: cfg.Dir, Logger: logger, LoadGC: cfg.LoadGC})
 	if err != nil {
 		return nil, err
 	}

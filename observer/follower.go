@@ -109,6 +109,7 @@ type follower struct {
 	// snapshot that is not clean, snapshots are read whole and checked, and their
 	// records left to snapshotRecords.
 	oneShot bool
+	loadGC  bool // the one-pass load may raise the GC percent (Config.LoadGC)
 	// reuse is set while units go to a streamer: their records are decoded into bdec,
 	// reset after each batch once no transaction is open, and segment buffers are
 	// reused.
@@ -202,7 +203,7 @@ func (f *follower) rebuild(s sink, why string) error {
 		var sn *snapshot
 		var err error
 		if f.oneShot {
-			sn = loadSnapshot(path, id) // nil unless clean
+			sn = loadSnapshot(path, id, f.loadGC) // nil unless clean
 		}
 		if sn == nil {
 			sn, err = readSnapshot(path, id)

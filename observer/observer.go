@@ -72,7 +72,7 @@ func New(cfg Config) (*Observer, error) {
 		return o, nil
 	}
 	o.f = newFollower(filepath.Clean(cfg.Dir), cfg.Logger, cfg.Metrics)
-	o.f.oneShot = true
+	o.f.oneShot, o.f.loadGC = true, cfg.LoadGC
 	return o, nil
 }
 

@@ -56,9 +56,10 @@ type loadChunk struct {
 }
 
 // loadSnapshot reads, checks, decodes and replays the snapshot at path into a new
-// Delta on image.Empty. It returns nil when the snapshot is not clean or cannot be
-// read; the caller then takes the careful path.
-func loadSnapshot(path string, id SnapshotID) *snapshot {
+// Delta on image.Empty, with the GC percent raised while it runs if relax is set
+// (Config.LoadGC). It returns nil when the snapshot is not clean or cannot be read;
+// the caller then takes the careful path.
+func loadSnapshot(path string, id SnapshotID, relax bool) *snapshot {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil
@@ -73,7 +74,9 @@ func loadSnapshot(path string, id SnapshotID) *snapshot {
 	for range loadChunks {
 		r.freeChunks <- &loadChunk{recs: make([]metadata.Record, 0, chunkRecords)}
 	}
-	defer relaxGC()()
+	if relax {
+		defer relaxGC()()
+	}
 	go r.run()
 	failed, done := false, false
 	defer func() {
@@ -304,7 +307,7 @@ func (r *snapReader) chunk() *loadChunk {
 	}
 }
 
-// loadGCPercent is the GC percent while a one-pass load runs. Nearly all that a load
+// loadGCPercent is the GC percent while a one-pass load runs (Config.LoadGC). Nearly all that a load
 // allocates is the image it builds, live until the end, so with GOGC=100 the collector
 // marks the growing image at every doubling of the heap (five cycles for 1M
 // partitions, marking about twice the image in all) and frees almost nothing. At 400
@@ -320,11 +323,14 @@ var loadGC struct {
 	saved int
 }
 
-// relaxGC raises the process's GC percent to loadGCPercent, unless the GC is off or
-// set higher, until the function it returns is called. It changes a setting of the
-// whole process, so other goroutines' garbage may also grow further during a load;
-// a soft memory limit (GOMEMLIMIT) still holds.
-func relaxGC() (restore func()) {
+// relaxGC is relaxGCPercent; a variable for tests.
+var relaxGC = relaxGCPercent
+
+// relaxGCPercent raises the process's GC percent to loadGCPercent, unless the GC is
+// off or set higher, until the function it returns is called. It changes a setting of
+// the whole process, so other goroutines' garbage may also grow further during a
+// load; a soft memory limit (GOMEMLIMIT) still holds.
+func relaxGCPercent() (restore func()) {
 	loadGC.Lock()
 	defer loadGC.Unlock()
 	if loadGC.n == 0 {

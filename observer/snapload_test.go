@@ -209,7 +209,7 @@ func TestFastSnapshotMatchesCareful(t *testing.T) {
 					l.Append(observertest.Partition(idA, 2500, 3))
 				}
 				id, _ := ParseSnapshotName(filepath.Base(path))
-				if fast := loadSnapshot(path, id) != nil; fast != tc.fast {
+				if fast := loadSnapshot(path, id, false) != nil; fast != tc.fast {
 					t.Fatalf("one-pass load taken: %v, want %v", fast, tc.fast)
 				}
 				return observe(t, dir, oneShot, func() {
@@ -259,7 +259,7 @@ func TestFastSnapshotUnknownRecords(t *testing.T) {
 	data = recordbatch.AppendBatch(data, recordbatch.NewBatchHeader(2, 1, 1, false), rs)
 	data = recordbatch.AppendControlBatch(data, recordbatch.NewBatchHeader(4, 1, 1, true), &recordbatch.SnapshotFooterRecord{})
 	path := l.WriteSnapshot(5, 1, data)
-	if loadSnapshot(path, SnapshotID{5, 1}) != nil {
+	if loadSnapshot(path, SnapshotID{5, 1}, false) != nil {
 		t.Fatal("one-pass load took a snapshot with records it cannot decode")
 	}
 	careful, oneShot := observe(t, dir, false, nil), observe(t, dir, true, nil)
@@ -276,7 +276,7 @@ func TestFastSnapshotImage(t *testing.T) {
 	for _, dir := range fixtureDirs(t) {
 		for _, path := range fixtureFiles(t, dir, "*.checkpoint") {
 			id, _ := ParseSnapshotName(filepath.Base(path))
-			s := loadSnapshot(path, id)
+			s := loadSnapshot(path, id, false)
 			if s == nil {
 				t.Fatalf("%s: one-pass load failed", path)
 			}
@@ -297,6 +297,28 @@ func TestFastSnapshotImage(t *testing.T) {
 	}
 }
 
+// TestLoadGC: Config.LoadGC, and only it, makes the one-pass load raise the GC
+// percent.
+func TestLoadGC(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
+	l := observertest.New(t, dir)
+	recs := []metadata.Record{observertest.Broker(1, ""), observertest.Topic("t", observertest.ID(1)),
+		observertest.Partition(observertest.ID(1), 0, 1)}
+	l.WriteSnapshot(4, 1, observertest.SnapshotBytes(1, 1, recs, 0, false))
+	defer func(f func() func()) { relaxGC = f }(relaxGC)
+	for _, on := range []bool{false, true} {
+		relaxed := 0
+		relaxGC = func() func() { relaxed++; return relaxGCPercent() }
+		loaded, err := LoadConfig(Config{Dir: dir, LoadGC: on})
+		if err != nil || loaded.Image.NumPartitions() != 1 {
+			t.Fatalf("LoadGC %v: %v", on, err)
+		}
+		if want := map[bool]int{false: 0, true: 1}[on]; relaxed != want {
+			t.Fatalf("LoadGC %v: GC percent raised %d times, want %d", on, relaxed, want)
+		}
+	}
+}
+
 // TestRelaxGC: a load raises the GC percent to loadGCPercent and the last load to end
 // sets back what was set before; a GC that is off, or set higher, stays as it is.
 func TestRelaxGC(t *testing.T) {
@@ -307,8 +329,8 @@ func TestRelaxGC(t *testing.T) {
 		if before < 0 || before > loadGCPercent {
 			want = before
 		}
-		outer := relaxGC()
-		inner := relaxGC()
+		outer := relaxGCPercent()
+		inner := relaxGCPercent()
 		if got := debug.SetGCPercent(want); got != want {
 			t.Fatalf("GOGC %d, during two loads: %d, want %d", before, got, want)
 		}

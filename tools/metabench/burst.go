@@ -108,7 +108,7 @@ func childLive(o *options) error {
 	done := make(chan struct{})
 	var at time.Time
 	var updates int64
-	obs, err := observer.New(observer.Config{Dir: dir, Handler: func(u observer.Update) {
+	obs, err := observer.New(observer.Config{Dir: dir, LoadGC: loadGC(), Handler: func(u observer.Update) {
 		if u.Reset {
 			return
 		}

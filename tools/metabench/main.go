@@ -195,7 +195,7 @@ func childLoad(o *options) error {
 	}
 	cpu0 := cpuTime()
 	start := time.Now()
-	l, err := observer.Load(o.childLoad, nil)
+	l, err := observer.LoadConfig(observer.Config{Dir: o.childLoad, LoadGC: loadGC()})
 	elapsed := time.Since(start)
 	cpu := cpuTime() - cpu0
 	pprof.StopCPUProfile()
@@ -215,6 +215,10 @@ func childLoad(o *options) error {
 	}
 	return json.NewEncoder(os.Stdout).Encode(r)
 }
+
+// loadGC is observer.Config.LoadGC as kraftwatch sets it (run.go), so that the
+// children measure what kraftwatch runs: on unless GOGC or GOMEMLIMIT is set.
+func loadGC() bool { return os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" }
 
 // shellRun is one kafka-metadata-shell load, each time measured from the JVM's start,
 // and the CPU time the JVM used in all (start to exit).
