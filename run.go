@@ -421,7 +421,7 @@ func registerStages(reg *prometheus.Registry, info []string, obs *observer.Obser
 	counter("metadata_records_replayed_total", "Metadata log records replayed (log and snapshots).",
 		func() float64 { return float64(m.Records.Load() + m.SnapshotRecords.Load()) })
 	counter("metadata_batches_total", "Metadata log batches read.", func() float64 { return float64(m.Batches.Load()) })
-	counter("metadata_catchup_updates_total", "Images published for a run of metadata log batches at once, while catching up on a backlog of at least 1 MiB (disk mode).",
+	counter("metadata_catchup_updates_total", "Images published for a run of metadata log batches at once, while catching up on a backlog of at least 1 MiB.",
 		func() float64 { return float64(m.CatchUpUpdates.Load()) })
 	counter("metadata_snapshots_loaded_total", "Snapshots loaded.", func() float64 { return float64(m.SnapshotsLoaded.Load()) })
 	counter("metadata_resets_total", "Rebuilds from a snapshot after truncation.", func() float64 { return float64(m.Resets.Load()) })

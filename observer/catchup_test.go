@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kraftwatch/kraftwatch/bench/metagen"
@@ -266,4 +267,77 @@ func TestCatchUpReset(t *testing.T) {
 	if n[len(n)-1] != 1 {
 		t.Fatalf("coalesced updates %v, want one before the reset", n)
 	}
+}
+
+// TestCatchUpQuorum follows the network source through a burst the leader commits at
+// once, after the initial load, unit by unit and as a catch-up: plain units before,
+// between and after transactions (one aborted), and control batches.
+func TestCatchUpQuorum(t *testing.T) {
+	// run follows the burst in a subtest, whose cleanup stops the observer before the
+	// next run sets the knobs.
+	run := func(catchUp bool, flush int64) (out []published, m *Metrics) {
+		t.Run(fmt.Sprintf("catchUp=%v,flush=%d", catchUp, flush), func(t *testing.T) { out, m = burstQuorum(t, catchUp, flush) })
+		if m == nil {
+			t.FailNow()
+		}
+		return out, m
+	}
+	want, wantM := run(false, 0)
+	for _, flush := range catchUpFlushes {
+		got, gotM := run(true, flush)
+		n := checkCatchUp(t, want, got, wantM, gotM)
+		if flush == 1<<62 && (n == 0 || len(got) >= len(want)) {
+			t.Fatalf("%d coalesced updates, %d updates against %d unit by unit", n, len(got), len(want))
+		}
+	}
+}
+
+// burstQuorum runs TestCatchUpQuorum's burst.
+func burstQuorum(t *testing.T, catchUp bool, flush int64) ([]published, *Metrics) {
+	above, fl := catchUpAbove, catchUpFlush
+	t.Cleanup(func() { catchUpAbove, catchUpFlush = above, fl }) // after the observer's own cleanup
+	catchUpAbove, catchUpFlush = 1<<62, flush
+	if catchUp {
+		catchUpAbove = 0
+	}
+	c := observertest.NewController(t, 1)
+	c.Append(observertest.Broker(1, "r1"), observertest.Broker(2, "r2"), observertest.Topic("a", idA), observertest.Partition(idA, 0, 1, 2))
+	c.Commit()
+	var mu sync.Mutex
+	var out []published
+	r := runQuorum(t, []string{c.Addr}, func(cfg *Config) {
+		cfg.Handler = func(u Update) {
+			p := published{Update: u}
+			if u.Unit != nil {
+				p.unit = unitText(*u.Unit)
+				p.Unit = nil
+			}
+			mu.Lock()
+			out = append(out, p)
+			mu.Unlock()
+		}
+	})
+	<-r.Ready()
+	change := func(leader int32) {
+		c.Append(&metadata.PartitionChangeRecord{TopicID: idA, PartitionID: 0, Leader: leader, LeaderRecoveryState: -1})
+	}
+	for i := range 6 {
+		change(int32(1 + i%2))
+	}
+	c.Append(observertest.Begin(), observertest.Topic("b", idB))
+	c.Append(observertest.Partition(idB, 0, 1), observertest.End(), observertest.NoOp())
+	change(1)
+	change(2)
+	c.Append(observertest.Topic("c", idC), observertest.Begin(), observertest.RemoveTopic(idA))
+	c.Append(observertest.Abort(), observertest.NoOp())
+	for i := range 4 {
+		change(int32(1 + i%2))
+	}
+	c.Append(observertest.RemoveTopic(idB))
+	c.Commit()
+	end := c.Next() - 1
+	eventually(t, "the end of the log", func() bool { return r.Metrics().Offset.Load() == end })
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]published(nil), out...), r.Metrics()
 }

@@ -13,8 +13,8 @@
 // The initial load, and each rebuild, is one update (Update.Reset): the snapshot and
 // every complete unit of the log after it folded into one image; Ready is closed after
 // the first. From then on each unit is its own update, except in a catch-up: a segment
-// with 1 MiB or more unread is published as a broker's loader publishes a commit of
-// its Raft client. Its units without a transaction marker are replayed as they are
+// with 1 MiB or more unread (for the network source, 1 MiB or more fetched and
+// committed) is published as a broker's loader publishes a commit of its Raft client. Its units without a transaction marker are replayed as they are
 // read and published together (Unit.Coalesced, Update.Units) every 8 MiB of batches
 // (Kafka's MAX_FETCH_SIZE_BYTES), before a transaction's or an Abort's unit, and at the
 // end of what is readable; each image published is the one unit-by-unit replay gives
@@ -32,7 +32,7 @@
 // units with the same offsets and epochs; a rebuild (falling behind the leader's log
 // start, a divergence below what was applied) is a Reset as on disk, which folds only
 // the snapshot (or the log already handed on, when that ends later): the batches
-// after it are handed on one unit at a time. quorum.go
+// after it are handed on one unit at a time, or as a catch-up. quorum.go
 // describes it; LoadQuorum and DescribeCluster are its one-shot forms. The
 // connections are franz-go's (kgo: TLS, SASL, version negotiation), the codecs kmsg's;
 // record batches are still decoded by internal/recordbatch.

@@ -52,7 +52,8 @@ type holdingSink interface {
 }
 
 // catchUpAbove is how many unread bytes a segment must hold, at least prefetchAbove
-// too, for a live read to be a catch-up: its plain units (no transaction, no Abort)
+// too, for a live read to be a catch-up (for the network source: how many fetched
+// bytes the high watermark must cover): its plain units (no transaction, no Abort)
 // are held (holdingSink), and released every catchUpFlush bytes of batches, before any
 // other unit, and at the end of what is readable now. Tests lower it.
 var catchUpAbove int64 = 1 << 20

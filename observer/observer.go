@@ -29,8 +29,8 @@ type Update struct {
 	// update it is a Unit with Coalesced set and no Entries.
 	Unit *Unit
 	// Units is how many units the update applies: 1 for a unit's update, 0 for a
-	// reset, and for a catch-up's (the disk source reading a long backlog: see the
-	// package documentation) the number of consecutive units replayed into its image.
+	// reset, and for a catch-up's (a long backlog read at once: see the package
+	// documentation) the number of consecutive units replayed into its image.
 	Units int
 	// Reset marks an image rebuilt from a snapshot and the log after it: the initial
 	// load (Changes then lists everything as created), or a rebuild after the log was

@@ -667,9 +667,17 @@ func (q *quorum) appendBatches(data []byte, addr string) (got bool, err error) {
 
 // applyCommitted hands on the fetched batches at or below the high watermark, and
 // publishes the rebuild as soon as it reaches its target: the batches after it are
-// handed on one by one.
+// handed on one by one. When they hold catchUpAbove bytes or more (a catch-up, as on
+// disk: a broker's Raft client hands its listener what it read below the high
+// watermark as one commit), their plain units are held and published together every
+// catchUpFlush bytes, before any other unit, and at the end.
 func (q *quorum) applyCommitted() error {
 	src := "controller " + q.leaderAddr
+	catchUp := q.build == nil && q.committedBytes() >= catchUpAbove
+	held := int64(0)
+	if catchUp {
+		defer q.o.release()
+	}
 	for {
 		if b := q.build; b != nil && b.target >= 0 && q.applied >= b.target {
 			q.build = nil
@@ -689,10 +697,21 @@ func (q *quorum) applyCommitted() error {
 				q.build.prov = u.Provenance
 				return nil
 			}
+			if catchUp && !u.Transaction && !u.Aborted {
+				q.o.hold(u)
+				return nil
+			}
+			q.o.release() // what came before is published first
 			return q.o.unit(u)
 		})
 		if err != nil {
 			return err
+		}
+		if catchUp {
+			if held += int64(pb.b.Size()); held >= catchUpFlush {
+				q.o.release()
+				held = 0
+			}
 		}
 		q.applied, q.appliedEpoch = pb.b.NextOffset(), pb.b.PartitionLeaderEpoch
 		q.pending[0] = pendingBatch{}
@@ -700,6 +719,17 @@ func (q *quorum) applyCommitted() error {
 	}
 	q.setUncommitted()
 	return nil
+}
+
+// committedBytes is the size of the fetched batches at or below the high watermark.
+func (q *quorum) committedBytes() int64 {
+	n := int64(0)
+	for i := range q.pending {
+		if q.pending[i].b.NextOffset() <= q.hwm {
+			n += int64(q.pending[i].b.Size())
+		}
+	}
+	return n
 }
 
 // uncommittedBytes is the size of the fetched batches past the high watermark.
