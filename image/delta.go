@@ -229,11 +229,11 @@ func (d *Delta) replayPartition(r *metadata.PartitionRecord) error {
 	if len(r.Directories) > 0 && len(r.Directories) != len(r.Replicas) {
 		return fmt.Errorf("%d directories for %d replicas: %w", len(r.Directories), len(r.Replicas), ErrInvalid)
 	}
-	lists := [listDirs][]int32{r.Replicas, r.ISR, r.RemovingReplicas, r.AddingReplicas, r.EligibleLeaderReplicas, r.LastKnownELR}
-	for _, l := range lists {
-		if len(l) > maxList {
-			return fmt.Errorf("list of %d replicas: %w", len(l), ErrInvalid)
-		}
+	// The longest list, without building an array of the six (the bulk path does not
+	// need one): about 100 instructions less per partition.
+	if n := max(len(r.Replicas), len(r.ISR), len(r.RemovingReplicas), len(r.AddingReplicas),
+		len(r.EligibleLeaderReplicas), len(r.LastKnownELR)); n > maxList {
+		return fmt.Errorf("list of %d replicas: %w", n, ErrInvalid)
 	}
 	if t := d.bulk.t; t != nil { // Replay checked that r is its next partition
 		t.grown, t.moved = d.pos, d.pos
@@ -252,6 +252,7 @@ func (d *Delta) replayPartition(r *metadata.PartitionRecord) error {
 		return nil
 	}
 	p := partition{id: r.PartitionID, leader: r.Leader, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch, state: stateOf(r.LeaderRecoveryState)}
+	lists := [listDirs][]int32{r.Replicas, r.ISR, r.RemovingReplicas, r.AddingReplicas, r.EligibleLeaderReplicas, r.LastKnownELR}
 	packLists(&p, lists, r.Directories)
 	if t.parts.set(d.edit, p) {
 		d.cur.partitions++

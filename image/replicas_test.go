@@ -74,6 +74,8 @@ func TestLongestLists(t *testing.T) {
 	}{
 		{"bulk 255", &metadata.PartitionRecord{TopicID: id, PartitionID: 0, Replicas: ids(255), ISR: ids(255)}, true},
 		{"bulk 256", &metadata.PartitionRecord{TopicID: id, PartitionID: 1, Replicas: ids(256)}, false},
+		{"bulk 256 removing", &metadata.PartitionRecord{TopicID: id, PartitionID: 1, Replicas: ids(3), RemovingReplicas: ids(256)}, false},
+		{"bulk 256 last known ELR", &metadata.PartitionRecord{TopicID: id, PartitionID: 1, Replicas: ids(3), LastKnownELR: ids(256)}, false},
 		{"one by one 255", &metadata.PartitionRecord{TopicID: id, PartitionID: 5, Replicas: ids(255), Directories: make([]UUID, 255)}, true},
 		{"change 256", &metadata.PartitionChangeRecord{TopicID: id, PartitionID: 0, Leader: metadata.LeaderUnchanged,
 			LeaderRecoveryState: metadata.LeaderRecoveryUnchanged, ISR: ids(256)}, false},
