@@ -2,7 +2,6 @@ package image
 
 import (
 	"bytes"
-	"encoding/binary"
 	"hash/maphash"
 	"unsafe"
 
@@ -130,16 +129,7 @@ func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 	at = packList(&p, listLastKnownELR, data, at, r.LastKnownELR)
 	if anyDirectory(r.Directories) {
 		p.n[listDirs] = uint8(len(r.Directories))
-		dirs := data[at : at+4*len(r.Directories)]
-		for i := range r.Directories {
-			u := &r.Directories[i]
-			w := dirs[4*i : 4*i+4 : 4*i+4]
-			w[0] = int32(binary.BigEndian.Uint32(u[0:4]))
-			w[1] = int32(binary.BigEndian.Uint32(u[4:8]))
-			w[2] = int32(binary.BigEndian.Uint32(u[8:12]))
-			w[3] = int32(binary.BigEndian.Uint32(u[12:16]))
-		}
-		at += len(dirs)
+		at += copyDirectories(data[at:], r.Directories)
 	}
 	data = data[:at]
 	p.setData(d.intern(data))

@@ -54,7 +54,7 @@ const (
 	listAdding
 	listELR
 	listLastKnownELR
-	listDirs // counted in uuids, stored as 4 int32 each
+	listDirs // counted in uuids, stored as 4 int32 each (copyDirectories)
 	nLists
 )
 
@@ -145,12 +145,7 @@ func (p Partition) Directories() []kbin.UUID {
 		return out
 	}
 	out = out[:len(d)/4]
-	for i := range out {
-		for j := range 4 {
-			v := uint32(d[4*i+j])
-			out[i][4*j], out[i][4*j+1], out[i][4*j+2], out[i][4*j+3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
-		}
-	}
+	copy(unsafe.Slice(&out[0][0], 16*len(out)), int32Bytes(d)) // as copyDirectories stored them
 	return out
 }
 
@@ -183,13 +178,21 @@ func packLists(p *partition, lists [listDirs][]int32, dirs []kbin.UUID) {
 		data = append(data, l...)
 	}
 	if p.n[listDirs] > 0 {
-		for _, u := range dirs {
-			for j := range 4 {
-				data = append(data, int32(uint32(u[4*j])<<24|uint32(u[4*j+1])<<16|uint32(u[4*j+2])<<8|uint32(u[4*j+3])))
-			}
-		}
+		n := len(data)
+		data = data[:n+4*len(dirs)]
+		copyDirectories(data[n:], dirs)
 	}
 	p.setData(data)
+}
+
+// copyDirectories copies the bytes of dirs into dst, 4 int32 per UUID, and returns
+// the int32s it wrote. The int32s hold the UUID's bytes as they are in memory: they
+// are only ever compared and copied back (Directories), never read as numbers.
+func copyDirectories(dst []int32, dirs []kbin.UUID) int {
+	if len(dirs) == 0 {
+		return 0
+	}
+	return copy(int32Bytes(dst), unsafe.Slice(&dirs[0][0], 16*len(dirs))) / 4
 }
 
 // anyDirectory reports whether some uuid is not MIGRATING (the zero UUID); Kafka
