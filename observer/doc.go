@@ -14,12 +14,13 @@
 // every complete unit of the log after it folded into one image; Ready is closed after
 // the first. From then on each unit is its own update, except in a catch-up: a segment
 // with 1 MiB or more unread (for the network source, 1 MiB or more fetched and
-// committed) is published as a broker's loader publishes a commit of its Raft client. Its units without a transaction marker are replayed as they are
-// read and published together (Unit.Coalesced, Update.Units) every 8 MiB of batches
-// (Kafka's MAX_FETCH_SIZE_BYTES), before a transaction's or an Abort's unit, and at the
-// end of what is readable; each image published is the one unit-by-unit replay gives
-// at its offset (docs/metadata-log.md#catching-up). So the handler, and the engine
-// behind it, decides once per published image, as a broker's group coordinator does.
+// committed) is published as a broker's loader publishes a commit of its Raft client.
+// Its units without a transaction marker are replayed as they are read and published
+// together (Unit.Coalesced, Update.Units) every 8 MiB of batches (Kafka's
+// MAX_FETCH_SIZE_BYTES), before a transaction's or an Abort's unit, and at the end of
+// what is readable; each image published is the one unit-by-unit replay gives at its
+// offset (docs/metadata-log.md#catching-up). So the handler, and the engine behind it,
+// decides once per published image, as a broker's group coordinator does.
 //
 // Load reads a directory once and ReadFile the records of one file, for tools
 // (kraftwatch dump) and tests.

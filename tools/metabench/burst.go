@@ -190,7 +190,7 @@ func childLive(o *options) error {
 // stop is called: a finalizer that sets itself again on the object it finalizes (one
 // with a pointer, which the tiny allocator does not batch with others).
 func afterEachGC(f func()) (stop func()) {
-	type sentinel struct{ p *int }
+	type sentinel struct{ _ *int }
 	var stopped atomic.Bool
 	var fin func(*sentinel)
 	fin = func(s *sentinel) {
