@@ -2,6 +2,7 @@ package hashcache
 
 import (
 	"encoding/binary"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -54,6 +55,17 @@ func appendUTF16LE(b []byte, s string) []byte {
 // appendJavaString appends s as hash4j's putString does: UTF-16LE code units, then
 // their number as int32 little-endian.
 func appendJavaString(b []byte, s string) []byte {
+	if isASCII(s) { // topic names always are: each byte one code unit
+		n := len(s)
+		b = slices.Grow(b, 2*n+4)
+		for ; len(s) >= 4; s = s[4:] {
+			b = binary.LittleEndian.AppendUint64(b, uint64(s[0])|uint64(s[1])<<16|uint64(s[2])<<32|uint64(s[3])<<48)
+		}
+		for i := range len(s) {
+			b = append(b, s[i], 0)
+		}
+		return binary.LittleEndian.AppendUint32(b, uint32(n))
+	}
 	b = appendUTF16LE(b, s)
 	return binary.LittleEndian.AppendUint32(b, uint32(utf16Len(s)))
 }

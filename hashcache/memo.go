@@ -2,6 +2,7 @@ package hashcache
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"unsafe"
 	"weak"
@@ -11,11 +12,13 @@ import (
 
 // rackMemo turns the replica list of a partition into the bytes a scheme writes
 // for its racks. It remembers:
-//   - for the current topic only, each distinct broker's rack, so Brokers.Rack is
-//     asked once per broker and topic, and a broker's rack is never taken from an
-//     older image (generation stamps instead of clearing). When the racks come from
-//     the same image.Image as for the previous topic (an ImageCluster), they are
-//     kept: an Image never changes;
+//   - each broker's rack, asked once per broker and topic (generation stamps instead
+//     of clearing), so a broker's rack is never taken from an older image or an
+//     earlier topic; when the racks come from the same image.Image as for the
+//     previous topic (an ImageCluster), they are not asked again: an Image never
+//     changes. racksGen moves on only when an answer differs from the one before,
+//     so what was encoded with the racks stays valid across topics and images
+//     whose racks are the same;
 //   - across topics, each rack string's encoding and its rank in the scheme's rack
 //     order (so sorting a partition's racks compares small integers): both depend on
 //     the string alone;
@@ -25,9 +28,9 @@ import (
 //     of its brokers are asked again and the block is encoded again if one changed;
 //     the block is only ever the one those racks give;
 //   - in front of those, a direct-mapped table (hot) of the lists of three brokers
-//     seen while the racks stayed the same (the same image), which appendHot reads
-//     without a call: the partitions of a large cluster mostly end there, and a
-//     list's brokers are only marked as read once per topic.
+//     seen while the racks stayed the same, which appendHot reads without a call:
+//     the partitions of a large cluster mostly end there, and a list's brokers are
+//     only asked (or, from the same image, marked as read) once per topic.
 type rackMemo struct {
 	// compare is the scheme's rack order. encodeRack appends the bytes of one
 	// rack; encodeBlock appends the bytes of a partition given its racks as
@@ -38,13 +41,18 @@ type rackMemo struct {
 
 	src Brokers
 	gen uint32 // the current topic
-	// racksGen stamps the racks read from src; it moves on with each topic unless src
-	// is an ImageCluster of the same image as before (img).
+	// askGen stamps the brokers asked for their racks; it moves on with each topic
+	// unless src is an ImageCluster of the same image as before (img).
+	askGen uint32
+	// racksGen stamps the racks that the blocks in hot were encoded with; it moves on
+	// when a broker's rack differs from the one it had when last asked.
 	racksGen uint32
 	img      weak.Pointer[image.Image]
 
-	// Brokers: ids below len(dense) are looked up directly, others in brokers.
+	// Brokers: ids below denseBrokers are in dense, at their index; others in far,
+	// at the index brokers gives.
 	dense   []brokerSlot
+	far     []brokerSlot
 	brokers map[int32]int32
 	ids     []int32 // distinct brokers seen, first-seen order
 
@@ -64,15 +72,15 @@ type rackMemo struct {
 }
 
 type brokerSlot struct {
-	seen uint32 // the topic that last read the broker
-	gen  uint32 // racksGen when rack was read
-	rack int32  // index in racks, -1 for none
+	seen  uint32 // the topic that last read the broker
+	asked uint32 // askGen when Rack was last asked
+	rack  int32  // index in racks, -1 for none
 	// name and ok are what Rack returned for the broker the last time it was
 	// asked, in any topic, and rack its index then: asked again, the same answer
-	// needs no lookup in rackIndex.
+	// needs no lookup in rackIndex and leaves racksGen as it is.
 	name  string
 	ok    bool
-	epoch uint32 // racks epoch of rack; see rackMemo.racksEpoch
+	epoch uint32 // racks epoch of rack, 0 for never asked; see rackMemo.racksEpoch
 }
 
 type memoRack struct {
@@ -103,14 +111,18 @@ const (
 )
 
 // denseBrokers bounds the directly indexed broker ids; Kafka broker ids are
-// usually small.
-const denseBrokers = 4096
+// usually small. maxFar bounds the others remembered; past it they are forgotten at
+// the next topic.
+const (
+	denseBrokers = 4096
+	maxFar       = 1 << 14
+)
 
 // reset starts a new topic whose racks come from src.
 func (m *rackMemo) reset(src Brokers) {
 	m.src = src
 	m.gen++
-	same := false // racks already read are src's
+	same := false // the brokers already asked answered for src
 	if ic, ok := src.(ImageCluster); ok && ic.Image != nil {
 		w := weak.Make(ic.Image)
 		same = w == m.img
@@ -126,16 +138,23 @@ func (m *rackMemo) reset(src Brokers) {
 		m.clearTuples() // so are theirs
 		same = false
 	}
+	if len(m.far) > maxFar {
+		m.far = m.far[:0]
+		clear(m.brokers)
+		m.racksChanged() // the racks of the blocks' far brokers are forgotten
+	}
 	if !same {
-		m.racksGen++
+		m.askGen++
 	}
-	if m.gen == 0 || m.racksGen == 0 { // wrapped: old stamps could match again
+	// A new memo, or a stamp wrapped: old stamps could match again (a hot slot never
+	// filled has stamp 0).
+	if m.gen == 0 || m.askGen == 0 || m.racksGen == 0 || m.racksEpoch == 0 {
 		clear(m.dense)
-		m.racksEpoch++
+		m.far = m.far[:0]
+		clear(m.brokers)
 		m.clearTuples()
-		m.gen, m.racksGen = 1, 1
+		m.gen, m.askGen, m.racksGen, m.racksEpoch = 1, 1, 1, 1
 	}
-	clear(m.brokers)
 	m.ids = m.ids[:0]
 	if m.nTuples >= maxTuples || len(m.blocks) > maxBlocks {
 		m.clearTuples()
@@ -154,48 +173,67 @@ func (m *rackMemo) clearTuples() {
 	m.blocks = m.blocks[:0]
 }
 
-// rack returns the index in m.racks of broker id's rack, or -1 for none.
+// rack returns the index in m.racks of broker id's rack, or -1 for none, asking
+// src when the broker was not asked for the current askGen.
 func (m *rackMemo) rack(id int32) int32 {
+	var s *brokerSlot
 	if uint32(id) < denseBrokers {
 		if int(id) >= len(m.dense) {
 			m.dense = slices.Grow(m.dense, int(id)+1-len(m.dense))[:id+1]
 		}
-		s := &m.dense[id]
-		if s.seen != m.gen {
-			s.seen = m.gen
-			m.ids = append(m.ids, id)
-		}
-		if s.gen == m.racksGen {
-			return s.rack
-		}
-		name, ok := m.src.Rack(id)
-		if s.epoch != m.racksEpoch || ok != s.ok || name != s.name {
-			s.rack = -1
-			if ok {
-				s.rack = m.internRack(name)
-			}
-			s.name, s.ok, s.epoch = name, ok, m.racksEpoch
-		}
-		s.gen = m.racksGen
-		return s.rack
+		s = &m.dense[id]
+	} else {
+		s = m.farSlot(id)
 	}
-	if r, ok := m.brokers[id]; ok {
-		return r
+	if s.seen != m.gen {
+		s.seen = m.gen
+		m.ids = append(m.ids, id)
 	}
-	r := m.resolve(id)
+	if s.asked != m.askGen {
+		m.ask(s, id)
+	}
+	return s.rack
+}
+
+func (m *rackMemo) farSlot(id int32) *brokerSlot {
 	if m.brokers == nil {
 		m.brokers = make(map[int32]int32)
 	}
-	m.brokers[id] = r
-	return r
+	i, ok := m.brokers[id]
+	if !ok {
+		i = int32(len(m.far))
+		m.brokers[id] = i
+		m.far = append(m.far, brokerSlot{})
+	}
+	return &m.far[i]
 }
 
-func (m *rackMemo) resolve(id int32) int32 {
-	m.ids = append(m.ids, id)
-	if name, ok := m.src.Rack(id); ok {
-		return m.internRack(name)
+// ask asks src for the rack of broker id, whose slot is s. A rack that differs
+// from the one s had in the current racks epoch moves racksGen on: the blocks
+// encoded with the old one are stale.
+func (m *rackMemo) ask(s *brokerSlot, id int32) {
+	s.asked = m.askGen
+	name, ok := m.src.Rack(id)
+	if s.epoch == m.racksEpoch {
+		if ok == s.ok && name == s.name {
+			return
+		}
+		m.racksChanged()
 	}
-	return -1
+	s.rack = -1
+	if ok {
+		s.rack = m.internRack(name)
+	}
+	s.name, s.ok, s.epoch = name, ok, m.racksEpoch
+}
+
+// racksChanged moves racksGen on: every block in hot is stale. When it wraps, hot
+// is cleared, so that no old stamp can match again.
+func (m *rackMemo) racksChanged() {
+	if m.racksGen++; m.racksGen == 0 {
+		clear(m.hot[:])
+		m.racksGen = 1
+	}
 }
 
 func (m *rackMemo) internRack(name string) int32 {
@@ -249,145 +287,237 @@ func packShort(replicas []int32) uint64 {
 	return key
 }
 
-// hotSlot remembers where the block of one packed replica list is, while the racks
-// are those it was encoded with: a direct-mapped table in front of tuples, so that
-// most partitions cost one probe and one copy (appendHot).
+// hotSlot remembers where the block of one list of three replicas is, while the
+// racks are those it was encoded with: a direct-mapped table in front of tuples, so
+// that most partitions cost one probe and one copy (appendHot). The list is lo and
+// hi, as hotKey gives them.
 type hotSlot struct {
-	key          uint64 // pack of the list; 0 in a slot never filled
-	stamp        uint64 // racksGen<<32 | the topic that last used the slot
-	off, n       int32  // block in blocks, n <= blockPad
-	idOff, idEnd int32  // replica ids in tIDs
+	lo    uint64
+	stamp uint64 // racksGen<<32 | the topic that last used the slot; 0 in a slot never filled
+	// block is the block's first byte in blocks, n its length (<= blockPad); there
+	// are blockPad bytes of capacity from there (encode). blocks only grows until
+	// clearTuples, which clears hot too, so the bytes stay those of the block even
+	// when blocks has moved since.
+	block unsafe.Pointer
+	hi    uint32
+	n     int32
 }
 
 const hotBits = 8
 
-func hotIndex(key uint64) uint64 { return key * 0x9e3779b97f4a7c15 >> (64 - hotBits) }
+// hotKey returns a list of three replicas as two numbers: lo holds the first two
+// ids as they lie in memory, hi the third.
+func hotKey(r *[3]int32) (lo uint64, hi uint32) {
+	return *(*uint64)(unsafe.Pointer(r)), uint32(r[2])
+}
+
+func hotIndex(lo uint64, hi uint32) uint8 {
+	return uint8((lo ^ uint64(hi)<<16) * 0x9e3779b97f4a7c15 >> (64 - hotBits))
+}
+
+// hotBlock returns the block of replicas when the hot table holds it for the
+// current racks (see), with ok true; else the hot slot for replicas, nil for a list
+// not of three.
+func (m *rackMemo) hotBlock(replicas []int32) (block []byte, s *hotSlot, ok bool) {
+	if len(replicas) != 3 {
+		return nil, nil, false
+	}
+	lo, hi := hotKey((*[3]int32)(replicas))
+	s = &m.hot[hotIndex(lo, hi)]
+	if s.lo == lo && s.hi == hi && s.stamp>>32 == uint64(m.racksGen) && (s.stamp == m.stamp() || m.see(s)) {
+		return unsafe.Slice((*byte)(s.block), s.n), s, true
+	}
+	return nil, s, false
+}
 
 func (m *rackMemo) stamp() uint64 { return uint64(m.racksGen)<<32 | uint64(m.gen) }
 
 // blockPad bounds the blocks that hotSlots hold. blocks keeps this many bytes of
-// capacity past its end, so that appendHot can copy up to 31 bytes past a block's end.
-const blockPad = 128
+// capacity past its end, so that appendRun can copy up to 31 bytes past a block's
+// end. hotRoom is the room in buf that appendHot and appendHotLeaf need: a run of
+// partitions, each its index and up to blockPad bytes.
+const (
+	blockPad = 128
+	hotRoom  = image.LeafSize * (4 + blockPad)
+)
 
-// appendHot appends partitions first, first+1, … with the replicas in lists to buf,
-// index then racks block, for as long as each one's list is in the hot table for
-// the current racks and topic and fits in pack, and buf has room below flushAt. It
-// returns buf and the number of partitions appended. It calls nothing, so that the
-// compiler keeps its loop in registers: most partitions of a large cluster end here.
+// hotRun names, for consecutive partitions, the hot slots that hold their blocks
+// (indexes into rackMemo.hot). appendHot and appendHotLeaf resolve a run of
+// partitions into one (hotLists, hotLeaf), then copy the blocks (appendRun): two
+// loops that call nothing, each simple enough to keep its values in registers.
+type hotRun [image.LeafSize]uint8
+
+const _ = uint8(1<<hotBits - 1) // every index into hot fits in a hotRun
+
+// appendHot appends partitions first, first+1, … with the replicas in lists (at
+// most LeafSize) to buf, index then racks block, for as long as each one's list is
+// in the hot table for the current racks. It returns buf and the number of
+// partitions appended, 0 when buf has less than hotRoom bytes of room. Most
+// partitions of a large cluster end here.
 func (m *rackMemo) appendHot(buf []byte, first int, lists [][]int32, bigEndian bool) ([]byte, int) {
-	stamp, blocks := m.stamp(), m.blocks
-	l, limit := len(buf), min(flushAt, cap(buf)-4-blockPad)
-	for j, replicas := range lists {
-		if len(replicas) != 3 || l >= limit {
-			return buf[:l], j
-		}
-		a, b, c := uint64(uint32(replicas[0])), uint64(uint32(replicas[1])), uint64(uint32(replicas[2]))
-		key := 4<<60 | a | b<<16 | c<<32 // pack
-		s := &m.hot[hotIndex(key)]
-		if (a|b|c)>>16 != 0 || s.key != key || s.stamp != stamp {
-			return buf[:l], j
-		}
-		out := unsafe.Pointer(&buf[l : l+4+blockPad][0])
-		if bigEndian {
-			binary.BigEndian.PutUint32((*[4]byte)(out)[:], uint32(first+j))
-		} else {
-			binary.LittleEndian.PutUint32((*[4]byte)(out)[:], uint32(first+j))
-		}
-		// The block in 32-byte moves, as many as it needs.
-		n, src, dst := int(s.n), unsafe.Pointer(&blocks[s.off : s.off+blockPad][0]), unsafe.Add(out, 4)
-		move32(dst, src, 0)
-		if n > 32 {
-			move32(dst, src, 32)
-			if n > 64 {
-				move32(dst, src, 64)
-				if n > 96 {
-					move32(dst, src, 96)
-				}
-			}
-		}
-		l += 4 + n
+	if cap(buf)-len(buf) < hotRoom {
+		return buf, 0
 	}
-	return buf[:l], len(lists)
+	var run hotRun
+	lists = lists[:min(len(lists), len(run))]
+	j := 0
+	for {
+		var s *hotSlot
+		if j, s = m.hotLists(&run, lists, j); s == nil || !m.see(s) {
+			break
+		}
+	}
+	return m.appendRun(buf, first, run[:j], bigEndian), j
 }
 
-// appendHotLeaf is appendHot for partitions first+j, j = from … to-1, whose replicas
-// are in slot j of leaf: it reads them in place (image.Leaf.Replicas3). A list in
-// the hot table for the current racks that this topic has not used yet does not end
-// the loop: it marks the list's brokers as read (see) and goes on, as the racks of an
-// ImageCluster stay the same from topic to topic. (appendHot stops there: the racks
-// of other Brokers change with every topic, and the call would only cost its loop
-// registers; cachegrind.)
-func (m *rackMemo) appendHotLeaf(buf []byte, first int, leaf image.Leaf, from, to int, bigEndian bool) ([]byte, int) {
-	stamp, blocks := m.stamp(), m.blocks
-	l, limit := len(buf), min(flushAt, cap(buf)-4-blockPad)
-	to = min(to, leaf.Len()) // the slots past Len have no replicas
-	for j := from; j < to; j++ {
-		r := leaf.Replicas3(j)
-		if r == nil || l >= limit {
-			return buf[:l], j - from
+// hotLists resolves lists[j], lists[j+1], … (len(lists) <= len(run)) into the same
+// indexes of run for as long as each list is in the hot table for the current racks
+// and topic. It returns the index where it stopped and, when it stopped only because
+// the current topic has not used that partition's list yet, its hot slot (see).
+func (m *rackMemo) hotLists(run *hotRun, lists [][]int32, j int) (int, *hotSlot) {
+	stamp := m.stamp()
+	for ; j < len(lists); j++ {
+		r := lists[j]
+		if len(r) != 3 {
+			break
 		}
-		a, b, c := uint64(uint32(r[0])), uint64(uint32(r[1])), uint64(uint32(r[2]))
-		key := 4<<60 | a | b<<16 | c<<32 // pack
-		s := &m.hot[hotIndex(key)]
-		if (a|b|c)>>16 != 0 || s.key != key || s.stamp>>32 != stamp>>32 {
-			return buf[:l], j - from
+		lo, hi := hotKey((*[3]int32)(r))
+		h := hotIndex(lo, hi)
+		s := &m.hot[h]
+		if s.lo != lo || s.hi != hi {
+			break
 		}
 		if s.stamp != stamp {
-			m.see(s) // the first partition of this topic with the list
+			if s.stamp>>32 == stamp>>32 {
+				return j, s
+			}
+			break
 		}
-		out := unsafe.Pointer(&buf[l : l+4+blockPad][0])
+		run[uint(j)%uint(len(run))] = h
+	}
+	return j, nil
+}
+
+// appendHotLeaf is appendHot for partitions first+j, j = from … to-1, whose
+// replicas are in slot j of leaf: it reads them in place (image.Leaf.Replicas3).
+func (m *rackMemo) appendHotLeaf(buf []byte, first int, leaf image.Leaf, from, to int, bigEndian bool) ([]byte, int) {
+	if cap(buf)-len(buf) < hotRoom {
+		return buf, 0
+	}
+	var run hotRun
+	to = min(to, leaf.Len(), len(run))
+	j := from
+	for {
+		var s *hotSlot
+		if j, s = m.hotLeaf(&run, leaf, j, to); s == nil || !m.see(s) {
+			break
+		}
+	}
+	if j <= from {
+		return buf, 0
+	}
+	return m.appendRun(buf, first+from, run[from:j], bigEndian), j - from
+}
+
+// hotLeaf is hotLists for slots j … to-1 of leaf (to <= leaf.Len()).
+func (m *rackMemo) hotLeaf(run *hotRun, leaf image.Leaf, j, to int) (int, *hotSlot) {
+	stamp := m.stamp()
+	for ; j < to; j++ {
+		r := leaf.Replicas3(j)
+		if r == nil {
+			break
+		}
+		lo, hi := hotKey(r)
+		h := hotIndex(lo, hi)
+		s := &m.hot[h]
+		if s.lo != lo || s.hi != hi {
+			break
+		}
+		if s.stamp != stamp {
+			if s.stamp>>32 == stamp>>32 {
+				return j, s
+			}
+			break
+		}
+		run[uint(j)%uint(len(run))] = h
+	}
+	return j, nil
+}
+
+// appendRun appends partitions first, first+1, …, each its index then its racks
+// block, whose blocks are in the hot slots that run names (at most LeafSize), to
+// buf, which has hotRoom bytes of room.
+func (m *rackMemo) appendRun(buf []byte, first int, run []uint8, bigEndian bool) []byte {
+	out := unsafe.Pointer(&buf[len(buf) : len(buf)+hotRoom][0])
+	end := m.writeRun(out, first, run[:min(len(run), image.LeafSize)], bigEndian)
+	return buf[:len(buf)+int(uintptr(end)-uintptr(out))]
+}
+
+// writeRun is appendRun writing at dst, which has hotRoom bytes of room; it
+// returns the end of what it wrote.
+func (m *rackMemo) writeRun(dst unsafe.Pointer, first int, run []uint8, bigEndian bool) unsafe.Pointer {
+	hot, i := &m.hot, uint32(first)
+	for _, h := range run {
+		s := &hot[h]
+		d, src, n := (*[4 + blockPad]byte)(dst), (*[blockPad]byte)(s.block), s.n
+		x := i // the index
 		if bigEndian {
-			binary.BigEndian.PutUint32((*[4]byte)(out)[:], uint32(first+j))
-		} else {
-			binary.LittleEndian.PutUint32((*[4]byte)(out)[:], uint32(first+j))
+			x = bits.ReverseBytes32(i)
 		}
-		// The block in 32-byte moves, as many as it needs.
-		n, src, dst := int(s.n), unsafe.Pointer(&blocks[s.off : s.off+blockPad][0]), unsafe.Add(out, 4)
-		move32(dst, src, 0)
+		binary.LittleEndian.PutUint32(d[:4], x)
+		// The block in 32-byte steps, each two 16-byte moves that the compiler makes
+		// inline vector loads and stores (copy would call memmove, and so would a
+		// larger array).
+		*(*[16]byte)(d[4:]) = *(*[16]byte)(src[0:])
+		*(*[16]byte)(d[20:]) = *(*[16]byte)(src[16:])
 		if n > 32 {
-			move32(dst, src, 32)
+			*(*[16]byte)(d[36:]) = *(*[16]byte)(src[32:])
+			*(*[16]byte)(d[52:]) = *(*[16]byte)(src[48:])
 			if n > 64 {
-				move32(dst, src, 64)
+				*(*[16]byte)(d[68:]) = *(*[16]byte)(src[64:])
+				*(*[16]byte)(d[84:]) = *(*[16]byte)(src[80:])
 				if n > 96 {
-					move32(dst, src, 96)
+					*(*[16]byte)(d[100:]) = *(*[16]byte)(src[96:])
+					*(*[16]byte)(d[116:]) = *(*[16]byte)(src[112:])
 				}
 			}
 		}
-		l += 4 + n
+		dst, i = unsafe.Add(dst, 4+uintptr(n)), i+1
 	}
-	return buf[:l], to - from
+	return dst
 }
 
-// move32 copies 32 bytes from src+off to dst+off in two 16-byte moves, which the
-// compiler makes inline vector loads and stores (copy would call memmove). Both
-// have room for it: every block is followed by blockPad bytes of capacity (encode),
-// and appendHot writes a block into 4+blockPad bytes of buf.
-func move32(dst, src unsafe.Pointer, off uintptr) {
-	*(*[16]byte)(unsafe.Add(dst, off)) = *(*[16]byte)(unsafe.Add(src, off))
-	*(*[16]byte)(unsafe.Add(dst, off+16)) = *(*[16]byte)(unsafe.Add(src, off+16))
-}
-
-// see marks the brokers of the list in s as read by the current topic. A broker
-// whose rack is known for the current racks is marked here, without asking rack.
-func (m *rackMemo) see(s *hotSlot) {
-	s.stamp = m.stamp()
-	for _, id := range m.tIDs[s.idOff:s.idEnd] {
-		if uint32(id) < uint32(len(m.dense)) {
-			if d := &m.dense[id]; d.gen == m.racksGen {
-				if d.seen != m.gen { // as rack does
-					d.seen = m.gen
+// see marks the brokers of the list in s as read by the current topic, asking
+// their racks where they were not asked for the current askGen (rack), and stamps
+// s. It returns false, leaving s's stamp as it was, when one of those racks
+// changed: s's block is stale.
+func (m *rackMemo) see(s *hotSlot) bool {
+	var ids [3]int32
+	*(*uint64)(unsafe.Pointer(&ids)), ids[2] = s.lo, int32(s.hi) // as hotKey
+	g, gen, ask, dense := m.racksGen, m.gen, m.askGen, m.dense
+	for _, id := range ids {
+		if uint32(id) < uint32(len(dense)) {
+			if d := &dense[id]; d.asked == ask {
+				if d.seen != gen { // as rack does
+					d.seen = gen
 					m.ids = append(m.ids, id)
 				}
 				continue
 			}
 		}
 		m.rack(id)
+		dense = m.dense // rack may grow it
 	}
+	if m.racksGen != g {
+		return false
+	}
+	s.stamp = m.stamp()
+	return true
 }
 
 // partition returns the encoded racks block of a partition with these replicas
-// (key is pack(replicas)) and, when the block is remembered and key is not 0, notes
-// it in the hot slot s. The result is valid until the next call.
+// (key is pack(replicas)) and, when the block is remembered and s is not nil, notes
+// it in the hot slot s, the one of replicas. The result is valid until the next call.
 func (m *rackMemo) partition(replicas []int32, key uint64, s *hotSlot) []byte {
 	var hash uint32
 	if key != 0 {
@@ -419,11 +549,13 @@ func (m *rackMemo) partition(replicas []int32, key uint64, s *hotSlot) []byte {
 	return m.remember(&e, s)
 }
 
-// remember notes e's block in the hot slot s, and returns it.
+// remember notes e's block in the hot slot s (nil for a list not of three
+// replicas), and returns it.
 func (m *rackMemo) remember(e *tupleSlot, s *hotSlot) []byte {
-	if e.key != 0 && e.blockE-e.blockOff <= blockPad {
-		*s = hotSlot{key: e.key, stamp: m.stamp(), off: e.blockOff, n: e.blockE - e.blockOff,
-			idOff: e.idOff, idEnd: e.idEnd}
+	if s != nil && e.blockE-e.blockOff <= blockPad {
+		lo, hi := hotKey((*[3]int32)(m.tIDs[e.idOff:e.idEnd]))
+		*s = hotSlot{lo: lo, hi: hi, stamp: m.stamp(), n: e.blockE - e.blockOff,
+			block: unsafe.Pointer(&m.blocks[e.blockOff : e.blockOff+blockPad][0])}
 	}
 	return m.blocks[e.blockOff:e.blockE]
 }

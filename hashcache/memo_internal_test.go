@@ -29,12 +29,14 @@ func (t *topic) Name() string           { return "t" }
 func (t *topic) NumPartitions() int     { return len(t.parts) }
 func (t *topic) Replicas(i int) []int32 { return t.parts[i] }
 
-// TestMemoStartsAfresh: when the memo forgets its racks (past maxRacks) or its
-// replica lists (past maxTuples, maxBlocks), or its generation wraps, hashes do not
-// change, and a rack that changed at that moment is read anew.
+// TestMemoStartsAfresh: when the memo forgets its racks (past maxRacks), its
+// replica lists (past maxTuples, maxBlocks) or its brokers past denseBrokers (past
+// maxFar), or one of its generations wraps, hashes do not change, and a rack that
+// changed at that moment is read anew.
 func TestMemoStartsAfresh(t *testing.T) {
 	c := &cluster{racks: map[int32]string{0: "a", 1: "b", 2: "c"}}
-	top := &topic{parts: [][]int32{{0, 1, 2}, {2, 1}, {2}}}
+	c.racks[5000], c.racks[70000] = "d", "e" // past denseBrokers, past pack
+	top := &topic{parts: [][]int32{{0, 1, 2}, {2, 1}, {2}, {0, 1, 2}, {5000, 1, 70000}, {5000, 1, 70000}}}
 	for _, s := range []Scheme{NewMurmur3(), NewKafka()} {
 		fresh := func() int64 { n, _ := NewScheme(s.Name()); return n.TopicHash(top, c) }
 		var m *rackMemo
@@ -44,19 +46,27 @@ func TestMemoStartsAfresh(t *testing.T) {
 		case *Kafka:
 			m = &s.memo
 		}
-		for _, forget := range []func(){
+		for fi, forget := range []func(){
 			func() { m.racks = append(m.racks, make([]memoRack, maxRacks+1-len(m.racks))...) },
 			func() { m.nTuples = maxTuples },
 			func() { m.blocks = append(m.blocks, make([]byte, maxBlocks+1)...) },
 			func() { m.gen = ^uint32(0) },
+			func() { m.askGen = ^uint32(0) },
+			func() { m.racksGen = ^uint32(0) },
+			func() { // forgetting the racks wraps their epoch
+				m.racksEpoch = ^uint32(0)
+				m.racks = append(m.racks, make([]memoRack, maxRacks+1-len(m.racks))...)
+			},
+			func() { m.far = append(m.far, make([]brokerSlot, maxFar+1-len(m.far))...) },
 		} {
 			if got, want := s.TopicHash(top, c), fresh(); got != want {
-				t.Fatalf("%s before: %#x, want %#x", s.Name(), got, want)
+				t.Fatalf("%s before forgetting %d: %#x, want %#x", s.Name(), fi, got, want)
 			}
 			forget()
 			c.racks[1] += "x"
+			c.racks[5000] += "y"
 			if got, want := s.TopicHash(top, c), fresh(); got != want {
-				t.Fatalf("%s after: %#x, want %#x", s.Name(), got, want)
+				t.Fatalf("%s after forgetting %d: %#x, want %#x", s.Name(), fi, got, want)
 			}
 		}
 	}

@@ -31,21 +31,46 @@ func (s shortLister) AppendReplicas(dst [][]int32) [][]int32 {
 // TestMemoAcrossTopicsAndRackChanges hashes topics again and again with the same
 // schemes while brokers change racks, lose them, register and go away in the same
 // cluster: every hash must be the reference hash of the cluster as it is, and the
-// brokers a hash reports having read must be exactly its topic's replicas.
+// brokers a hash reports having read must be exactly its topic's replicas. Odd
+// broker ids may be moved past the ids the memo indexes directly (4096) or packs
+// (1<<16).
 func TestMemoAcrossTopicsAndRackChanges(t *testing.T) {
 	m, k := hashcache.NewMurmur3(), hashcache.NewKafka()
 	rapid.Check(t, func(t *rapid.T) {
+		base := rapid.SampledFrom([]int32{0, 4090, 65530, 1 << 30}).Draw(t, "odd ids from")
+		move := func(id int32) int32 {
+			if id%2 == 1 {
+				return id + base
+			}
+			return id
+		}
+		moveTopic := func(top *hashcachetest.Topic) *hashcachetest.Topic {
+			for _, r := range top.Partitions {
+				for i := range r {
+					r[i] = move(r[i])
+				}
+			}
+			return top
+		}
 		c := genCluster(t)
+		racks := c.Racks
+		c.Racks = map[int32]string{}
+		for id, r := range racks {
+			c.Racks[move(id)] = r
+		}
+		for _, top := range c.Topics {
+			moveTopic(top)
+		}
 		nb := int32(len(c.Racks) + 3)
 		for step := range rapid.IntRange(1, 30).Draw(t, "steps") {
 			switch rapid.IntRange(0, 3).Draw(t, "op") {
 			case 0:
 				id := rapid.Int32Range(0, nb).Draw(t, "broker")
-				c.Racks[id] = genRack(t, "rack")
+				c.Racks[move(id)] = genRack(t, "rack")
 			case 1:
-				delete(c.Racks, rapid.Int32Range(0, nb).Draw(t, "broker"))
+				delete(c.Racks, move(rapid.Int32Range(0, nb).Draw(t, "broker")))
 			case 2:
-				c.Add(genTopic(t, nb))
+				c.Add(moveTopic(genTopic(t, nb)))
 			}
 			top := anyTopic(t, c)
 			var view hashcache.Topic = top

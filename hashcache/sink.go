@@ -23,7 +23,7 @@ type sink struct {
 
 func (s *sink) reset() {
 	if s.buf == nil {
-		s.buf = make([]byte, 0, flushAt+4<<10) // room for the partition that passes flushAt
+		s.buf = make([]byte, 0, flushAt+hotRoom) // below flushAt, room for a run of hot partitions
 	}
 	s.buf = s.buf[:0]
 	s.flushed = false

@@ -52,59 +52,56 @@ func (h *topicHasher) topicHash(t Topic, b Brokers) int64 {
 // partitions writes partitions first … first+len(lists)-1, whose replicas lists
 // holds.
 func (h *topicHasher) partitions(first int, lists [][]int32) {
-	buf := h.sink.buf
-	for j := 0; j < len(lists); j++ {
+	for j := 0; j < len(lists); {
+		h.room()
 		var done int
-		buf, done = h.memo.appendHot(buf, first+j, lists[j:], h.bigEndian)
-		if j += done; j == len(lists) {
-			break
+		h.sink.buf, done = h.memo.appendHot(h.sink.buf, first+j, lists[j:], h.bigEndian)
+		if j += done; j < len(lists) && done < image.LeafSize {
+			h.partition(first+j, lists[j])
+			j++
 		}
-		buf = h.partition(buf, first+j, lists[j])
 	}
-	h.sink.buf = buf
 }
 
 // leaf writes partitions first … first+m-1, whose replicas are in leaf's slots.
 func (h *topicHasher) leaf(first int, leaf image.Leaf, m int) {
-	buf := h.sink.buf
-	for j := 0; j < m; j++ {
+	for j := 0; j < m; {
+		h.room()
 		var done int
-		buf, done = h.memo.appendHotLeaf(buf, first, leaf, j, m, h.bigEndian)
-		if j += done; j == m {
-			break
+		h.sink.buf, done = h.memo.appendHotLeaf(h.sink.buf, first, leaf, j, m, h.bigEndian)
+		if j += done; j < m {
+			var replicas []int32 // none in slots past Len
+			if j < leaf.Len() {
+				replicas = leaf.Replicas(j)
+			}
+			h.partition(first+j, replicas)
+			j++
 		}
-		var replicas []int32 // none in slots past Len
-		if j < leaf.Len() {
-			replicas = leaf.Replicas(j)
-		}
-		buf = h.partition(buf, first+j, replicas)
 	}
-	h.sink.buf = buf
 }
 
-// partition appends partition i, which the hot table does not hold, to buf, and
-// returns buf; it hands buf to the hasher when it reaches flushAt.
-func (h *topicHasher) partition(buf []byte, i int, replicas []int32) []byte {
-	m := &h.memo
+// room hands the sink's buffer to the hasher when it reached flushAt, so that it
+// has hotRoom bytes of room (sink.reset).
+func (h *topicHasher) room() {
+	if len(h.sink.buf) >= flushAt {
+		h.sink.flush()
+	}
+}
+
+// partition appends partition i, which the hot table does not hold, to the sink's
+// buffer.
+func (h *topicHasher) partition(i int, replicas []int32) {
+	m, buf := &h.memo, h.sink.buf
 	if h.bigEndian {
 		buf = binary.BigEndian.AppendUint32(buf, uint32(i))
 	} else {
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(i))
 	}
-	key := pack(replicas)
-	s := &m.hot[hotIndex(key)]
-	if s.key == key && s.stamp>>32 == uint64(m.racksGen) {
-		m.see(s)
-		buf = append(buf, m.blocks[s.off:s.off+s.n]...)
-	} else {
-		buf = append(buf, m.partition(replicas, key, s)...)
+	block, s, ok := m.hotBlock(replicas)
+	if !ok {
+		block = m.partition(replicas, pack(replicas), s)
 	}
-	if len(buf) >= flushAt {
-		h.sink.buf = buf
-		h.sink.flush()
-		buf = h.sink.buf
-	}
-	return buf
+	h.sink.buf = append(buf, block...)
 }
 
 func (h *topicHasher) brokersSeen() []int32 { return h.memo.ids }
