@@ -3,7 +3,8 @@
 // after it, then the log live as Kafka writes it. It hands on one unit at a time: a
 // record batch, or a whole metadata transaction, cut where Kafka's MetadataBatchLoader
 // publishes when it reads one batch at a time (see Unit), so that two observers of the
-// same log make the same decisions at the same offsets.
+// same log make the same decisions at the same offsets (but for a catch-up, below,
+// which skips some of those offsets).
 //
 // The observer owns an image.Image. For each unit it builds an image.Delta, applies
 // it, publishes the new image through an atomic pointer, and calls the handler with
