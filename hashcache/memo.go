@@ -28,7 +28,8 @@ import (
 //     of its brokers are asked again and the block is encoded again if one changed;
 //     the block is only ever the one those racks give;
 //   - in front of those, a direct-mapped table (hot) of the lists of three brokers
-//     seen while the racks stayed the same, which appendHot reads without a call:
+//     seen while the racks stayed the same, which hotLeaf and hotLists read in
+//     loops that call nothing:
 //     the partitions of a large cluster mostly end there, and a list's brokers are
 //     only asked (or, from the same image, marked as read) once per topic.
 type rackMemo struct {
@@ -333,141 +334,61 @@ func (m *rackMemo) hotBlock(replicas []int32) (block []byte, s *hotSlot, ok bool
 func (m *rackMemo) stamp() uint64 { return uint64(m.racksGen)<<32 | uint64(m.gen) }
 
 // blockPad bounds the blocks that hotSlots hold. blocks keeps this many bytes of
-// capacity past its end, so that appendRun can copy up to 31 bytes past a block's
-// end. hotRoom is the room in buf that appendHot and appendHotLeaf need: a run of
-// partitions, each its index and up to blockPad bytes.
+// capacity past its end, so that hotLeaf and hotLists can copy up to 31 bytes past a
+// block's end. hotRoom is the room in buf that appendHot and appendHotLeaf need: a
+// run of LeafSize partitions, each its index and up to blockPad bytes.
 const (
 	blockPad = 128
 	hotRoom  = image.LeafSize * (4 + blockPad)
 )
 
-// hotRun names, for consecutive partitions, the hot slots that hold their blocks
-// (indexes into rackMemo.hot). appendHot and appendHotLeaf resolve a run of
-// partitions into one (hotLists, hotLeaf), then copy the blocks (appendRun): two
-// loops that call nothing, each simple enough to keep its values in registers.
-type hotRun [image.LeafSize]uint8
-
-const _ = uint8(1<<hotBits - 1) // every index into hot fits in a hotRun
-
-// appendHot appends partitions first, first+1, … with the replicas in lists (at
-// most LeafSize) to buf, index then racks block, for as long as each one's list is
-// in the hot table for the current racks. It returns buf and the number of
+// appendHot appends partitions first, first+1, … with the replicas in lists (up to
+// LeafSize of them) to buf, index then racks block, for as long as each one's list
+// is in the hot table for the current racks. It returns buf and the number of
 // partitions appended, 0 when buf has less than hotRoom bytes of room. Most
 // partitions of a large cluster end here.
 func (m *rackMemo) appendHot(buf []byte, first int, lists [][]int32, bigEndian bool) ([]byte, int) {
 	if cap(buf)-len(buf) < hotRoom {
 		return buf, 0
 	}
-	var run hotRun
-	lists = lists[:min(len(lists), len(run))]
-	j := 0
+	lists = lists[:min(len(lists), image.LeafSize)]
+	out := unsafe.Pointer(&buf[len(buf) : len(buf)+hotRoom][0])
+	j, end := 0, out
 	for {
 		var s *hotSlot
-		if j, s = m.hotLists(&run, lists, j); s == nil || !m.see(s) {
+		if j, end, s = m.hotLists(end, first, lists, j, bigEndian); s == nil || !m.see(s) {
 			break
 		}
 	}
-	return m.appendRun(buf, first, run[:j], bigEndian), j
+	return buf[:len(buf)+int(uintptr(end)-uintptr(out))], j
 }
 
-// hotLists resolves lists[j], lists[j+1], … (len(lists) <= len(run)) into the same
-// indexes of run for as long as each list is in the hot table for the current racks
-// and topic. It returns the index where it stopped and, when it stopped only because
-// the current topic has not used that partition's list yet, its hot slot (see).
-func (m *rackMemo) hotLists(run *hotRun, lists [][]int32, j int) (int, *hotSlot) {
-	stamp := m.stamp()
+// hotLists is hotLeaf for partitions first+j, first+j+1, … whose replicas are
+// lists[j], lists[j+1], …
+func (m *rackMemo) hotLists(dst unsafe.Pointer, first int, lists [][]int32, j int, bigEndian bool) (int, unsafe.Pointer, *hotSlot) {
+	stamp, hot := m.stamp(), &m.hot
 	for ; j < len(lists); j++ {
 		r := lists[j]
 		if len(r) != 3 {
 			break
 		}
 		lo, hi := hotKey((*[3]int32)(r))
-		h := hotIndex(lo, hi)
-		s := &m.hot[h]
+		s := &hot[hotIndex(lo, hi)]
 		if s.lo != lo || s.hi != hi {
 			break
 		}
 		if s.stamp != stamp {
 			if s.stamp>>32 == stamp>>32 {
-				return j, s
+				return j, dst, s
 			}
 			break
 		}
-		run[uint(j)%uint(len(run))] = h
-	}
-	return j, nil
-}
-
-// appendHotLeaf is appendHot for partitions first+j, j = from … to-1, whose
-// replicas are in slot j of leaf: it reads them in place (image.Leaf.Replicas3).
-func (m *rackMemo) appendHotLeaf(buf []byte, first int, leaf image.Leaf, from, to int, bigEndian bool) ([]byte, int) {
-	if cap(buf)-len(buf) < hotRoom {
-		return buf, 0
-	}
-	var run hotRun
-	to = min(to, leaf.Len(), len(run))
-	j := from
-	for {
-		var s *hotSlot
-		if j, s = m.hotLeaf(&run, leaf, j, to); s == nil || !m.see(s) {
-			break
-		}
-	}
-	if j <= from {
-		return buf, 0
-	}
-	return m.appendRun(buf, first+from, run[from:j], bigEndian), j - from
-}
-
-// hotLeaf is hotLists for slots j … to-1 of leaf (to <= leaf.Len()).
-func (m *rackMemo) hotLeaf(run *hotRun, leaf image.Leaf, j, to int) (int, *hotSlot) {
-	stamp := m.stamp()
-	for ; j < to; j++ {
-		r := leaf.Replicas3(j)
-		if r == nil {
-			break
-		}
-		lo, hi := hotKey(r)
-		h := hotIndex(lo, hi)
-		s := &m.hot[h]
-		if s.lo != lo || s.hi != hi {
-			break
-		}
-		if s.stamp != stamp {
-			if s.stamp>>32 == stamp>>32 {
-				return j, s
-			}
-			break
-		}
-		run[uint(j)%uint(len(run))] = h
-	}
-	return j, nil
-}
-
-// appendRun appends partitions first, first+1, …, each its index then its racks
-// block, whose blocks are in the hot slots that run names (at most LeafSize), to
-// buf, which has hotRoom bytes of room.
-func (m *rackMemo) appendRun(buf []byte, first int, run []uint8, bigEndian bool) []byte {
-	out := unsafe.Pointer(&buf[len(buf) : len(buf)+hotRoom][0])
-	end := m.writeRun(out, first, run[:min(len(run), image.LeafSize)], bigEndian)
-	return buf[:len(buf)+int(uintptr(end)-uintptr(out))]
-}
-
-// writeRun is appendRun writing at dst, which has hotRoom bytes of room; it
-// returns the end of what it wrote.
-func (m *rackMemo) writeRun(dst unsafe.Pointer, first int, run []uint8, bigEndian bool) unsafe.Pointer {
-	hot, i := &m.hot, uint32(first)
-	for _, h := range run {
-		s := &hot[h]
-		d, src, n := (*[4 + blockPad]byte)(dst), (*[blockPad]byte)(s.block), s.n
-		x := i // the index
+		// As in hotLeaf.
+		d, src, n, i := (*[4 + blockPad]byte)(dst), (*[blockPad]byte)(s.block), s.n, uint32(first+j)
 		if bigEndian {
-			x = bits.ReverseBytes32(i)
+			i = bits.ReverseBytes32(i)
 		}
-		binary.LittleEndian.PutUint32(d[:4], x)
-		// The block in 32-byte steps, each two 16-byte moves that the compiler makes
-		// inline vector loads and stores (copy would call memmove, and so would a
-		// larger array).
+		binary.LittleEndian.PutUint32(d[:4], i)
 		*(*[16]byte)(d[4:]) = *(*[16]byte)(src[0:])
 		*(*[16]byte)(d[20:]) = *(*[16]byte)(src[16:])
 		if n > 32 {
@@ -482,9 +403,79 @@ func (m *rackMemo) writeRun(dst unsafe.Pointer, first int, run []uint8, bigEndia
 				}
 			}
 		}
-		dst, i = unsafe.Add(dst, 4+uintptr(n)), i+1
+		dst = unsafe.Add(dst, 4+uintptr(n))
 	}
-	return dst
+	return j, dst, nil
+}
+
+// appendHotLeaf is appendHot for partitions first+j, j = from … to-1, whose
+// replicas are in slot j of leaf: it reads them in place (image.Leaf.Replicas3).
+func (m *rackMemo) appendHotLeaf(buf []byte, first int, leaf image.Leaf, from, to int, bigEndian bool) ([]byte, int) {
+	if cap(buf)-len(buf) < hotRoom {
+		return buf, 0
+	}
+	to = min(to, leaf.Len(), from+image.LeafSize)
+	out := unsafe.Pointer(&buf[len(buf) : len(buf)+hotRoom][0])
+	j, end := from, out
+	for {
+		var s *hotSlot
+		if j, end, s = m.hotLeaf(end, first, leaf, j, to, bigEndian); s == nil || !m.see(s) {
+			break
+		}
+	}
+	return buf[:len(buf)+int(uintptr(end)-uintptr(out))], j - from
+}
+
+// hotLeaf writes partitions first+j, first+j+1, …, first+to-1 (to <= leaf.Len())
+// at dst, each its index and its block, for as long as each one's replicas (in slot
+// j of leaf) are in the hot table for the current racks and topic. It returns the
+// slot where it stopped, the end of what it wrote and, when it stopped only because
+// the current topic has not used that partition's list yet, its hot slot (see).
+// dst has room for to-j partitions of 4+blockPad bytes.
+func (m *rackMemo) hotLeaf(dst unsafe.Pointer, first int, leaf image.Leaf, j, to int, bigEndian bool) (int, unsafe.Pointer, *hotSlot) {
+	stamp, hot := m.stamp(), &m.hot
+	for ; j < to; j++ {
+		r := leaf.Replicas3(j)
+		if r == nil {
+			break
+		}
+		lo, hi := hotKey(r)
+		s := &hot[hotIndex(lo, hi)]
+		if s.lo != lo || s.hi != hi {
+			break
+		}
+		if s.stamp != stamp {
+			if s.stamp>>32 == stamp>>32 {
+				return j, dst, s
+			}
+			break
+		}
+		// The index, then the block in 32-byte steps, each two 16-byte moves that
+		// the compiler makes inline vector loads and stores (copy would call
+		// memmove, and so would a larger array). hotLists has the same lines: as a
+		// function, the compiler would not inline them.
+		d, src, n, i := (*[4 + blockPad]byte)(dst), (*[blockPad]byte)(s.block), s.n, uint32(first+j)
+		if bigEndian {
+			i = bits.ReverseBytes32(i)
+		}
+		binary.LittleEndian.PutUint32(d[:4], i)
+		*(*[16]byte)(d[4:]) = *(*[16]byte)(src[0:])
+		*(*[16]byte)(d[20:]) = *(*[16]byte)(src[16:])
+		if n > 32 {
+			*(*[16]byte)(d[36:]) = *(*[16]byte)(src[32:])
+			*(*[16]byte)(d[52:]) = *(*[16]byte)(src[48:])
+			if n > 64 {
+				*(*[16]byte)(d[68:]) = *(*[16]byte)(src[64:])
+				*(*[16]byte)(d[84:]) = *(*[16]byte)(src[80:])
+				if n > 96 {
+					*(*[16]byte)(d[100:]) = *(*[16]byte)(src[96:])
+					*(*[16]byte)(d[116:]) = *(*[16]byte)(src[112:])
+				}
+			}
+		}
+		dst = unsafe.Add(dst, 4+uintptr(n))
+	}
+	return j, dst, nil
 }
 
 // see marks the brokers of the list in s as read by the current topic, asking
@@ -492,22 +483,32 @@ func (m *rackMemo) writeRun(dst unsafe.Pointer, first int, run []uint8, bigEndia
 // s. It returns false, leaving s's stamp as it was, when one of those racks
 // changed: s's block is stale.
 func (m *rackMemo) see(s *hotSlot) bool {
-	var ids [3]int32
-	*(*uint64)(unsafe.Pointer(&ids)), ids[2] = s.lo, int32(s.hi) // as hotKey
-	g, gen, ask, dense := m.racksGen, m.gen, m.askGen, m.dense
-	for _, id := range ids {
-		if uint32(id) < uint32(len(dense)) {
-			if d := &dense[id]; d.asked == ask {
-				if d.seen != gen { // as rack does
-					d.seen = gen
-					m.ids = append(m.ids, id)
-				}
-				continue
+	// The ids in any order (hotKey): a, b and c are the list's on either byte order.
+	a, b, c, dense := uint32(s.lo), uint32(s.lo>>32), s.hi, m.dense
+	if max(a, b, c) < uint32(len(dense)) { // the common case, without a call
+		da, db, dc := &dense[a], &dense[b], &dense[c]
+		if ask := m.askGen; da.asked == ask && db.asked == ask && dc.asked == ask {
+			gen := m.gen
+			if da.seen != gen { // as rack does
+				da.seen = gen
+				m.ids = append(m.ids, int32(a))
 			}
+			if db.seen != gen {
+				db.seen = gen
+				m.ids = append(m.ids, int32(b))
+			}
+			if dc.seen != gen {
+				dc.seen = gen
+				m.ids = append(m.ids, int32(c))
+			}
+			s.stamp = m.stamp()
+			return true
 		}
-		m.rack(id)
-		dense = m.dense // rack may grow it
 	}
+	g := m.racksGen
+	m.rack(int32(a))
+	m.rack(int32(b))
+	m.rack(int32(c))
 	if m.racksGen != g {
 		return false
 	}
