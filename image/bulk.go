@@ -29,8 +29,8 @@ type bulk struct {
 // A chunk is freed once no partition uses it any more. A chunk is 512 bytes, the
 // largest object Go's collector (Green Tea, Go 1.26) marks through its span without
 // looking the object up: every GC cycle follows the pointer of each of the image's
-// slots, and into 64 KiB chunks that took about a third more instructions per slot
-// (bench/README.md, "Smaller list chunks").
+// slots, and with 64 KiB chunks its scanning took about a quarter more instructions
+// (bench/README.md, "Less for the collector to follow").
 const listChunk = 128
 
 // interner remembers list sets the bulk path stored, so that partitions with the

@@ -307,12 +307,13 @@ func (r *snapReader) chunk() *loadChunk {
 	}
 }
 
-// loadGCPercent is the GC percent while a one-pass load runs (Config.LoadGC). Nearly all that a load
-// allocates is the image it builds, live until the end, so with GOGC=100 the collector
-// marks the growing image at every doubling of the heap (five cycles for 1M
-// partitions, marking about twice the image in all) and frees almost nothing. At 400
-// it runs once during the load (at about 15 MB) and once as it ends: 8–24 % less CPU
-// for the load and that GC together, the same peak RSS (issue 14; bench/README.md).
+// loadGCPercent is the GC percent while a one-pass load runs (Config.LoadGC). Nearly
+// all that a load allocates is the image it builds, live until the end, so with
+// GOGC=100 the collector marks the growing image at every doubling of the heap (five
+// cycles for 1M partitions, marking about twice the image in all) and frees almost
+// nothing. At 400 it runs once during the load (at about 15 MB) and once as it ends:
+// 8–24 % less CPU for the load and that GC together, the same peak RSS (issue 14;
+// bench/README.md).
 const loadGCPercent = 400
 
 // loadGC counts the one-pass loads running in the process and keeps the GC percent to

@@ -313,7 +313,11 @@ func TestLoadGC(t *testing.T) {
 		if err != nil || loaded.Image.NumPartitions() != 1 {
 			t.Fatalf("LoadGC %v: %v", on, err)
 		}
-		if want := map[bool]int{false: 0, true: 1}[on]; relaxed != want {
+		want := 0
+		if on {
+			want = 1
+		}
+		if relaxed != want {
 			t.Fatalf("LoadGC %v: GC percent raised %d times, want %d", on, relaxed, want)
 		}
 	}
