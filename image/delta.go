@@ -171,7 +171,12 @@ func (d *Delta) topic(id UUID) (*Topic, error) {
 		d.cur.topics = d.cur.topics.set(d.edit, h, id, t)
 	}
 	d.touched.topics[id] = struct{}{}
-	_, d.lastInBase = d.base.s.topics.get(h, id)
+	// Only bulkStart reads lastInBase, for a topic without partitions: a change to a
+	// topic that has some (a leader change) need not look it up in the base too.
+	d.lastInBase = false
+	if t.parts.root == nil {
+		_, d.lastInBase = d.base.s.topics.get(h, id)
+	}
 	d.last = t
 	return t, nil
 }
