@@ -622,6 +622,13 @@ func (f *follower) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int
 		recs = recs[1:]
 	}
 	f.m.Records.Add(int64(len(recs))) // once a batch: an atomic add per record costs more
+	if f.dec.batch != nil {
+		f.dec.batch.Expect(len(recs))
+	}
+	if cap(u.Entries) < len(recs) {
+		// Room for every record at once, not append's steps (a batch holds up to 10,000).
+		u.Entries = make([]Entry, 0, len(recs))
+	}
 	for _, r := range recs {
 		off := r.offset
 		rec, v, ok := f.dec.decode(r.value, off, src, false)

@@ -2,6 +2,7 @@ package observer
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
 )
@@ -45,8 +46,9 @@ type fetched struct {
 type prefetcher struct {
 	seg   *segment
 	items chan fetched
-	free  chan []byte      // buffers (or nil tokens) consume gives back
-	recs  chan []rawRecord // record slices consume is done with
+	free  chan []byte   // buffers (or nil tokens) consume gives back
+	recs  recPool       // record slices consume is done with
+	room  chan struct{} // a token per recordRoom framed records in flight (recordTokens)
 	stop  chan struct{}
 	done  bool  // the last item was received
 	end   int64 // the segment position after the last batch received
@@ -54,11 +56,14 @@ type prefetcher struct {
 
 // startPrefetch starts reading s ahead. Until close, only the prefetcher uses s.
 func startPrefetch(s *segment) *prefetcher {
-	p := &prefetcher{seg: s, items: make(chan fetched, 16), free: make(chan []byte, prefetchBuffers),
-		recs: make(chan []rawRecord, 18), stop: make(chan struct{}), end: s.pos}
+	p := &prefetcher{seg: s, items: make(chan fetched, prefetchItems), free: make(chan []byte, prefetchBuffers),
+		room: make(chan struct{}, prefetchRoom), stop: make(chan struct{}), end: s.pos}
 	s.recycle, s.prefetching = false, true
 	for range prefetchBuffers - 1 { // the segment holds the other one
 		p.free <- nil
+	}
+	for range prefetchRoom {
+		p.room <- struct{}{}
 	}
 	go p.run()
 	return p
@@ -80,17 +85,16 @@ func (p *prefetcher) run() {
 		it := fetched{b: b, pos: pos, err: err, released: s.released}
 		s.released = nil
 		if err == nil {
-			var recs []rawRecord
-			select {
-			case recs = <-p.recs:
-			default:
-			}
 			// Room for every record at once (each takes a byte at least), so that a
 			// slice from a smaller batch is not grown by doubling.
-			if n := min(int(b.NumRecords), len(b.Records)); cap(recs) < n {
-				recs = make([]rawRecord, 0, n)
+			it.recs, it.ferr = frame(&b, p.recs.get(min(int(b.NumRecords), len(b.Records))))
+			for range recordTokens(len(it.recs)) {
+				select {
+				case <-p.room:
+				case <-p.stop:
+					return
+				}
 			}
-			it.recs, it.ferr = frame(&b, recs)
 		}
 		select {
 		case p.items <- it:
@@ -132,10 +136,80 @@ func (p *prefetcher) next(f *follower) (recordbatch.Batch, int64, []rawRecord, e
 
 // recycle gives back the record slice of a batch consume is done with.
 func (p *prefetcher) recycle(recs []rawRecord) {
+	for range recordTokens(len(recs)) {
+		p.room <- struct{}{}
+	}
 	clear(recs)
-	select {
-	case p.recs <- recs[:0]:
-	default:
+	p.recs.put(recs[:0])
+}
+
+// The records framed ahead of consume are bounded too, not only the batches
+// (prefetchItems) and buffers: a batch takes a token of room per recordRoom records
+// (at least one, at most all), and gives them back once consume is done with it. So
+// of the 10,000-record batches of a rolling restart's shutdown two are framed, one
+// in consume and one waiting, and a third waits for room: their record slices are
+// 320 KB each. Smaller batches are bounded by prefetchItems first.
+var recordRoom, prefetchRoom = 1024, 24 // tests lower them
+
+// recordTokens is how many tokens of room a batch of n framed records takes.
+func recordTokens(n int) int { return min(max((n+recordRoom-1)/recordRoom, 1), prefetchRoom) }
+
+// prefetchItems is how many framed batches the prefetcher may have handed on that
+// consume has not taken yet.
+const prefetchItems = 16
+
+// recPool keeps the record slices consume is done with for the batches read next. A
+// batch takes the smallest that holds its records and is at most 4 times its size,
+// so that the slices made for the largest batches (10,000 records, 320 KB) go to
+// batches like them: with a first-in first-out queue, the shutdown batches of a
+// rolling restart that followed an election's 16 small ones in flight found small
+// slices, or large ones still held by those, made their own, and 20 of the large
+// ones ended up in circulation (6.5 MB).
+type recPool struct {
+	mu   sync.Mutex
+	free [][]rawRecord
+}
+
+// get returns an empty slice with room for n records.
+func (q *recPool) get(n int) []rawRecord {
+	q.mu.Lock()
+	best := -1
+	for i, s := range q.free {
+		if c := cap(s); c >= n && c <= 4*max(n, 64) && (best < 0 || c < cap(q.free[best])) {
+			best = i
+		}
+	}
+	var s []rawRecord
+	if best >= 0 {
+		s = q.free[best]
+		last := len(q.free) - 1
+		q.free[best], q.free[last] = q.free[last], nil
+		q.free = q.free[:last]
+	}
+	q.mu.Unlock()
+	if s == nil {
+		s = make([]rawRecord, 0, n)
+	}
+	return s
+}
+
+// put keeps s for a later get. No more slices than batches can be in flight are kept
+// (the smallest is dropped), so the pool stays bounded.
+func (q *recPool) put(s []rawRecord) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.free) < prefetchItems+2 {
+		q.free = append(q.free, s)
+		return
+	}
+	small := 0
+	for i, t := range q.free {
+		if cap(t) < cap(q.free[small]) {
+			small = i
+		}
+	}
+	if cap(s) > cap(q.free[small]) {
+		q.free[small] = s
 	}
 }
 

@@ -107,6 +107,46 @@ func TestPrefetchMatchesRead(t *testing.T) {
 			compareRuns(t, c, changes, want, wantIm, wantM, run)
 		})
 	}
+	// Each batch takes all the room for framed records: one is framed at a time.
+	t.Run("room=1 batch", func(t *testing.T) {
+		defer func(r, p int) { recordRoom, prefetchRoom = r, p }(recordRoom, prefetchRoom)
+		recordRoom, prefetchRoom = 10, 3
+		compareRuns(t, c, changes, want, wantIm, wantM, run)
+	})
+}
+
+// TestRecPool: a batch gets the smallest free slice that holds its records and is at
+// most 4 times its size, else a new one of its size; the pool keeps the largest.
+func TestRecPool(t *testing.T) {
+	var q recPool
+	for _, n := range []int{10000, 1000, 100} {
+		q.put(make([]rawRecord, 0, n))
+	}
+	for _, tc := range []struct{ n, want int }{
+		{900, 1000},   // the smallest that fits
+		{5000, 10000}, // the 1,000 is gone
+		{200, 200},    // 100 is too small and 10,000 is gone: a new one
+		{50, 100},
+		{3000, 3000},
+	} {
+		if got := cap(q.get(tc.n)); got != tc.want {
+			t.Errorf("get(%d): a slice of %d, want %d", tc.n, got, tc.want)
+		}
+	}
+	for i := range prefetchItems + 2 {
+		q.put(make([]rawRecord, 0, 100+i))
+	}
+	q.put(make([]rawRecord, 0, 99))    // smaller than all: dropped
+	q.put(make([]rawRecord, 0, 10000)) // replaces the smallest, 100
+	if got := cap(q.get(5000)); got != 10000 {
+		t.Errorf("get(5000) from a full pool: %d, want 10000", got)
+	}
+	if got := cap(q.get(99)); got != 101 {
+		t.Errorf("get(99) from a full pool: %d, want 101 (100 was dropped for 10,000)", got)
+	}
+	if len(q.free) != prefetchItems {
+		t.Errorf("%d slices kept, want %d", len(q.free), prefetchItems)
+	}
 }
 
 func compareRuns(t *testing.T, c metagen.Config, changes int, want []string, wantIm *image.Image, wantM *Metrics,

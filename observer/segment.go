@@ -112,9 +112,14 @@ func (s *segment) fill() (bool, error) {
 			nb, s.spares = s.spares[k-1], s.spares[:k-1]
 		}
 		if cap(nb) < need {
-			nb = make([]byte, need, need+need/4)
+			nb = make([]byte, 0, need+need/4)
 		}
-		nb = nb[:need]
+		// As much as the buffer holds, also when it was just made for a batch: a read
+		// that ended where that batch ends would start the next one with no header to
+		// size the buffer by, read a chunk into a spare and then the batch into yet
+		// another buffer made for it (one more 480 KB buffer, each time, in a rolling
+		// restart's shutdown batches).
+		nb = nb[:min(int64(cap(nb)), int64(len(s.buf))+s.size-end)]
 		s.store = nb
 	case s.recycle && cap(s.store) >= need:
 		nb = s.store[:need]

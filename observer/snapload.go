@@ -72,7 +72,9 @@ func loadSnapshot(path string, id SnapshotID, relax bool) *snapshot {
 	r := &snapReader{f: f, size: fi.Size(), stop: make(chan struct{}),
 		chunks: make(chan *loadChunk, loadChunks), freeChunks: make(chan *loadChunk, loadChunks)}
 	for range loadChunks {
-		r.freeChunks <- &loadChunk{recs: make([]metadata.Record, 0, chunkRecords)}
+		c := &loadChunk{recs: make([]metadata.Record, 0, chunkRecords)}
+		c.dec.Expect(chunkRecords)
+		r.freeChunks <- c
 	}
 	if relax {
 		defer relaxGC()()

@@ -17,16 +17,24 @@ func decodeGeneral(value []byte) (Record, int16, error) {
 	return decode(r, nil)
 }
 
-// sameDecode fails unless Decode, a Decoder and a BatchDecoder (fast path or not)
-// decode value exactly as the general path does: the same record (nil and empty
-// slices told apart), version and error.
+// sameDecode fails unless Decode, a Decoder and a BatchDecoder (fast path or not, and
+// one whose buffers hold records of every type it keeps before a Reset) decode value
+// exactly as the general path does: the same record (nil and empty slices told
+// apart), version and error.
 func sameDecode(t *testing.T, value []byte) {
 	t.Helper()
 	want, wv, werr := decodeGeneral(value)
 	var d Decoder
-	var bd BatchDecoder
+	var bd, reused BatchDecoder
 	bd.Decode([]byte{1, 3, 0}) // something decoded before, to be kept
-	for name, dec := range map[string]func([]byte) (Record, int16, error){"Decode": Decode, "Decoder": d.Decode, "BatchDecoder": bd.Decode} {
+	for _, typ := range []RecordType{TypePartition, TypePartitionChange, TypeTopic} {
+		b, _ := Append(nil, samples(typ, typ.MaxVersion()), typ.MaxVersion())
+		reused.Decode(b)
+	}
+	reused.Reset()
+	reused.Expect(1)
+	for name, dec := range map[string]func([]byte) (Record, int16, error){"Decode": Decode, "Decoder": d.Decode,
+		"BatchDecoder": bd.Decode, "BatchDecoder after Reset": reused.Decode} {
 		got, v, err := dec(value)
 		if fmt.Sprint(err) != fmt.Sprint(werr) || v != wv || !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: %#v v%d %v\ngeneral: %#v v%d %v", name, got, v, err, want, wv, werr)
@@ -198,5 +206,70 @@ func TestBatchDecoderKeepsRecords(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Fatalf("%v allocations per 1000 records after Reset", n)
+	}
+}
+
+// TestBatchDecoderExpect: records stay valid whatever count Expect was given (the
+// batch's, too small, one per record as a transaction's batches of one give), on the
+// fast path and decode's; and after Expect(n) a batch of n partition changes makes its
+// buffer once, where growing it by append takes many steps.
+func TestBatchDecoderExpect(t *testing.T) {
+	change := func(i int) Record {
+		c := NewPartitionChangeRecord(topicU, int32(i))
+		c.Leader = int32(i % 7)
+		return c
+	}
+	for _, tc := range []struct {
+		name      string
+		expect, n int
+		rec       func(int) Record
+	}{
+		{"changes", 10000, 10000, change},
+		{"changes, count too small", 3000, 10000, change},
+		{"changes, one a batch", 1, 5000, change},
+		{"partitions", 512, 512, func(i int) Record {
+			return &PartitionRecord{PartitionID: int32(i), TopicID: topicU, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, Leader: 1}
+		}},
+		{"topics, decode's path", 700, 700, func(i int) Record { return &TopicRecord{Name: fmt.Sprint("t", i), TopicID: topicU} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d BatchDecoder
+			var want []string
+			var got []Record
+			d.Expect(tc.expect)
+			for i := range tc.n {
+				if tc.expect == 1 {
+					d.Expect(1)
+				}
+				r := tc.rec(i)
+				b, _ := Append(nil, r, r.Type().MaxVersion())
+				rec, _, err := d.Decode(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, fmt.Sprintf("%+v", r))
+				got = append(got, rec)
+			}
+			for i := range got {
+				if g := fmt.Sprintf("%+v", got[i]); g != want[i] {
+					t.Fatalf("record %d: %s, want %s", i, g, want[i])
+				}
+			}
+		})
+	}
+	b, _ := Append(nil, change(3), TypePartitionChange.MaxVersion())
+	// moved reports whether the buffer of changes was made again after the first record.
+	moved := func(expect int) bool {
+		var d BatchDecoder
+		d.Expect(expect)
+		d.Decode(b)
+		first := &d.changes[0]
+		for range 9999 {
+			d.Decode(b)
+		}
+		return &d.changes[0] != first
+	}
+	if with, without := moved(10000), moved(0); with || !without {
+		t.Fatalf("10,000 partition changes into a new BatchDecoder: buffer made again after Expect(10000) %v, without %v; want false, true", with, without)
 	}
 }
