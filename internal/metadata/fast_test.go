@@ -224,9 +224,9 @@ func TestBatchDecoderExpect(t *testing.T) {
 		expect, n int
 		rec       func(int) Record
 	}{
-		{"changes", 10000, 10000, change},
-		{"changes, count too small", 3000, 10000, change},
-		{"changes, one a batch", 1, 5000, change},
+		{"changes", 2000, 2000, change},
+		{"changes, count too small", 500, 2000, change},
+		{"changes, one a batch", 1, 2000, change},
 		{"partitions", 512, 512, func(i int) Record {
 			return &PartitionRecord{PartitionID: int32(i), TopicID: topicU, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, Leader: 1}
 		}},
