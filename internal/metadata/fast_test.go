@@ -177,26 +177,12 @@ func TestPartitionChangeFastMatchesGeneral(t *testing.T) {
 // memory.
 func TestBatchDecoderKeepsRecords(t *testing.T) {
 	var d BatchDecoder
-	var want []string
-	var got []Record
-	for i := range 3000 {
-		var r Record = &PartitionRecord{PartitionID: int32(i), TopicID: topicU, Replicas: []int32{int32(i), 1}, Directories: []UUID{dirA, {byte(i)}}}
+	decodeKept(t, &d, 3000, func(i int) Record {
 		if i%100 == 0 {
-			r = &TopicRecord{Name: fmt.Sprint("t", i), TopicID: topicU}
+			return &TopicRecord{Name: fmt.Sprint("t", i), TopicID: topicU}
 		}
-		b, _ := Append(nil, r, r.Type().MaxVersion())
-		rec, _, err := d.Decode(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, fmt.Sprintf("%+v", r))
-		got = append(got, rec)
-	}
-	for i := range got {
-		if g := fmt.Sprintf("%+v", got[i]); g != want[i] {
-			t.Fatalf("record %d: %s, want %s", i, g, want[i])
-		}
-	}
+		return &PartitionRecord{PartitionID: int32(i), TopicID: topicU, Replicas: []int32{int32(i), 1}, Directories: []UUID{dirA, {byte(i)}}}
+	}, nil)
 	d.Reset()
 	b, _ := Append(nil, &PartitionRecord{Replicas: []int32{1, 2, 3}}, 2)
 	if n := testing.AllocsPerRun(100, func() {
@@ -234,27 +220,12 @@ func TestBatchDecoderExpect(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var d BatchDecoder
-			var want []string
-			var got []Record
 			d.Expect(tc.expect)
-			for i := range tc.n {
-				if tc.expect == 1 {
-					d.Expect(1)
-				}
-				r := tc.rec(i)
-				b, _ := Append(nil, r, r.Type().MaxVersion())
-				rec, _, err := d.Decode(b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want = append(want, fmt.Sprintf("%+v", r))
-				got = append(got, rec)
+			var each func()
+			if tc.expect == 1 {
+				each = func() { d.Expect(1) }
 			}
-			for i := range got {
-				if g := fmt.Sprintf("%+v", got[i]); g != want[i] {
-					t.Fatalf("record %d: %s, want %s", i, g, want[i])
-				}
-			}
+			decodeKept(t, &d, tc.n, tc.rec, each)
 		})
 	}
 	b, _ := Append(nil, change(3), TypePartitionChange.MaxVersion())
@@ -271,5 +242,32 @@ func TestBatchDecoderExpect(t *testing.T) {
 	}
 	if with, without := moved(10000), moved(0); with || !without {
 		t.Fatalf("10,000 partition changes into a new BatchDecoder: buffer made again after Expect(10000) %v, without %v; want false, true", with, without)
+	}
+}
+
+// decodeKept decodes n records rec(i) with d, calling before (if set) ahead of each,
+// and checks that every record it returned is still the one encoded once all are
+// decoded.
+func decodeKept(t *testing.T, d *BatchDecoder, n int, rec func(int) Record, before func()) {
+	t.Helper()
+	var want []string
+	var got []Record
+	for i := range n {
+		if before != nil {
+			before()
+		}
+		r := rec(i)
+		b, _ := Append(nil, r, r.Type().MaxVersion())
+		dec, _, err := d.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, fmt.Sprintf("%+v", r))
+		got = append(got, dec)
+	}
+	for i := range got {
+		if g := fmt.Sprintf("%+v", got[i]); g != want[i] {
+			t.Fatalf("record %d: %s, want %s", i, g, want[i])
+		}
 	}
 }
