@@ -74,6 +74,7 @@ func TestClusterLeaderKill(t *testing.T) {
 		waitFor(t, time.Minute, "both publishers done", finished(p, groups*steps))
 	}
 	c.Start(victim)
+	waitFor(t, 30*time.Second, "the stream served again", func() bool { return leader() != "" })
 	msgs := readStream(t, nc, "kraftwatch")
 	for g := range groups {
 		checkTransitions(t, msgs, "kraftwatch", fmt.Sprintf("g%02d", g), steps)

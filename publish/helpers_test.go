@@ -173,22 +173,30 @@ func readStream(t testing.TB, nc *nats.Conn, prefix string) map[string][]stored 
 		t.Fatal(err)
 	}
 	root := prefix + "." + publish.EscapeToken(clusterID)
-	name, err := js.StreamNameBySubject(ctx, publish.InternalPrefix+"."+root+".>")
-	if err != nil {
-		t.Fatalf("no stream for %s: %v", root, err)
-	}
-	s, err := js.Stream(ctx, name)
-	if err != nil {
-		t.Fatal(err)
+	var s jetstream.Stream
+	var c jetstream.Consumer
+	// A cluster whose node was just started again may answer no JetStream API request
+	// for a moment (nats.ErrNoResponders) while its routes settle: ask again.
+	for {
+		name, err := js.StreamNameBySubject(ctx, publish.InternalPrefix+"."+root+".>")
+		if err == nil {
+			s, err = js.Stream(ctx, name)
+		}
+		if err == nil {
+			c, err = s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{root + ".>"}})
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, nats.ErrNoResponders) || ctx.Err() != nil {
+			t.Fatalf("reading the stream of %s: %v", root, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	total := s.CachedInfo().State.Msgs
 	out := make(map[string][]stored)
 	if total == 0 {
 		return out
-	}
-	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{root + ".>"}})
-	if err != nil {
-		t.Fatal(err)
 	}
 	ids := make(map[string]uint64)
 	for n := uint64(0); n < total; {
@@ -227,7 +235,7 @@ func readStream(t testing.TB, nc *nats.Conn, prefix string) map[string][]stored 
 			t.Fatal(err)
 		}
 		if got == 0 {
-			t.Fatalf("stream %s: read %d of %d messages, then nothing", name, n, total)
+			t.Fatalf("stream %s: read %d of %d messages, then nothing", s.CachedInfo().Config.Name, n, total)
 		}
 		n += uint64(got)
 	}
