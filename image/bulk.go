@@ -3,6 +3,7 @@ package image
 import (
 	"bytes"
 	"hash/maphash"
+	"slices"
 	"unsafe"
 
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
@@ -21,16 +22,18 @@ type bulk struct {
 	t      *Topic        // the topic being filled; nil when nothing is buffered
 	n      int           // partitions buffered
 	leaves [][]partition // full leaves of 32 slots, then the one being filled
+	tables [][]*int32    // the chunk table of each full leaf (pnode.chunks)
+	table  []*int32      // the table of the leaf being filled, reused
 	hint   int           // partitions of the previous topic
 }
 
 // Lists are carved from chunks of listChunk int32s, shared by the partitions of
-// consecutive topics; a list set larger than listChunk/4 gets an array of its own.
-// A chunk is freed once no partition uses it any more. A chunk is 512 bytes, the
-// largest object Go's collector (Green Tea, Go 1.26) marks through its span without
-// looking the object up: every GC cycle follows the pointer of each of the image's
-// slots, and with 64 KiB chunks its scanning took about a quarter more instructions
-// (bench/README.md, "Less for the collector to follow").
+// consecutive topics and by the list changes of a delta; a list set larger than
+// listChunk/4 gets an array of its own. A chunk is freed once no leaf's table points
+// at it any more. A chunk is 512 bytes: a chunk that one list keeps alive wastes
+// little, and it is the largest object Go's collector (Green Tea, Go 1.26) marks
+// through its span without looking the object up (bench/README.md, "Less for the
+// collector to follow"). The offset of a list in its chunk fits partition.off.
 const listChunk = 128
 
 // interner remembers list sets the bulk path stored, so that partitions with the
@@ -41,16 +44,19 @@ const listChunk = 128
 type interner struct {
 	used  bool
 	seed  maphash.Seed
-	slots [internSlots][]int32
+	slots [internSlots]struct {
+		ref listRef
+		n   uint16
+	}
 }
 
 const internSlots = 1 << 12
 
-// intern returns an array holding what buf holds, shared with earlier partitions of
-// the delta when one had the same lists.
-func (d *Delta) intern(buf []int32) []int32 {
+// intern returns where an array holding what buf holds is, shared with earlier
+// partitions of the delta when one had the same lists.
+func (d *Delta) intern(buf []int32) listRef {
 	if len(buf) == 0 {
-		return nil
+		return listRef{}
 	}
 	if d.interned == nil {
 		d.interned = &interner{seed: maphash.MakeSeed()}
@@ -59,14 +65,19 @@ func (d *Delta) intern(buf []int32) []int32 {
 	// 16 bytes, a loop over the int32s a few per element.
 	raw := int32Bytes(buf)
 	slot := &d.interned.slots[maphash.Bytes(d.interned.seed, raw)&(internSlots-1)]
-	if s := *slot; len(s) == len(buf) && bytes.Equal(int32Bytes(s), raw) {
-		return s
+	if int(slot.n) == len(buf) && bytes.Equal(int32Bytes(unsafe.Slice(slot.ref.data(), len(buf))), raw) {
+		return slot.ref
 	}
-	data := d.lists(len(buf))
+	data, ref := d.lists(len(buf))
 	copy(data, buf)
-	*slot = data
+	slot.ref, slot.n = ref, uint16(len(buf))
 	d.interned.used = true
-	return data
+	return ref
+}
+
+// data is the array ref points at (ref.base not nil).
+func (r listRef) data() *int32 {
+	return (*int32)(unsafe.Add(unsafe.Pointer(r.base), 4*uintptr(r.off)))
 }
 
 // int32Bytes is the memory of s as bytes.
@@ -94,22 +105,31 @@ func (d *Delta) bulkStart(t *Topic, id int32) bool {
 	return !d.noBulk && id == 0 && !d.lastInBase && t.parts.root == nil && t.edit == d.edit
 }
 
-// lists returns room for n int32s that no one else uses.
-func (d *Delta) lists(n int) []int32 {
-	if n > len(d.chunk) {
-		if n > listChunk/4 {
-			return make([]int32, n)
-		}
-		d.chunk = make([]int32, listChunk)
+// lists returns room for n (> 0) int32s that no one else uses, and where it is.
+func (d *Delta) lists(n int) ([]int32, listRef) {
+	if n > listChunk/4 {
+		s := make([]int32, n)
+		return s, listRef{base: &s[0]}
 	}
-	s := d.chunk[:n:n]
-	d.chunk = d.chunk[n:]
-	return s
+	if n > len(d.chunk)-d.carved {
+		d.chunk, d.carved = make([]int32, listChunk), 0
+	}
+	at := d.carved
+	d.carved += n
+	return d.chunk[at:d.carved:d.carved], listRef{base: &d.chunk[0], off: uint16(at)}
 }
 
 // bulkScratch is room for the packed lists of any partition Replay accepts: six
 // lists and the directories (4 int32 each), none longer than maxList.
 const bulkScratch = (listDirs + 4) * maxList
+
+// scratchLists is d.scratch, room for bulkScratch int32s.
+func (d *Delta) scratchLists() []int32 {
+	if len(d.scratch) < bulkScratch {
+		d.scratch = make([]int32, bulkScratch)
+	}
+	return d.scratch[:bulkScratch]
+}
 
 // bulkAdd adds r, the next partition of d.bulk.t. r has been validated (no list
 // longer than maxList, as many directories as replicas or none).
@@ -117,10 +137,7 @@ func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 	b := &d.bulk
 	p := partition{id: r.PartitionID, leader: r.Leader, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch,
 		state: stateOf(r.LeaderRecoveryState)}
-	if len(d.scratch) < bulkScratch {
-		d.scratch = make([]int32, bulkScratch)
-	}
-	data := d.scratch[:bulkScratch]
+	data := d.scratchLists()
 	at := packList(&p, listReplicas, data, 0, r.Replicas)
 	at = packList(&p, listISR, data, at, r.ISR)
 	at = packList(&p, listRemoving, data, at, r.RemovingReplicas)
@@ -131,12 +148,14 @@ func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 		p.n[listDirs] = uint8(len(r.Directories))
 		at += copyDirectories(data[at:], r.Directories)
 	}
-	data = data[:at]
-	p.setData(d.intern(data))
+	ref := d.intern(data[:at])
 	// A new leaf is as long as the previous topic suggests (the topics of a snapshot
 	// are often alike), else 32 slots, or 4 for the first (small topics are common);
 	// a leaf too short grows, and flush trims the last one.
 	if k := len(b.leaves) - 1; k < 0 || len(b.leaves[k]) == 32 {
+		if k >= 0 {
+			b.endLeaf()
+		}
 		c := 32
 		switch {
 		case b.hint > b.n:
@@ -150,8 +169,40 @@ func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 	if l := b.leaves[k]; len(l) == cap(l) { // grows, up to the 32 slots of a leaf
 		b.leaves[k] = append(make([]partition, 0, min(32, 2*len(l))), l...)
 	}
+	if ref.base != nil {
+		p.chunk, p.off = b.chunk(ref.base), ref.off
+	}
 	b.leaves[k] = append(b.leaves[k], p)
 	b.n++
+}
+
+// chunk is the index of base in the table of the leaf being filled, added when it
+// is not there yet. The chunk last added is the likeliest (the lists stored last).
+func (b *bulk) chunk(base *int32) uint8 {
+	for i := len(b.table) - 1; i >= 0; i-- {
+		if b.table[i] == base {
+			return uint8(i)
+		}
+	}
+	b.table = append(b.table, base)
+	return uint8(len(b.table) - 1)
+}
+
+// endLeaf stores the table of the leaf being filled in b.tables: the previous leaf's
+// when it is the same (consecutive leaves often carve their lists from the same
+// chunks), else a copy.
+func (b *bulk) endLeaf() {
+	var t []*int32
+	switch k := len(b.tables) - 1; {
+	case len(b.table) == 0:
+	case k >= 0 && slices.Equal(b.tables[k], b.table):
+		t = b.tables[k]
+	default:
+		t = slices.Clone(b.table)
+	}
+	b.tables = append(b.tables, t)
+	clear(b.table)
+	b.table = b.table[:0]
 }
 
 // packList notes the length of list which of p and copies l to data[at:]; it returns
@@ -177,13 +228,16 @@ func (d *Delta) flush() {
 	}
 	// The last leaf exactly as long as it needs to be.
 	if k := len(b.leaves) - 1; len(b.leaves[k]) < cap(b.leaves[k]) {
-		b.leaves[k] = append([]partition(nil), b.leaves[k]...)
+		l := make([]partition, len(b.leaves[k])) // append would round cap up
+		copy(l, b.leaves[k])
+		b.leaves[k] = l
 	}
+	b.endLeaf()
 	// Leaves, then interior levels of 32 kids up to a single root: the shape
 	// pvec.set grows into.
 	nodes := make([]*pnode, len(b.leaves))
 	for i, l := range b.leaves {
-		nodes[i] = &pnode{edit: d.edit, parts: l}
+		nodes[i] = &pnode{edit: d.edit, parts: l, chunks: b.tables[i]}
 	}
 	shift := uint(0)
 	for len(nodes) > 1 {
@@ -199,5 +253,7 @@ func (d *Delta) flush() {
 	d.cur.partitions += b.n
 	clear(b.leaves) // the topic holds them now
 	b.leaves = b.leaves[:0]
+	clear(b.tables)
+	b.tables = b.tables[:0]
 	b.hint, b.n = b.n, 0
 }

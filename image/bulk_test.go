@@ -154,7 +154,7 @@ func TestBulkTopicSizes(t *testing.T) {
 		t.Fatal("printed images differ")
 	}
 	for tp := range im.Topics() {
-		tp.parts.each(func(p *partition) bool { return true })
+		tp.parts.each(func(Partition) bool { return true })
 		var leaves func(n *pnode)
 		leaves = func(n *pnode) {
 			for _, k := range n.kids {

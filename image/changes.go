@@ -146,7 +146,7 @@ func compareTopic(ot, nt *Topic, all bool) (TopicChange, bool) {
 		op, inOld := ot.parts.get(id)
 		np, inNew := nt.parts.get(id)
 		switch {
-		case inOld && inNew && (Partition{op}).Equal(Partition{np}):
+		case inOld && inNew && op.equal(&np):
 		case inNew:
 			tc.Changed = append(tc.Changed, id)
 			if !inOld || !slices.Equal(op.list(listReplicas), np.list(listReplicas)) {
@@ -162,10 +162,10 @@ func compareTopic(ot, nt *Topic, all bool) (TopicChange, bool) {
 	if all {
 		seen := map[int32]struct{}{}
 		for _, t := range []*Topic{ot, nt} {
-			t.parts.each(func(p *partition) bool {
-				if _, ok := seen[p.id]; !ok {
-					seen[p.id] = struct{}{}
-					check(p.id)
+			t.parts.each(func(p Partition) bool {
+				if _, ok := seen[p.p.id]; !ok {
+					seen[p.p.id] = struct{}{}
+					check(p.p.id)
 				}
 				return true
 			})
@@ -202,12 +202,12 @@ func diffNodes(a, b *pnode, shift uint, ids []int32, replicas *bool) []int32 {
 				*replicas = true
 				continue
 			}
-			old := &a.parts[k]
-			if old.equal(p) {
+			old, cur := a.at(k), b.at(k)
+			if old.equal(&cur) {
 				continue
 			}
 			ids = append(ids, p.id)
-			if old.data != p.data && !slices.Equal(old.replicas(), p.replicas()) {
+			if old.data != cur.data && !slices.Equal(old.replicas(), cur.replicas()) {
 				*replicas = true
 			}
 		}

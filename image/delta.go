@@ -24,11 +24,12 @@ type Delta struct {
 	last       *Topic
 	lastInBase bool
 	// bulk buffers the partitions of a new topic (see bulk.go); noBulk turns it off,
-	// for tests that compare both paths. chunk is the unused rest of the current
-	// chunk their lists are carved from.
+	// for tests that compare both paths. chunk is the chunk lists are carved from
+	// (Delta.lists), its first carved int32s taken.
 	bulk   bulk
 	noBulk bool
 	chunk  []int32
+	carved int
 	// interned and scratch serve bulkAdd (see interner).
 	interned *interner
 	scratch  []int32
@@ -258,8 +259,7 @@ func (d *Delta) replayPartition(r *metadata.PartitionRecord) error {
 	}
 	p := partition{id: r.PartitionID, leader: r.Leader, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch, state: stateOf(r.LeaderRecoveryState)}
 	lists := [listDirs][]int32{r.Replicas, r.ISR, r.RemovingReplicas, r.AddingReplicas, r.EligibleLeaderReplicas, r.LastKnownELR}
-	packLists(&p, lists, r.Directories)
-	if t.parts.set(d.edit, p) {
+	if t.parts.set(d.edit, p, d.packLists(&p, lists, r.Directories)) {
 		d.cur.partitions++
 		t.grown = d.pos
 	}
@@ -288,7 +288,8 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 			same = false
 		}
 	}
-	p := partition{id: old.id, leader: old.leader, leaderEpoch: old.leaderEpoch, partitionEpoch: old.partitionEpoch + 1, state: old.state}
+	o := &old.p
+	p := partition{id: o.id, leader: o.leader, leaderEpoch: o.leaderEpoch, partitionEpoch: o.partitionEpoch + 1, state: o.state}
 	if r.Leader != metadata.LeaderUnchanged {
 		p.leader = r.Leader
 		p.leaderEpoch++
@@ -300,29 +301,30 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 		t.moved = d.pos
 	}
 	if same {
-		// A leader or epoch change: the arrays are immutable, so share them.
-		p.n, p.data = old.n, old.data
-	} else {
-		var lists [listDirs][]int32
-		for i, c := range changes {
-			lists[i] = c
-			if c == nil {
-				lists[i] = old.list(i)
-			}
-		}
-		var dirs []UUID
-		switch {
-		case r.Directories != nil:
-			if len(r.Directories) > 0 && len(r.Directories) != len(lists[listReplicas]) {
-				return fmt.Errorf("%d directories for %d replicas: %w", len(r.Directories), len(lists[listReplicas]), ErrInvalid)
-			}
-			dirs = r.Directories
-		case old.n[listDirs] > 0:
-			dirs = movedDirectories(old.list(listReplicas), Partition{old}.Directories(), lists[listReplicas])
-		}
-		packLists(&p, lists, dirs)
+		// A leader or epoch change: the arrays are immutable, so share them, at the
+		// same place in the same leaf table (slot keeps the table).
+		p.n, p.chunk, p.off = o.n, o.chunk, o.off
+		*t.parts.slot(d.edit, p.id) = p // get found it
+		return nil
 	}
-	*t.parts.slot(d.edit, p.id) = p // get found it
+	var lists [listDirs][]int32
+	for i, c := range changes {
+		lists[i] = c
+		if c == nil {
+			lists[i] = old.list(i)
+		}
+	}
+	var dirs []UUID
+	switch {
+	case r.Directories != nil:
+		if len(r.Directories) > 0 && len(r.Directories) != len(lists[listReplicas]) {
+			return fmt.Errorf("%d directories for %d replicas: %w", len(r.Directories), len(lists[listReplicas]), ErrInvalid)
+		}
+		dirs = r.Directories
+	case o.n[listDirs] > 0:
+		dirs = movedDirectories(old.list(listReplicas), old.Directories(), lists[listReplicas])
+	}
+	t.parts.set(d.edit, p, d.packLists(&p, lists, dirs))
 	return nil
 }
 
@@ -353,10 +355,10 @@ func (d *Delta) replayClearElr(r *metadata.ClearElrRecord) error {
 	}
 	for _, id := range ids {
 		t, _ := d.cur.topics.get(hashUUID(id), id)
-		var clear []partition
-		t.parts.each(func(p *partition) bool {
-			if p.n[listELR] > 0 || p.n[listLastKnownELR] > 0 {
-				clear = append(clear, *p)
+		var clear []Partition
+		t.parts.each(func(p Partition) bool {
+			if p.p.n[listELR] > 0 || p.p.n[listLastKnownELR] > 0 {
+				clear = append(clear, p)
 			}
 			return true
 		})
@@ -365,15 +367,14 @@ func (d *Delta) replayClearElr(r *metadata.ClearElrRecord) error {
 		}
 		et, _ := d.topic(id)
 		for _, old := range clear {
-			p := old
+			p := old.p
 			p.partitionEpoch++
 			lists := [listDirs][]int32{old.list(listReplicas), old.list(listISR), old.list(listRemoving), old.list(listAdding), nil, nil}
 			var dirs []UUID
-			if old.n[listDirs] > 0 {
-				dirs = Partition{old}.Directories()
+			if p.n[listDirs] > 0 {
+				dirs = old.Directories()
 			}
-			packLists(&p, lists, dirs)
-			et.parts.set(d.edit, p)
+			et.parts.set(d.edit, p, d.packLists(&p, lists, dirs))
 		}
 	}
 	return nil

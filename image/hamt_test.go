@@ -1,7 +1,9 @@
 package image
 
 import (
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -78,13 +80,29 @@ func clone(m map[int]int) map[int]int {
 	return c
 }
 
+// TestPvecAgainstMap sets partitions at random ids, each with a replica list [i, id]
+// carved from shared chunks as Delta.lists carves them (or, one in 8, as a leader
+// change that keeps the lists), and checks every version kept: their leaves share
+// chunk tables, which refer renumbers and compacts as slots move to new chunks.
 func TestPvecAgainstMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var v pvec
+	var chunk []int32 // carved from the front, as Delta.lists does
+	carved := 0
+	store := func(l ...int32) listRef {
+		if len(chunk)-carved < len(l) {
+			chunk, carved = make([]int32, 2+rng.IntN(listChunk)), 0
+		}
+		copy(chunk[carved:], l)
+		ref := listRef{base: &chunk[0], off: uint16(carved)}
+		carved += len(l)
+		return ref
+	}
+	stored := map[int32]int32{} // the i of each id's list
 	ref := map[int32]int32{}
 	type snap struct {
-		v   pvec
-		ref map[int32]int32
+		v           pvec
+		ref, stored map[int32]int32
 	}
 	var snaps []snap
 	e := new(edit)
@@ -98,40 +116,53 @@ func TestPvecAgainstMap(t *testing.T) {
 		default:
 			id = rng.Int32N(1 << 30)
 		}
-		v.set(e, partition{id: id, leader: int32(i)})
+		if _, ok := v.get(id); ok && rng.IntN(8) == 0 {
+			v.slot(e, id).leader = int32(i) // the lists stay
+		} else {
+			v.set(e, partition{id: id, leader: int32(i), n: [nLists]uint8{2}}, store(int32(i), id))
+			stored[id] = int32(i)
+		}
 		ref[id] = int32(i)
 		if i%200 == 0 {
-			c := make(map[int32]int32, len(ref))
-			for k, x := range ref {
-				c[k] = x
-			}
-			snaps = append(snaps, snap{v, c})
+			snaps = append(snaps, snap{v, maps.Clone(ref), maps.Clone(stored)})
 			e = new(edit)
 		}
 	}
-	snaps = append(snaps, snap{v, ref})
+	snaps = append(snaps, snap{v, ref, stored})
 	for i, s := range snaps {
 		if int(s.v.count) != len(s.ref) {
 			t.Fatalf("snapshot %d: count %d want %d", i, s.v.count, len(s.ref))
 		}
 		for id, leader := range s.ref {
 			p, ok := s.v.get(id)
-			if !ok || p.leader != leader || p.id != id {
-				t.Fatalf("snapshot %d id %d: %+v %v", i, id, p, ok)
+			if !ok || p.p.leader != leader || p.p.id != id || !slices.Equal(p.Replicas(), []int32{s.stored[id], id}) {
+				t.Fatalf("snapshot %d id %d: %+v %v, replicas %v want [%d %d]", i, id, p.p, ok, p.Replicas(), s.stored[id], id)
 			}
 		}
 		prev, n := int32(-1), 0
-		s.v.each(func(p *partition) bool {
-			if p.id <= prev {
-				t.Fatalf("each out of order: %d after %d", p.id, prev)
+		s.v.each(func(p Partition) bool {
+			if p.p.id <= prev {
+				t.Fatalf("each out of order: %d after %d", p.p.id, prev)
 			}
-			prev = p.id
+			prev = p.p.id
 			n++
 			return true
 		})
 		if n != len(s.ref) {
 			t.Fatalf("each visited %d want %d", n, len(s.ref))
 		}
+		var leaves func(n *pnode)
+		leaves = func(n *pnode) {
+			for _, k := range n.kids {
+				if k != nil {
+					leaves(k)
+				}
+			}
+			if len(n.chunks) > len(n.parts) {
+				t.Fatalf("snapshot %d: a leaf of %d slots has a table of %d chunks", i, len(n.parts), len(n.chunks))
+			}
+		}
+		leaves(s.v.root)
 		for _, id := range []int32{-1, 41, 1<<31 - 1} {
 			if _, ok := s.ref[id]; !ok {
 				if _, got := s.v.get(id); got {

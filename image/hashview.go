@@ -6,7 +6,8 @@ import "unsafe"
 // stores them: what a topic hash reads, without a call or a trie walk per partition
 // (hashcache). It shares the image's memory: do not modify what it returns.
 type Leaf struct {
-	parts []partition
+	parts  []partition
+	chunks []*int32
 }
 
 // LeafSize is the number of partition ids a Leaf covers.
@@ -27,7 +28,7 @@ func (t *Topic) Leaf(k int) Leaf {
 		}
 		n = n.kids[i]
 	}
-	return Leaf{n.parts}
+	return Leaf{n.parts, n.chunks}
 }
 
 // Len is the number of slots held, at most LeafSize.
@@ -37,10 +38,15 @@ func (l Leaf) Len() int { return len(l.parts) }
 // Partition(id).Replicas() returns, or nil when the topic has no such partition.
 func (l Leaf) Replicas(j int) []int32 {
 	p := &l.parts[j]
-	if p.state == 0 || p.n[listReplicas] == 0 {
+	if p.n[listReplicas] == 0 { // as in a slot that holds no partition: all zeros
 		return nil
 	}
-	return unsafe.Slice(p.data, p.n[listReplicas])
+	return unsafe.Slice(l.data(p), p.n[listReplicas])
+}
+
+// data is the packed lists of p, a slot with lists: what pnode.data gives.
+func (l Leaf) data(p *partition) *int32 {
+	return (*int32)(unsafe.Add(unsafe.Pointer(l.chunks[p.chunk]), 4*uintptr(p.off)))
 }
 
 // Replicas3 returns the replicas of the partition in slot j (j < Len) when it has
@@ -49,8 +55,8 @@ func (l Leaf) Replicas(j int) []int32 {
 // factor of most partitions, hashed a slot at a time. Do not modify what it returns.
 func (l Leaf) Replicas3(j int) *[3]int32 {
 	p := &l.parts[j]
-	if p.state == 0 || p.n[listReplicas] != 3 {
+	if p.n[listReplicas] != 3 { // a slot that holds no partition is all zeros
 		return nil
 	}
-	return (*[3]int32)(unsafe.Pointer(p.data))
+	return (*[3]int32)(unsafe.Pointer(l.data(p)))
 }

@@ -147,15 +147,12 @@ func (t *Topic) Name() string { return t.name }
 func (t *Topic) NumPartitions() int { return int(t.parts.count) }
 
 // Partition returns partition i.
-func (t *Topic) Partition(i int32) (Partition, bool) {
-	p, ok := t.parts.get(i)
-	return Partition{p}, ok
-}
+func (t *Topic) Partition(i int32) (Partition, bool) { return t.parts.get(i) }
 
 // Partitions iterates the partitions in id order.
 func (t *Topic) Partitions() iter.Seq[Partition] {
 	return func(yield func(Partition) bool) {
-		t.parts.each(func(p *partition) bool { return yield(Partition{*p}) })
+		t.parts.each(yield)
 	}
 }
 
@@ -194,7 +191,8 @@ func (nd *pnode) appendReplicas(dst [][]int32, start, n int) [][]int32 {
 		for len(dst) < start+id {
 			dst = append(dst, nil)
 		}
-		dst = append(dst, p.replicas())
+		q := nd.at(i)
+		dst = append(dst, q.replicas())
 	}
 	return dst
 }

@@ -12,24 +12,31 @@ import (
 // modified.
 type Partition struct {
 	p partition
+	// data is the packed lists of p (see partition), nil when every list is empty.
+	data *int32
 }
 
-// partition is the compact form stored in an image, 32 bytes plus one int32 array
-// holding replicas, ISR, removing, adding, ELR and last-known ELR replicas and, when
-// any is set, the directory of each replica (four int32 per uuid). data points at the
-// array's first element (nil when it is empty); n gives its length, each list of at
-// most maxList. Arrays are immutable once stored, so partitions with the same lists
-// may share one. A leaf of a topic's trie is a run of these slots, copied whole when a
-// Delta changes one of them, so their size is most of what a leader change allocates.
+// partition is the compact form stored in an image: a 28-byte slot that holds no
+// pointer, so a leaf's run of slots is allocated noscan and the garbage collector
+// never looks into it. The slot's lists are one int32 array holding replicas, ISR,
+// removing, adding, ELR and last-known ELR replicas and, when any is set, the
+// directory of each replica (four int32 per uuid), each list of at most maxList;
+// n gives their lengths. The array starts off int32s into the chunk that entry
+// chunk of its leaf's table (pnode.chunks) points at; both are 0 when every list
+// is empty. Arrays are immutable once stored, so partitions with the same lists may
+// share one. A leaf of a topic's trie is a run of these slots, copied whole when a
+// Delta changes one of them, so their size is most of what a leader change
+// allocates. A slot that holds no partition is all zeros.
 type partition struct {
-	data           *int32
 	id             int32
 	leader         int32
 	leaderEpoch    int32
 	partitionEpoch int32
+	off            uint16
 	n              [nLists]uint8
 	// state is 0 for an empty slot of a leaf, else 1 + the leader recovery state.
 	state uint8
+	chunk uint8
 }
 
 // maxList is the longest replica list (and directory list) a partition holds; Replay
@@ -46,7 +53,11 @@ func (p *partition) lrs() int8 { return int8(p.state) - 1 }
 // stateOf is partition.state for a partition with leader recovery state lrs (0 or 1).
 func stateOf(lrs int8) uint8 { return 1 + uint8(lrs) }
 
-// The lists packed in partition.data, in order.
+// hasLists reports whether any list of the slot is non-empty: whether chunk and off
+// lead to an array.
+func (p *partition) hasLists() bool { return p.n != [nLists]uint8{} }
+
+// The lists packed in a partition's array, in order.
 const (
 	listReplicas = iota
 	listISR
@@ -58,20 +69,20 @@ const (
 	nLists
 )
 
-func (p *partition) list(which int) []int32 {
+func (p *Partition) list(which int) []int32 {
 	start := 0
 	for i := range which {
-		start += p.width(i)
+		start += p.p.width(i)
 	}
-	end := start + p.width(which)
+	end := start + p.p.width(which)
 	return p.all()[start:end:end]
 }
 
 // all is the whole packed array.
-func (p *partition) all() []int32 {
+func (p *Partition) all() []int32 {
 	n := 0
 	for i := range nLists {
-		n += p.width(i)
+		n += p.p.width(i)
 	}
 	if n == 0 {
 		return []int32{} // never nil, as the lists were before data became a pointer
@@ -80,20 +91,12 @@ func (p *partition) all() []int32 {
 }
 
 // replicas is list(listReplicas), the first list: no widths to add up.
-func (p *partition) replicas() []int32 {
-	r := int(p.n[listReplicas])
+func (p *Partition) replicas() []int32 {
+	r := int(p.p.n[listReplicas])
 	if r == 0 {
 		return p.all()[:0:0]
 	}
 	return unsafe.Slice(p.data, r)
-}
-
-// setData stores data as the packed array; p.n must describe it.
-func (p *partition) setData(data []int32) {
-	p.data = nil
-	if len(data) > 0 {
-		p.data = unsafe.SliceData(data)
-	}
 }
 
 func (p *partition) width(which int) int {
@@ -107,22 +110,22 @@ func (p *partition) width(which int) int {
 func (p Partition) ID() int32 { return p.p.id }
 
 // Replicas are the replica broker ids in preferred order. Do not modify.
-func (p Partition) Replicas() []int32 { return p.p.replicas() }
+func (p Partition) Replicas() []int32 { return p.replicas() }
 
 // ISR is the in-sync replica set. Do not modify.
-func (p Partition) ISR() []int32 { return p.p.list(listISR) }
+func (p Partition) ISR() []int32 { return p.list(listISR) }
 
 // RemovingReplicas are replicas being removed by a reassignment. Do not modify.
-func (p Partition) RemovingReplicas() []int32 { return p.p.list(listRemoving) }
+func (p Partition) RemovingReplicas() []int32 { return p.list(listRemoving) }
 
 // AddingReplicas are replicas being added by a reassignment. Do not modify.
-func (p Partition) AddingReplicas() []int32 { return p.p.list(listAdding) }
+func (p Partition) AddingReplicas() []int32 { return p.list(listAdding) }
 
 // ELR is the eligible leader replica set (KIP-966). Do not modify.
-func (p Partition) ELR() []int32 { return p.p.list(listELR) }
+func (p Partition) ELR() []int32 { return p.list(listELR) }
 
 // LastKnownELR is the last known ELR. Do not modify.
-func (p Partition) LastKnownELR() []int32 { return p.p.list(listLastKnownELR) }
+func (p Partition) LastKnownELR() []int32 { return p.list(listLastKnownELR) }
 
 // Leader is the leader's broker id, or -1.
 func (p Partition) Leader() int32 { return p.p.leader }
@@ -139,7 +142,7 @@ func (p Partition) LeaderRecoveryState() int8 { return p.p.lrs() }
 // Directories returns the log directory of each replica, newly allocated. Replicas
 // with no known directory (Kafka's MIGRATING) have the zero UUID.
 func (p Partition) Directories() []kbin.UUID {
-	d := p.p.list(listDirs)
+	d := p.list(listDirs)
 	out := make([]kbin.UUID, len(p.Replicas()))
 	if len(d) == 0 {
 		return out
@@ -153,36 +156,29 @@ func (p Partition) Directories() []kbin.UUID {
 func (p Partition) HasDirectories() bool { return p.p.n[listDirs] > 0 }
 
 // Equal reports whether two partitions have the same registration.
-func (p Partition) Equal(q Partition) bool { return p.p.equal(&q.p) }
+func (p Partition) Equal(q Partition) bool { return p.equal(&q) }
 
-func (p *partition) equal(q *partition) bool {
-	return p.id == q.id && p.leader == q.leader && p.leaderEpoch == q.leaderEpoch &&
-		p.partitionEpoch == q.partitionEpoch && p.state == q.state && p.n == q.n &&
+func (p *Partition) equal(q *Partition) bool {
+	a, b := &p.p, &q.p
+	return a.id == b.id && a.leader == b.leader && a.leaderEpoch == b.leaderEpoch &&
+		a.partitionEpoch == b.partitionEpoch && a.state == b.state && a.n == b.n &&
 		(p.data == q.data || slices.Equal(p.all(), q.all())) // shared lists need no comparing
 }
 
-// packLists builds partition.data from the lists; dirs may be nil.
-func packLists(p *partition, lists [listDirs][]int32, dirs []kbin.UUID) {
-	size := 0
+// packLists sets p's list lengths and stores its lists (dirs may be nil) as the bulk
+// path does: packed into d.scratch, then interned.
+func (d *Delta) packLists(p *partition, lists [listDirs][]int32, dirs []kbin.UUID) listRef {
+	data := d.scratchLists()
+	at := 0
 	for i, l := range lists {
-		p.n[i] = uint8(len(l))
-		size += len(l)
+		at = packList(p, i, data, at, l)
 	}
 	p.n[listDirs] = 0
 	if anyDirectory(dirs) {
 		p.n[listDirs] = uint8(len(dirs))
-		size += 4 * len(dirs)
+		at += copyDirectories(data[at:], dirs)
 	}
-	data := make([]int32, 0, size)
-	for _, l := range lists {
-		data = append(data, l...)
-	}
-	if p.n[listDirs] > 0 {
-		n := len(data)
-		data = data[:n+4*len(dirs)]
-		copyDirectories(data[n:], dirs)
-	}
-	p.setData(data)
+	return d.intern(data[:at])
 }
 
 // copyDirectories copies the bytes of dirs into dst, 4 int32 per UUID, and returns
