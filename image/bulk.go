@@ -3,6 +3,7 @@ package image
 import (
 	"bytes"
 	"hash/maphash"
+	"math/bits"
 	"slices"
 	"unsafe"
 
@@ -23,8 +24,12 @@ type bulk struct {
 	n      int           // partitions buffered
 	leaves [][]partition // full leaves of 32 slots, then the one being filled
 	tables [][]*int32    // the chunk table of each full leaf (pnode.chunks)
-	table  []*int32      // the table of the leaf being filled, reused
-	hint   int           // partitions of the previous topic
+	// table is the table of the leaf being filled: the last table stored (prev),
+	// then the chunks the leaf added; used marks the entries its slots use.
+	table []*int32
+	used  uint64
+	prev  []*int32
+	hint  int // partitions of the previous topic
 }
 
 // Lists are carved from chunks of listChunk int32s, shared by the partitions of
@@ -85,12 +90,16 @@ func int32Bytes(s []int32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 4*len(s))
 }
 
-// forget empties the interner.
+// forget empties the interner and the bulk path's last chunk table.
 func (d *Delta) forget() {
 	if d.interned != nil && d.interned.used {
 		clear(d.interned.slots[:])
 		d.interned.used = false
 	}
+	b := &d.bulk
+	b.prev = nil
+	clear(b.table)
+	b.table = b.table[:0]
 }
 
 // bulkMatches reports whether rec is the next partition of the buffered topic.
@@ -154,7 +163,7 @@ func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 	// a leaf too short grows, and flush trims the last one.
 	if k := len(b.leaves) - 1; k < 0 || len(b.leaves[k]) == 32 {
 		if k >= 0 {
-			b.endLeaf()
+			b.endLeaf(b.leaves[k])
 		}
 		c := 32
 		switch {
@@ -179,30 +188,52 @@ func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 // chunk is the index of base in the table of the leaf being filled, added when it
 // is not there yet. The chunk last added is the likeliest (the lists stored last).
 func (b *bulk) chunk(base *int32) uint8 {
-	for i := len(b.table) - 1; i >= 0; i-- {
-		if b.table[i] == base {
-			return uint8(i)
-		}
+	i := len(b.table) - 1
+	for i >= 0 && b.table[i] != base {
+		i--
 	}
-	b.table = append(b.table, base)
-	return uint8(len(b.table) - 1)
+	if i < 0 {
+		i = len(b.table)
+		b.table = append(b.table, base)
+	}
+	b.used |= 1 << i
+	return uint8(i)
 }
 
-// endLeaf stores the table of the leaf being filled in b.tables: the previous leaf's
-// when it is the same (consecutive leaves often carve their lists from the same
-// chunks), else a copy.
-func (b *bulk) endLeaf() {
+// endLeaf stores the chunk table of leaf, the leaf just filled, in b.tables: the
+// previous leaf's when it used all of that one and no other (consecutive leaves
+// often carve their lists from the same chunks, and each starts from the previous
+// table, so they list them in the same order), else the entries it used, renumbering
+// its slots. A table holds at most LeafSize entries (b.table up to twice that).
+func (b *bulk) endLeaf(leaf []partition) {
 	var t []*int32
-	switch k := len(b.tables) - 1; {
-	case len(b.table) == 0:
-	case k >= 0 && slices.Equal(b.tables[k], b.table):
-		t = b.tables[k]
-	default:
+	switch all := uint64(1)<<len(b.table) - 1; {
+	case b.used == 0:
+	case b.used == all && len(b.table) == len(b.prev):
+		t = b.prev
+	case b.used == all:
 		t = slices.Clone(b.table)
+	default:
+		var renum [2 * LeafSize]uint8
+		t = make([]*int32, 0, bits.OnesCount64(b.used))
+		for i, c := range b.table {
+			if b.used&(1<<i) != 0 {
+				renum[i] = uint8(len(t))
+				t = append(t, c)
+			}
+		}
+		for i := range leaf {
+			if p := &leaf[i]; p.hasLists() {
+				p.chunk = renum[p.chunk]
+			}
+		}
 	}
 	b.tables = append(b.tables, t)
+	if t != nil {
+		b.prev = t
+	}
 	clear(b.table)
-	b.table = b.table[:0]
+	b.table, b.used = append(b.table[:0], b.prev...), 0
 }
 
 // packList notes the length of list which of p and copies l to data[at:]; it returns
@@ -232,7 +263,7 @@ func (d *Delta) flush() {
 		copy(l, b.leaves[k])
 		b.leaves[k] = l
 	}
-	b.endLeaf()
+	b.endLeaf(b.leaves[len(b.leaves)-1])
 	// Leaves, then interior levels of 32 kids up to a single root: the shape
 	// pvec.set grows into.
 	nodes := make([]*pnode, len(b.leaves))

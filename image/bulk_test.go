@@ -163,6 +163,9 @@ func TestBulkTopicSizes(t *testing.T) {
 			if n.kids == nil && cap(n.parts) != len(n.parts) {
 				t.Errorf("%s: a leaf of %d slots holds %d", tp.Name(), cap(n.parts), len(n.parts))
 			}
+			if len(n.chunks) > len(n.parts) {
+				t.Errorf("%s: a leaf of %d slots has a table of %d chunks", tp.Name(), len(n.parts), len(n.chunks))
+			}
 		}
 		leaves(tp.parts.root)
 	}

@@ -6,8 +6,13 @@ import "unsafe"
 // stores them: what a topic hash reads, without a call or a trie walk per partition
 // (hashcache). It shares the image's memory: do not modify what it returns.
 type Leaf struct {
-	parts  []partition
-	chunks []*int32
+	parts []partition
+	// chunks is the first entry of the leaf's chunk table (pnode.chunks): a slot
+	// with lists always has its chunk in the table, so the entry is read without a
+	// bounds check, and Leaf stays four words, which the compiler keeps in
+	// registers in the hashing loop (two slices would be copied through memory at
+	// every call).
+	chunks **int32
 }
 
 // LeafSize is the number of partition ids a Leaf covers.
@@ -28,7 +33,7 @@ func (t *Topic) Leaf(k int) Leaf {
 		}
 		n = n.kids[i]
 	}
-	return Leaf{n.parts, n.chunks}
+	return Leaf{n.parts, unsafe.SliceData(n.chunks)}
 }
 
 // Len is the number of slots held, at most LeafSize.
@@ -46,7 +51,8 @@ func (l Leaf) Replicas(j int) []int32 {
 
 // data is the packed lists of p, a slot with lists: what pnode.data gives.
 func (l Leaf) data(p *partition) *int32 {
-	return (*int32)(unsafe.Add(unsafe.Pointer(l.chunks[p.chunk]), 4*uintptr(p.off)))
+	chunk := *(**int32)(unsafe.Add(unsafe.Pointer(l.chunks), unsafe.Sizeof(l.chunks)*uintptr(p.chunk)))
+	return (*int32)(unsafe.Add(unsafe.Pointer(chunk), 4*uintptr(p.off)))
 }
 
 // Replicas3 returns the replicas of the partition in slot j (j < Len) when it has
