@@ -202,6 +202,9 @@ func diffNodes(a, b *pnode, shift uint, ids []int32, replicas *bool) []int32 {
 				*replicas = true
 				continue
 			}
+			if q := &a.parts[k]; *q == *p && (!p.hasLists() || a.chunks[q.chunk] == b.chunks[p.chunk]) {
+				continue // the same slot and lists: what a copied leaf holds for most
+			}
 			old, cur := a.at(k), b.at(k)
 			if old.equal(&cur) {
 				continue

@@ -274,8 +274,8 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 	if err != nil {
 		return err
 	}
-	old, ok := t.parts.get(r.PartitionID)
-	if !ok {
+	leaf, k := t.parts.find(r.PartitionID)
+	if leaf == nil {
 		return fmt.Errorf("topic %s (%s) partition %d: %w", t.name, t.id, r.PartitionID, ErrUnknownPartition)
 	}
 	changes := [listDirs][]int32{r.Replicas, r.ISR, r.RemovingReplicas, r.AddingReplicas, r.EligibleLeaderReplicas, r.LastKnownELR}
@@ -288,7 +288,7 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 			same = false
 		}
 	}
-	o := &old.p
+	o := &leaf.parts[k] // read before slot or set writes to the leaf
 	p := partition{id: o.id, leader: o.leader, leaderEpoch: o.leaderEpoch, partitionEpoch: o.partitionEpoch + 1, state: o.state}
 	if r.Leader != metadata.LeaderUnchanged {
 		p.leader = r.Leader
@@ -297,16 +297,17 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 	if r.LeaderRecoveryState != metadata.LeaderRecoveryUnchanged {
 		p.state = stateOf(r.LeaderRecoveryState)
 	}
-	if r.Replicas != nil && !slices.Equal(r.Replicas, old.replicas()) {
+	if r.Replicas != nil && !slices.Equal(r.Replicas, leaf.at(k).Replicas()) {
 		t.moved = d.pos
 	}
 	if same {
 		// A leader or epoch change: the arrays are immutable, so share them, at the
 		// same place in the same leaf table (slot keeps the table).
 		p.n, p.chunk, p.off = o.n, o.chunk, o.off
-		*t.parts.slot(d.edit, p.id) = p // get found it
+		*t.parts.slot(d.edit, p.id) = p // find found it
 		return nil
 	}
+	old := leaf.at(k)
 	var lists [listDirs][]int32
 	for i, c := range changes {
 		lists[i] = c

@@ -89,22 +89,32 @@ func (n *pnode) refer(k int, p *partition, ref listRef) {
 }
 
 func (v *pvec) get(i int32) (Partition, bool) {
-	if i < 0 || v.root == nil || uint64(i)>>v.shift >= 32 {
+	n, k := v.find(i)
+	if n == nil {
 		return Partition{}, false
+	}
+	return n.at(k), true
+}
+
+// find returns the leaf holding partition i and its slot there, or nil when there
+// is no partition i.
+func (v *pvec) find(i int32) (*pnode, int) {
+	if i < 0 || v.root == nil || uint64(i)>>v.shift >= 32 {
+		return nil, 0
 	}
 	n := v.root
 	for s := v.shift; s > 0; s -= hbits {
 		k := int(uint32(i)>>s) & 31
 		if k >= len(n.kids) || n.kids[k] == nil {
-			return Partition{}, false
+			return nil, 0
 		}
 		n = n.kids[k]
 	}
 	k := int(i) & 31
 	if k >= len(n.parts) || !n.parts[k].present() {
-		return Partition{}, false
+		return nil, 0
 	}
-	return n.at(k), true
+	return n, k
 }
 
 // set stores p at p.id (>= 0), its lists at ref, and reports whether the slot was
