@@ -3,6 +3,7 @@ package observer
 import (
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,9 +26,10 @@ type published struct {
 }
 
 // followLive loads dir, calls more (which writes the rest of the log), polls again
-// and returns every update published and the metrics. The segments are read ahead
-// (prefetchAbove 0) whether or not the live read is a catch-up.
-func followLive(t *testing.T, dir string, more func(), catchUp bool, flush int64) ([]published, *Metrics) {
+// and returns every update published, the metrics and what was logged (dir written
+// DIR). The segments are read ahead (prefetchAbove 0) whether or not the live read is
+// a catch-up.
+func followLive(t *testing.T, dir string, more func(), catchUp bool, flush int64) ([]published, *Metrics, string) {
 	t.Helper()
 	defer func(above, ca, cf int64) { prefetchAbove, catchUpAbove, catchUpFlush = above, ca, cf }(prefetchAbove, catchUpAbove, catchUpFlush)
 	prefetchAbove, catchUpAbove, catchUpFlush = 0, 1<<62, flush
@@ -35,7 +37,15 @@ func followLive(t *testing.T, dir string, more func(), catchUp bool, flush int64
 		catchUpAbove = 0
 	}
 	var out []published
-	o, err := New(Config{Dir: dir, Logger: quietFollower(dir).log, Handler: func(u Update) {
+	var logs strings.Builder
+	drop := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: drop}))
+	o, err := New(Config{Dir: dir, Logger: log, Handler: func(u Update) {
 		p := published{Update: u}
 		if u.Unit != nil {
 			p.unit = unitText(*u.Unit)
@@ -54,7 +64,7 @@ func followLive(t *testing.T, dir string, more func(), catchUp bool, flush int64
 	if err := o.f.poll(o); err != nil {
 		t.Fatal(err)
 	}
-	return out, o.Metrics()
+	return out, o.Metrics(), strings.ReplaceAll(logs.String(), dir, "DIR")
 }
 
 // sameImage describes how b differs from a: their partitions, brokers and features
@@ -137,6 +147,8 @@ func checkCatchUp(t *testing.T, want, got []published, wantM, gotM *Metrics) int
 		{"aborted transactions", gotM.AbortedTransactions.Load(), wantM.AbortedTransactions.Load()},
 		{"transaction errors", gotM.TransactionErrors.Load(), wantM.TransactionErrors.Load()},
 		{"resets", gotM.Resets.Load(), wantM.Resets.Load()}, {"offset", gotM.Offset.Load(), wantM.Offset.Load()},
+		{"unknown records", gotM.UnknownRecords.Load(), wantM.UnknownRecords.Load()},
+		{"corrupt records", gotM.CorruptRecords.Load(), wantM.CorruptRecords.Load()},
 	} {
 		if m.got != m.want {
 			t.Errorf("%s: %d in the catch-up, %d unit by unit", m.name, m.got, m.want)
@@ -154,20 +166,23 @@ var catchUpFlushes = []int64{1, 4 << 10, 1 << 62}
 
 // compareCatchUp runs a live read of the log setup writes (setup returns the function
 // that writes its rest) unit by unit and as a catch-up with each of catchUpFlushes,
-// checks them against each other, and returns the number of coalesced updates of
-// each catch-up.
+// checks them against each other (and that they log the same lines), and returns
+// the number of coalesced updates of each catch-up.
 func compareCatchUp(t *testing.T, setup func(t *testing.T, dir string) func()) []int {
 	t.Helper()
-	run := func(catchUp bool, flush int64) ([]published, *Metrics) {
+	run := func(catchUp bool, flush int64) ([]published, *Metrics, string) {
 		dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
 		more := setup(t, dir)
 		return followLive(t, dir, more, catchUp, flush)
 	}
-	want, wantM := run(false, 0)
+	want, wantM, wantLog := run(false, 0)
 	var n []int
 	for _, flush := range catchUpFlushes {
-		got, gotM := run(true, flush)
+		got, gotM, gotLog := run(true, flush)
 		n = append(n, checkCatchUp(t, want, got, wantM, gotM))
+		if gotLog != wantLog {
+			t.Errorf("a catch-up released every %d bytes logged\n%s\nunit by unit:\n%s", flush, gotLog, wantLog)
+		}
 	}
 	return n
 }
@@ -240,6 +255,38 @@ func TestCatchUpTransactions(t *testing.T) {
 	}
 	if total == 0 {
 		t.Fatal("no log of the transaction script made a coalesced update")
+	}
+}
+
+// TestCatchUpBadRecords follows records of an unknown type or version and records
+// that do not decode, in a catch-up (where the prefetcher decodes the records) and
+// unit by unit, in batches of their own and inside a transaction: the same images,
+// the same counts, and the same lines logged in the same order.
+func TestCatchUpBadRecords(t *testing.T) {
+	a := observertest.ID(1)
+	unknown := []byte{1, 99, 0, 0}   // frame 1, apiKey 99, version 0
+	newer := []byte{1, 2, 7, 0}      // TopicRecord version 7
+	corrupt := []byte{1, 2, 0, 0xff} // TopicRecord that ends early
+	n := compareCatchUp(t, func(t *testing.T, dir string) func() {
+		l := observertest.New(t, dir)
+		l.Append(observertest.Broker(1, "r1"), observertest.Topic("a", a), observertest.Partition(a, 0, 1))
+		change := mustAppend(t, &metadata.PartitionChangeRecord{TopicID: a, PartitionID: 0, Leader: 1, LeaderRecoveryState: -1})
+		return func() {
+			for i := range 30 {
+				switch i % 3 {
+				case 0:
+					l.AppendValues(unknown, change, corrupt)
+				case 1:
+					l.AppendValues(mustAppend(t, &metadata.BeginTransactionRecord{}), newer, change)
+					l.AppendValues(corrupt, change, mustAppend(t, &metadata.EndTransactionRecord{}))
+				default:
+					l.AppendValues(change, newer, unknown)
+				}
+			}
+		}
+	})
+	if n[len(n)-1] == 0 {
+		t.Fatal("no coalesced update")
 	}
 }
 

@@ -124,6 +124,10 @@ type follower struct {
 	hs      holdingSink
 	catchUp bool
 	held    int64
+	// pre is the batch being consumed decoded by the prefetcher (a catch-up), or nil;
+	// inTxn are those whose records an open transaction holds (doneDecoded).
+	pre   *predecoded
+	inTxn []*predecoded
 }
 
 // spareEntries returns an empty slice for a unit's Entries: the array of a unit
@@ -442,19 +446,20 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 			b         recordbatch.Batch
 			pos       int64
 			recs      []rawRecord
+			pre       *predecoded
 			ferr, err error
 		)
 		if pf == nil && f.cur != tried {
 			tried = f.cur
 			if fi, err := f.cur.f.Stat(); err == nil {
 				if unread := fi.Size() - f.cur.pos - int64(len(f.cur.buf)); unread >= prefetchAbove {
-					pf = startPrefetch(f.cur)
 					f.catchUp = f.hs != nil && unread >= catchUpAbove
+					pf = startPrefetch(f.cur, f.catchUp && f.reuse)
 				}
 			}
 		}
 		if pf != nil {
-			b, pos, recs, ferr, err = pf.next(f)
+			b, pos, recs, pre, ferr, err = pf.next(f)
 			if pf.done {
 				pf.close()
 				pf = nil
@@ -467,10 +472,13 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 		}
 		switch {
 		case err == nil:
+			f.pre = pre
 			err := f.consume(&b, pos, recs, ferr, emit)
+			f.pre = nil
 			if pf != nil {
 				pf.recycle(recs)
 			}
+			f.doneDecoded(pf, pre)
 			if err != nil {
 				return err
 			}
@@ -527,6 +535,25 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 			return err
 		}
 	}
+}
+
+// doneDecoded gives the predecoded records of a consumed batch (or nil) back to the
+// prefetcher pf (nil: to the collector), and with them those an open transaction
+// held, once none is open.
+func (f *follower) doneDecoded(pf *prefetcher, pre *predecoded) {
+	if pre != nil {
+		f.inTxn = append(f.inTxn, pre)
+	}
+	if f.txn != nil || len(f.inTxn) == 0 {
+		return
+	}
+	for _, pd := range f.inTxn {
+		if pf != nil {
+			pf.decs.put(pd)
+		}
+	}
+	clear(f.inTxn)
+	f.inTxn = f.inTxn[:0]
 }
 
 // release publishes the units held in a catch-up, if any (holdingSink).
@@ -618,20 +645,33 @@ func (f *follower) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int
 	}
 	u := Unit{Entries: f.spareEntries()} // the unit being built: what Kafka's loader holds in its delta
 	first := max(b.BaseOffset, skipBelow)
-	for len(recs) > 0 && recs[0].offset < skipBelow {
-		recs = recs[1:]
+	skip := 0
+	for skip < len(recs) && recs[skip].offset < skipBelow {
+		skip++
+	}
+	recs = recs[skip:]
+	var pre []decodedRecord // recs decoded by the prefetcher, or nil
+	if f.pre != nil {
+		pre = f.pre.out[skip:]
 	}
 	f.m.Records.Add(int64(len(recs))) // once a batch: an atomic add per record costs more
-	if f.dec.batch != nil {
+	if f.dec.batch != nil && pre == nil {
 		f.dec.batch.Expect(len(recs))
 	}
 	if cap(u.Entries) < len(recs) {
 		// Room for every record at once, not append's steps (a batch holds up to 10,000).
 		u.Entries = make([]Entry, 0, len(recs))
 	}
-	for _, r := range recs {
+	for i, r := range recs {
 		off := r.offset
-		rec, v, ok := f.dec.decode(r.value, off, src, false)
+		var rec metadata.Record
+		var v int16
+		var ok bool
+		if pre != nil {
+			rec, v, ok = f.dec.result(pre[i].rec, pre[i].v, pre[i].err, off, src)
+		} else {
+			rec, v, ok = f.dec.decode(r.value, off, src, false)
+		}
 		if !ok {
 			continue
 		}

@@ -2,8 +2,10 @@ package observer
 
 import (
 	"errors"
+	"slices"
 	"sync"
 
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
 )
 
@@ -29,8 +31,9 @@ type fetched struct {
 	b    recordbatch.Batch
 	pos  int64
 	recs []rawRecord
-	ferr error // from frame: recs are not valid
-	err  error // from segment.read; the last item
+	ferr error       // from frame: recs are not valid
+	err  error       // from segment.read; the last item
+	pre  *predecoded // recs decoded, in a catch-up (startPrefetch's decode)
 	// released are buffers that no batch after this one is cut from (nil entries:
 	// buffers consume never had): consume gives them back once done with the batches
 	// before.
@@ -42,8 +45,11 @@ type fetched struct {
 // CRC checks) and frame (cutting out records) take about half the CPU of a catch-up
 // that only replays, a quarter of one that applies each unit. Batches reach consume
 // in order and as if read there; consume logs, counts, decodes and hands them on as
-// before, so what the follower emits and logs is the same. It stops at the first
-// error of read, at the first batch frame refuses, or when stopped.
+// before, so what the follower emits and logs is the same. In a live catch-up (the
+// replay of the caller's goroutine and the applies are then the longest part) it
+// decodes the records too (predecode), and consume only logs and counts what did not
+// decode, in the same order. It stops at the first error of read, at the first batch
+// frame refuses, or when stopped.
 type prefetcher struct {
 	seg   *segment
 	items chan fetched
@@ -53,12 +59,84 @@ type prefetcher struct {
 	stop  chan struct{}
 	done  bool  // the last item was received
 	end   int64 // the segment position after the last batch received
+	// decode is set in a catch-up: the records are decoded here too.
+	decode bool
+	decs   decPool
 }
 
-// startPrefetch starts reading s ahead. Until close, only the prefetcher uses s.
-func startPrefetch(s *segment) *prefetcher {
+// A predecoded is the records of one batch decoded on the prefetcher's goroutine
+// (a live catch-up: startPrefetch's decode): out[i] is what decoding the batch's i-th
+// framed record gave, the record valid until the follower gives the predecoded back
+// (decPool.put), which it does once no unit it handed on holds the records: after the
+// batch, or after the transaction that took them. Errors are only kept: the follower
+// logs and counts them in order, as when it decodes (decoder.result).
+type predecoded struct {
+	dec metadata.BatchDecoder
+	out []decodedRecord
+}
+
+type decodedRecord struct {
+	rec metadata.Record
+	v   int16
+	err error
+}
+
+// decPool keeps the predecoded buffers the follower gave back for the batches read
+// next. As with recPool, a batch takes the smallest that has room for its records
+// and at most 4 times that. It keeps no more buffers than batches can be in flight,
+// with room for at most as many records as the room for framed records twice over
+// (recordRoom x prefetchRoom, the most that are decoded ahead), dropping the
+// smallest: a decoded record takes about 200 bytes, so that is 10 MB at most, with
+// as much again in flight.
+type decPool struct {
+	mu   sync.Mutex
+	free []*predecoded
+}
+
+func (pd *predecoded) room() int { return cap(pd.out) }
+
+// get returns a predecoded buffer, emptied, for n records.
+func (q *decPool) get(n int) *predecoded {
+	q.mu.Lock()
+	pd := takeFit(&q.free, (*predecoded).room, n)
+	q.mu.Unlock()
+	if pd == nil {
+		pd = new(predecoded)
+	}
+	return pd
+}
+
+// put keeps pd for a later get, dropping the smallest buffers beyond the bounds.
+func (q *decPool) put(pd *predecoded) {
+	pd.dec.Reset()
+	clear(pd.out) // no record kept alive through it
+	pd.out = pd.out[:0]
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.free = append(q.free, pd)
+	kept := 0
+	for _, f := range q.free {
+		kept += f.room()
+	}
+	for len(q.free) > prefetchItems+2 || kept > 2*recordRoom*prefetchRoom {
+		small := 0
+		for i, f := range q.free {
+			if f.room() < q.free[small].room() {
+				small = i
+			}
+		}
+		kept -= q.free[small].room()
+		last := len(q.free) - 1
+		q.free[small], q.free[last] = q.free[last], nil
+		q.free = q.free[:last]
+	}
+}
+
+// startPrefetch starts reading s ahead; with decode, its records are decoded too (a
+// live catch-up; the follower sets reuse). Until close, only the prefetcher uses s.
+func startPrefetch(s *segment, decode bool) *prefetcher {
 	p := &prefetcher{seg: s, items: make(chan fetched, prefetchItems), free: make(chan []byte, prefetchBuffers),
-		room: make(chan struct{}, prefetchRoom), stop: make(chan struct{}), end: s.pos}
+		room: make(chan struct{}, prefetchRoom), stop: make(chan struct{}), end: s.pos, decode: decode}
 	s.recycle, s.prefetching = false, true
 	for range prefetchBuffers - 1 { // the segment holds the other one
 		p.free <- nil
@@ -96,6 +174,9 @@ func (p *prefetcher) run() {
 					return
 				}
 			}
+			if p.decode && it.ferr == nil {
+				it.pre = p.predecode(it.recs)
+			}
 		}
 		select {
 		case p.items <- it:
@@ -108,12 +189,24 @@ func (p *prefetcher) run() {
 	}
 }
 
+// predecode decodes the records of a batch into a predecoded buffer.
+func (p *prefetcher) predecode(recs []rawRecord) *predecoded {
+	pd := p.decs.get(len(recs))
+	pd.dec.Expect(len(recs))
+	pd.out = slices.Grow(pd.out, len(recs))
+	for _, r := range recs {
+		rec, v, err := pd.dec.Decode(r.value)
+		pd.out = append(pd.out, decodedRecord{rec: rec, v: v, err: err})
+	}
+	return pd
+}
+
 // next is the next batch, as segment.read returns it, with its records framed (or
-// the framing's error).
-func (p *prefetcher) next(f *follower) (recordbatch.Batch, int64, []rawRecord, error, error) {
+// the framing's error) and, in a catch-up, decoded.
+func (p *prefetcher) next(f *follower) (recordbatch.Batch, int64, []rawRecord, *predecoded, error, error) {
 	it, ok := <-p.items
 	if !ok {
-		return recordbatch.Batch{}, 0, nil, nil, errors.New("observer: prefetch ended early")
+		return recordbatch.Batch{}, 0, nil, nil, nil, errors.New("observer: prefetch ended early")
 	}
 	for _, b := range it.released {
 		if !f.reuse || f.txn != nil {
@@ -126,13 +219,13 @@ func (p *prefetcher) next(f *follower) (recordbatch.Batch, int64, []rawRecord, e
 	}
 	if it.err != nil {
 		p.done = true
-		return it.b, it.pos, nil, nil, it.err
+		return it.b, it.pos, nil, nil, nil, it.err
 	}
 	if it.ferr != nil {
 		p.done = true
 	}
 	p.end = it.pos + int64(it.b.Size())
-	return it.b, it.pos, it.recs, it.ferr, nil
+	return it.b, it.pos, it.recs, it.pre, it.ferr, nil
 }
 
 // recycle gives back the record slice of a batch consume is done with.
@@ -176,24 +269,33 @@ type recPool struct {
 // get returns an empty slice with room for n records.
 func (q *recPool) get(n int) []rawRecord {
 	q.mu.Lock()
-	best := -1
-	for i, s := range q.free {
-		if c := cap(s); c >= n && c <= 4*max(n, 64) && (best < 0 || c < cap(q.free[best])) {
-			best = i
-		}
-	}
-	var s []rawRecord
-	if best >= 0 {
-		s = q.free[best]
-		last := len(q.free) - 1
-		q.free[best], q.free[last] = q.free[last], nil
-		q.free = q.free[:last]
-	}
+	s := takeFit(&q.free, func(s []rawRecord) int { return cap(s) }, n)
 	q.mu.Unlock()
 	if s == nil {
 		s = make([]rawRecord, 0, n)
 	}
 	return s
+}
+
+// takeFit removes from free and returns the smallest item of a size (size) of at
+// least n and at most 4 times n (or 256), or the zero T if none fits.
+func takeFit[T any](free *[]T, size func(T) int, n int) T {
+	best := -1
+	for i, x := range *free {
+		if c := size(x); c >= n && c <= 4*max(n, 64) && (best < 0 || c < size((*free)[best])) {
+			best = i
+		}
+	}
+	var x T
+	if best >= 0 {
+		f := *free
+		x = f[best]
+		last := len(f) - 1
+		f[best], f[last] = f[last], x
+		clear(f[last:])
+		*free = f[:last]
+	}
+	return x
 }
 
 // put keeps s for a later get. No more slices than batches can be in flight are kept

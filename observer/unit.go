@@ -79,6 +79,12 @@ func (d *decoder) decode(value []byte, offset int64, file string, reuse bool) (m
 	} else {
 		rec, v, err = metadata.Decode(value)
 	}
+	return d.result(rec, v, err, offset, file)
+}
+
+// result is what decode gives for a record decoded elsewhere (the prefetcher's
+// predecoded records): the record, or with err set a skip, logged and counted.
+func (d *decoder) result(rec metadata.Record, v int16, err error, offset int64, file string) (metadata.Record, int16, bool) {
 	if err == nil {
 		return rec, v, true
 	}
