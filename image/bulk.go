@@ -41,11 +41,11 @@ type bulk struct {
 // collector to follow"). The offset of a list in its chunk fits partition.off.
 const listChunk = 128
 
-// interner remembers list sets the bulk path stored, so that partitions with the
-// same replicas, ISR and directories (most of a large cluster's: 12 brokers in RF 3
-// make at most 1,320 replica lists) share one array: a direct-mapped table, so a
-// list set not found is simply stored again. Apply empties it, so a Delta keeps no
-// chunk alive that its images dropped.
+// interner remembers list sets the delta stored (bulkAdd, packLists), so that
+// partitions with the same replicas, ISR and directories (most of a large cluster's:
+// 12 brokers in RF 3 make at most 1,320 replica lists) share one array: a
+// direct-mapped table, so a list set not found is simply stored again. Apply empties
+// it, so a Delta keeps no chunk alive that its images dropped.
 type interner struct {
 	used  bool
 	seed  maphash.Seed
@@ -196,7 +196,7 @@ func (b *bulk) chunk(base *int32) uint8 {
 		i = len(b.table)
 		b.table = append(b.table, base)
 	}
-	b.used |= 1 << i
+	b.used |= 1 << (uint(i) & 63) // i < 2*LeafSize: the mask only spares a check
 	return uint8(i)
 }
 

@@ -30,7 +30,7 @@ type Delta struct {
 	noBulk bool
 	chunk  []int32
 	carved int
-	// interned and scratch serve bulkAdd (see interner).
+	// interned and scratch serve bulkAdd and packLists (see interner).
 	interned *interner
 	scratch  []int32
 	// pos is stamped on the records replayed (At).
