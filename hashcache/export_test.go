@@ -21,6 +21,13 @@ func (r recorder) Write(p []byte) (int, error) {
 	return r.streamHasher.Write(p)
 }
 
+// Reset starts the stream again, as a topic whose racks changed while it was
+// written is written again.
+func (r recorder) Reset() {
+	*r.b = (*r.b)[:0]
+	r.streamHasher.Reset()
+}
+
 // TopicBytes returns the byte stream that s hashes for t, and the hash.
 func TopicBytes(s Scheme, t Topic, b Brokers) ([]byte, int64) {
 	var sk *sink

@@ -48,6 +48,3 @@ func (t imageTopic) Replicas(i int) []int32 {
 	}
 	return p.Replicas()
 }
-
-// AppendReplicas implements ReplicaLister.
-func (t imageTopic) AppendReplicas(dst [][]int32) [][]int32 { return t.t.AppendReplicas(dst) }

@@ -17,12 +17,13 @@ type Topic interface {
 
 // ReplicaLister is an optional interface of a Topic: the replica lists of all its
 // partitions at once, so that a hash reads them without a call per partition.
-// ImageCluster's topics implement it.
+// hashcachetest's topics implement it; ImageCluster's topics are read a trie leaf
+// at a time instead.
 type ReplicaLister interface {
-	// AppendReplicas appends Replicas(i) for each i in 0 … NumPartitions()-1 to
-	// dst and returns the extended slice. The lists are only read, and not kept
-	// after the call that asked for them.
-	AppendReplicas(dst [][]int32) [][]int32
+	// ReplicaLists returns Replicas(i) for each i in 0 … NumPartitions()-1. The
+	// slice and the lists are only read, and not kept after the call that asked
+	// for them.
+	ReplicaLists() [][]int32
 }
 
 // Brokers resolves broker racks.

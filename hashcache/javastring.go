@@ -55,19 +55,33 @@ func appendUTF16LE(b []byte, s string) []byte {
 // appendJavaString appends s as hash4j's putString does: UTF-16LE code units, then
 // their number as int32 little-endian.
 func appendJavaString(b []byte, s string) []byte {
-	if isASCII(s) { // topic names always are: each byte one code unit
-		n := len(s)
-		b = slices.Grow(b, 2*n+4)
-		for ; len(s) >= 4; s = s[4:] {
-			b = binary.LittleEndian.AppendUint64(b, uint64(s[0])|uint64(s[1])<<16|uint64(s[2])<<32|uint64(s[3])<<48)
+	// ASCII (topic names always are) eight bytes at a time, each byte one code unit.
+	start, rest := len(b), s
+	b = slices.Grow(b, 2*len(s)+4)
+	for ; len(rest) >= 8; rest = rest[8:] {
+		x := uint64(rest[0]) | uint64(rest[1])<<8 | uint64(rest[2])<<16 | uint64(rest[3])<<24 |
+			uint64(rest[4])<<32 | uint64(rest[5])<<40 | uint64(rest[6])<<48 | uint64(rest[7])<<56
+		if x&0x8080808080808080 != 0 {
+			break
 		}
-		for i := range len(s) {
-			b = append(b, s[i], 0)
-		}
-		return binary.LittleEndian.AppendUint32(b, uint32(n))
+		b = binary.LittleEndian.AppendUint64(b, widen(uint32(x)))
+		b = binary.LittleEndian.AppendUint64(b, widen(uint32(x>>32)))
 	}
-	b = appendUTF16LE(b, s)
+	if isASCII(rest) {
+		for i := range len(rest) {
+			b = append(b, rest[i], 0)
+		}
+		return binary.LittleEndian.AppendUint32(b, uint32(len(s)))
+	}
+	b = appendUTF16LE(b[:start], s)
 	return binary.LittleEndian.AppendUint32(b, uint32(utf16Len(s)))
+}
+
+// widen returns the four bytes of x as four 16-bit units, little-endian.
+func widen(x uint32) uint64 {
+	v := uint64(x)
+	v = (v | v<<16) & 0x0000ffff0000ffff
+	return (v | v<<8) & 0x00ff00ff00ff00ff
 }
 
 // firstUnit returns the first UTF-16 code unit of r.

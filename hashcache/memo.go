@@ -62,7 +62,18 @@ type rackMemo struct {
 	enc        []byte // rack encodings
 	racksEpoch uint32 // counts the times racks started afresh
 
-	hot     [1 << hotBits]hotSlot
+	hot    [1 << hotBits]hotSlot
+	hotGen [1 << hotBits]uint32 // see hotSlot.bits
+	// seen holds the bits of the brokers the current topic read (those of the
+	// lists it took from hot without asking them, and those rack saw), used the
+	// lists it took from hot whose brokers do not all have bits; settle asks them
+	// and adds them to ids. bitIDs are the brokers of the bits, nBits their number.
+	seen    uint64
+	done    uint64 // the bits settle added to ids for the current topic
+	used    [1 << hotBits]usedList
+	nUsed   int
+	bitIDs  [64]int32
+	nBits   int
 	tuples  []tupleSlot // open addressing over replica lists
 	nTuples int
 	tIDs    []int32 // replica lists of the tuples
@@ -73,7 +84,7 @@ type rackMemo struct {
 }
 
 type brokerSlot struct {
-	seen  uint32 // the topic that last read the broker
+	seen  uint32 // the topic that last read the broker, when it has no bit
 	asked uint32 // askGen when Rack was last asked
 	rack  int32  // index in racks, -1 for none
 	// name and ok are what Rack returned for the broker the last time it was
@@ -82,6 +93,9 @@ type brokerSlot struct {
 	name  string
 	ok    bool
 	epoch uint32 // racks epoch of rack, 0 for never asked; see rackMemo.racksEpoch
+	// bit is the broker's bit in seen, 0 when it has none (past the first 64
+	// brokers the memo numbered).
+	bit uint64
 }
 
 type memoRack struct {
@@ -125,9 +139,10 @@ func (m *rackMemo) reset(src Brokers) {
 	m.gen++
 	same := false // the brokers already asked answered for src
 	if ic, ok := src.(ImageCluster); ok && ic.Image != nil {
-		w := weak.Make(ic.Image)
-		same = w == m.img
-		m.img = w
+		// Value, not Make, which takes a lock: the same image is the common case.
+		if same = m.img.Value() == ic.Image; !same {
+			m.img = weak.Make(ic.Image)
+		}
 	} else {
 		m.img = weak.Pointer[image.Image]{}
 	}
@@ -143,6 +158,7 @@ func (m *rackMemo) reset(src Brokers) {
 		m.far = m.far[:0]
 		clear(m.brokers)
 		m.racksChanged() // the racks of the blocks' far brokers are forgotten
+		m.clearBits()    // and their bits
 	}
 	if !same {
 		m.askGen++
@@ -154,15 +170,27 @@ func (m *rackMemo) reset(src Brokers) {
 		m.far = m.far[:0]
 		clear(m.brokers)
 		m.clearTuples()
+		clear(m.hotGen[:])
+		m.nBits = 0
 		m.gen, m.askGen, m.racksGen, m.racksEpoch = 1, 1, 1, 1
 	}
 	m.ids = m.ids[:0]
+	m.seen, m.done, m.nUsed = 0, 0, 0
 	if m.nTuples >= maxTuples || len(m.blocks) > maxBlocks {
 		m.clearTuples()
 	}
 	if m.tuples == nil {
 		m.tuples = make([]tupleSlot, 64)
 	}
+}
+
+// clearBits takes every broker's bit away; the hot slots that hold them must be
+// stale.
+func (m *rackMemo) clearBits() {
+	for i := range m.dense {
+		m.dense[i].bit = 0
+	}
+	m.nBits = 0
 }
 
 func (m *rackMemo) clearTuples() {
@@ -186,14 +214,29 @@ func (m *rackMemo) rack(id int32) int32 {
 	} else {
 		s = m.farSlot(id)
 	}
-	if s.seen != m.gen {
+	if s.bit == 0 && s.seen != m.gen {
 		s.seen = m.gen
-		m.ids = append(m.ids, id)
+		if m.nBits < len(m.bitIDs) {
+			s.bit = 1 << m.nBits
+			m.bitIDs[m.nBits] = id
+			m.nBits++
+		} else {
+			m.ids = append(m.ids, id)
+		}
 	}
+	m.seen |= s.bit // settle adds the brokers with a bit to ids
 	if s.asked != m.askGen {
 		m.ask(s, id)
 	}
 	return s.rack
+}
+
+// slot returns the slot of broker id, which rack has seen.
+func (m *rackMemo) slot(id int32) *brokerSlot {
+	if uint32(id) < denseBrokers {
+		return &m.dense[id]
+	}
+	return m.farSlot(id)
 }
 
 func (m *rackMemo) farSlot(id int32) *brokerSlot {
@@ -228,13 +271,10 @@ func (m *rackMemo) ask(s *brokerSlot, id int32) {
 	s.name, s.ok, s.epoch = name, ok, m.racksEpoch
 }
 
-// racksChanged moves racksGen on: every block in hot is stale. When it wraps, hot
-// is cleared, so that no old stamp can match again.
+// racksChanged moves racksGen on and empties hot: its blocks are stale.
 func (m *rackMemo) racksChanged() {
-	if m.racksGen++; m.racksGen == 0 {
-		clear(m.hot[:])
-		m.racksGen = 1
-	}
+	m.racksGen++
+	clear(m.hot[:])
 }
 
 func (m *rackMemo) internRack(name string) int32 {
@@ -288,20 +328,23 @@ func packShort(replicas []int32) uint64 {
 	return key
 }
 
-// hotSlot remembers where the block of one list of three replicas is, while the
-// racks are those it was encoded with: a direct-mapped table in front of tuples, so
-// that most partitions cost one probe and one copy (appendHot). The list is lo and
-// hi, as hotKey gives them.
+// hotSlot remembers where the block of one list of three replicas is, with the
+// bits of its brokers: a direct-mapped table in front of tuples, so that most
+// partitions cost one probe and one copy (hotLeaf, hotLists). The list is lo and
+// hi, as hotKey gives them. Every block in hot is the one of the current racks:
+// racksChanged empties the table.
 type hotSlot struct {
-	lo    uint64
-	stamp uint64 // racksGen<<32 | the topic that last used the slot; 0 in a slot never filled
-	// block is the block's first byte in blocks, n its length (<= blockPad); there
+	lo uint64
+	// bits holds the bits of the list's brokers (brokerSlot.bit), 0 when one of
+	// them has none: then hotGen has the topic that last used the slot.
+	bits uint64
+	// block is the block's first byte in blocks, its length <= blockPad; there
 	// are blockPad bytes of capacity from there (encode). blocks only grows until
 	// clearTuples, which clears hot too, so the bytes stay those of the block even
 	// when blocks has moved since.
 	block unsafe.Pointer
 	hi    uint32
-	n     int32
+	step  uint32 // 4 + the block's length: an index and the block; 0 in an empty slot
 }
 
 const hotBits = 8
@@ -316,210 +359,210 @@ func hotIndex(lo uint64, hi uint32) uint8 {
 	return uint8((lo ^ uint64(hi)<<16) * 0x9e3779b97f4a7c15 >> (64 - hotBits))
 }
 
-// hotBlock returns the block of replicas when the hot table holds it for the
-// current racks (see), with ok true; else the hot slot for replicas, nil for a list
-// not of three.
-func (m *rackMemo) hotBlock(replicas []int32) (block []byte, s *hotSlot, ok bool) {
+// hotBlock returns the block of replicas when the hot table holds it, with ok
+// true; else the index of the hot slot for replicas, -1 for a list not of three.
+func (m *rackMemo) hotBlock(replicas []int32) (block []byte, k int, ok bool) {
 	if len(replicas) != 3 {
-		return nil, nil, false
+		return nil, -1, false
 	}
 	lo, hi := hotKey((*[3]int32)(replicas))
-	s = &m.hot[hotIndex(lo, hi)]
-	if s.lo == lo && s.hi == hi && s.stamp>>32 == uint64(m.racksGen) && (s.stamp == m.stamp() || m.see(s)) {
-		return unsafe.Slice((*byte)(s.block), s.n), s, true
+	k = int(hotIndex(lo, hi))
+	s := &m.hot[k]
+	if s.lo != lo || s.hi != hi || s.step == 0 {
+		return nil, k, false // another list, or an empty slot
 	}
-	return nil, s, false
+	if m.seen |= s.bits; s.bits == 0 {
+		m.use(uint8(k))
+	}
+	return unsafe.Slice((*byte)(s.block), s.step-4), k, true
 }
 
-func (m *rackMemo) stamp() uint64 { return uint64(m.racksGen)<<32 | uint64(m.gen) }
+// usedList is the list of three replicas of a hot slot, as hotKey gives it, that
+// the current topic took from the hot table without asking its brokers (settle).
+type usedList struct {
+	lo uint64
+	hi uint32
+}
+
+// use notes, once per topic, the list of hot slot k, whose brokers do not all have
+// bits, for settle to ask them; it returns false when the slot is empty. The
+// slot's block is the one of the racks when it was filled: when settle finds that
+// one of them changed, the topic's bytes are written again (topicHasher.topicHash).
+// A slot's list is noted at most once per topic (hotGen), so used, as large as
+// hot, never overflows. Not inlined, so that hotLeaf and hotLists keep their
+// registers for the partitions that do not need it.
+//
+//go:noinline
+func (m *rackMemo) use(k uint8) bool {
+	s := &m.hot[k]
+	if s.step == 0 {
+		return false
+	}
+	if m.hotGen[k] != m.gen {
+		m.hotGen[k] = m.gen
+		m.used[m.nUsed] = usedList{s.lo, s.hi}
+		m.nUsed++
+	}
+	return true
+}
+
+// settle asks the racks of the brokers of the lists in used and of the brokers in
+// seen where the current askGen has not (rack, ask), adds those brokers to ids once
+// per topic, and empties used and seen. A rack that changed moves racksGen on.
+func (m *rackMemo) settle() {
+	for _, u := range m.used[:m.nUsed] {
+		// The ids in any order (hotKey): the list's on either byte order.
+		m.rack(int32(u.lo))
+		m.rack(int32(u.lo >> 32))
+		m.rack(int32(u.hi))
+	}
+	m.nUsed = 0
+	ids, ask, dense := m.ids, m.askGen, m.dense
+	for b := m.seen &^ m.done; b != 0; b &= b - 1 {
+		id := m.bitIDs[bits.TrailingZeros64(b)]
+		ids = append(ids, id)
+		var s *brokerSlot
+		if uint32(id) < uint32(len(dense)) {
+			s = &dense[id]
+		} else {
+			s = m.farSlot(id)
+		}
+		if s.asked != ask {
+			m.ask(s, id)
+		}
+	}
+	m.ids = ids
+	m.done |= m.seen
+	m.seen = 0
+}
 
 // blockPad bounds the blocks that hotSlots hold. blocks keeps this many bytes of
-// capacity past its end, so that hotLeaf and hotLists can copy up to 31 bytes past a
-// block's end. hotRoom is the room in buf that appendHot and appendHotLeaf need: a
+// capacity past its end, so that hotLeaf and hotLists can copy up to 63 bytes past a
+// block's end. hotRoom is the room in buf that hotLeaf and hotLists need: a
 // run of LeafSize partitions, each its index and up to blockPad bytes.
 const (
 	blockPad = 128
 	hotRoom  = image.LeafSize * (4 + blockPad)
 )
 
-// appendHot appends partitions first, first+1, … with the replicas in lists (up to
-// LeafSize of them) to buf, index then racks block, for as long as each one's list
-// is in the hot table for the current racks. It returns buf and the number of
-// partitions appended, 0 when buf has less than hotRoom bytes of room. Most
-// partitions of a large cluster end here.
-func (m *rackMemo) appendHot(buf []byte, first int, lists [][]int32, bigEndian bool) ([]byte, int) {
-	if cap(buf)-len(buf) < hotRoom {
-		return buf, 0
+// hotStart returns the index of partition first+j in the scheme's byte order, and
+// what adding a partition adds to it: first is a multiple of LeafSize and j below
+// it, so first+j is first|j and never carries into first's bits.
+func hotStart(first, j int, bigEndian bool) (i, step uint32) {
+	if bigEndian {
+		return bits.ReverseBytes32(uint32(first + j)), 1 << 24
 	}
-	lists = lists[:min(len(lists), image.LeafSize)]
-	out := unsafe.Pointer(&buf[len(buf) : len(buf)+hotRoom][0])
-	j, end := 0, out
-	for {
-		var s *hotSlot
-		if j, end, s = m.hotLists(end, first, lists, j, bigEndian); s == nil || !m.see(s) {
-			break
-		}
-	}
-	return buf[:len(buf)+int(uintptr(end)-uintptr(out))], j
+	return uint32(first + j), 1
 }
 
 // hotLists is hotLeaf for partitions first+j, first+j+1, … whose replicas are
-// lists[j], lists[j+1], …
-func (m *rackMemo) hotLists(dst unsafe.Pointer, first int, lists [][]int32, j int, bigEndian bool) (int, unsafe.Pointer, *hotSlot) {
-	stamp, hot := m.stamp(), &m.hot
+// lists[j], lists[j+1], … (up to LeafSize lists).
+func (m *rackMemo) hotLists(dst unsafe.Pointer, first int, lists [][]int32, j int, bigEndian bool) (int, unsafe.Pointer) {
+	hot := &m.hot
+	lists = lists[:min(len(lists), image.LeafSize)]
+	i, next := hotStart(first, j, bigEndian)
+	if j < 0 { // as in hotLeaf
+		return j, dst
+	}
 	for ; j < len(lists); j++ {
 		r := lists[j]
 		if len(r) != 3 {
 			break
 		}
-		lo, hi := hotKey((*[3]int32)(r))
-		s := &hot[hotIndex(lo, hi)]
+		lo, hi := *(*uint64)(unsafe.Pointer(&r[0])), uint32(r[2]) // as in hotLeaf
+		k := uint8((lo ^ uint64(hi)<<16) * 0x9e3779b97f4a7c15 >> (64 - hotBits))
+		s := &hot[k]
 		if s.lo != lo || s.hi != hi {
 			break
 		}
-		if s.stamp != stamp {
-			if s.stamp>>32 == stamp>>32 {
-				return j, dst, s
+		b := s.bits
+		if b == 0 {
+			if !m.use(k) {
+				break // an empty slot
 			}
-			break
 		}
+		m.seen |= b
 		// As in hotLeaf.
-		d, src, n, i := (*[4 + blockPad]byte)(dst), (*[blockPad]byte)(s.block), s.n, uint32(first+j)
-		if bigEndian {
-			i = bits.ReverseBytes32(i)
-		}
+		d, src, step := (*[4 + blockPad]byte)(dst), (*[blockPad]byte)(s.block), s.step
 		binary.LittleEndian.PutUint32(d[:4], i)
 		*(*[16]byte)(d[4:]) = *(*[16]byte)(src[0:])
 		*(*[16]byte)(d[20:]) = *(*[16]byte)(src[16:])
-		if n > 32 {
-			*(*[16]byte)(d[36:]) = *(*[16]byte)(src[32:])
-			*(*[16]byte)(d[52:]) = *(*[16]byte)(src[48:])
-			if n > 64 {
-				*(*[16]byte)(d[68:]) = *(*[16]byte)(src[64:])
-				*(*[16]byte)(d[84:]) = *(*[16]byte)(src[80:])
-				if n > 96 {
-					*(*[16]byte)(d[100:]) = *(*[16]byte)(src[96:])
-					*(*[16]byte)(d[116:]) = *(*[16]byte)(src[112:])
-				}
+		*(*[16]byte)(d[36:]) = *(*[16]byte)(src[32:])
+		*(*[16]byte)(d[52:]) = *(*[16]byte)(src[48:])
+		if step > 4+64 {
+			*(*[16]byte)(d[68:]) = *(*[16]byte)(src[64:])
+			*(*[16]byte)(d[84:]) = *(*[16]byte)(src[80:])
+			if step > 4+96 {
+				*(*[16]byte)(d[100:]) = *(*[16]byte)(src[96:])
+				*(*[16]byte)(d[116:]) = *(*[16]byte)(src[112:])
 			}
 		}
-		dst = unsafe.Add(dst, 4+uintptr(n))
+		dst = unsafe.Add(dst, step)
+		i += next
 	}
-	return j, dst, nil
+	return j, dst
 }
 
-// appendHotLeaf is appendHot for partitions first+j, j = from … to-1, whose
-// replicas are in slot j of leaf: it reads them in place (image.Leaf.Replicas3).
-func (m *rackMemo) appendHotLeaf(buf []byte, first int, leaf image.Leaf, from, to int, bigEndian bool) ([]byte, int) {
-	if cap(buf)-len(buf) < hotRoom {
-		return buf, 0
+// hotLeaf writes partitions first+j, first+j+1, …, first+to-1 (first a multiple of
+// LeafSize, to at most LeafSize) at dst, which has room for hotRoom bytes, each its
+// index and its block, for as long as each one's replicas (in slot j of leaf) are
+// in the hot table: most partitions of a large cluster end here. It returns the
+// slot where it stopped and the end of what it wrote. The brokers of the lists it
+// took are noted for settle: their bits in seen, or the list in used (use).
+func (m *rackMemo) hotLeaf(dst unsafe.Pointer, first int, leaf image.Leaf, j, to int, bigEndian bool) (int, unsafe.Pointer) {
+	hot := &m.hot
+	i, next := hotStart(first, j, bigEndian)
+	if j < 0 { // so that the compiler drops Replicas3's bounds check
+		return j, dst
 	}
-	to = min(to, leaf.Len(), from+image.LeafSize)
-	out := unsafe.Pointer(&buf[len(buf) : len(buf)+hotRoom][0])
-	j, end := from, out
-	for {
-		var s *hotSlot
-		if j, end, s = m.hotLeaf(end, first, leaf, j, to, bigEndian); s == nil || !m.see(s) {
-			break
-		}
-	}
-	return buf[:len(buf)+int(uintptr(end)-uintptr(out))], j - from
-}
-
-// hotLeaf writes partitions first+j, first+j+1, …, first+to-1 (to <= leaf.Len())
-// at dst, each its index and its block, for as long as each one's replicas (in slot
-// j of leaf) are in the hot table for the current racks and topic. It returns the
-// slot where it stopped, the end of what it wrote and, when it stopped only because
-// the current topic has not used that partition's list yet, its hot slot (see).
-// dst has room for to-j partitions of 4+blockPad bytes.
-func (m *rackMemo) hotLeaf(dst unsafe.Pointer, first int, leaf image.Leaf, j, to int, bigEndian bool) (int, unsafe.Pointer, *hotSlot) {
-	stamp, hot := m.stamp(), &m.hot
-	for ; j < to; j++ {
+	for to = min(to, leaf.Len()); j < to; j++ {
 		r := leaf.Replicas3(j)
 		if r == nil {
 			break
 		}
-		lo, hi := hotKey(r)
-		s := &hot[hotIndex(lo, hi)]
+		// hotKey and hotIndex, written out: the compiler leaves a NOP for each call
+		// it inlines.
+		lo, hi := *(*uint64)(unsafe.Pointer(r)), uint32(r[2])
+		k := uint8((lo ^ uint64(hi)<<16) * 0x9e3779b97f4a7c15 >> (64 - hotBits))
+		s := &hot[k]
 		if s.lo != lo || s.hi != hi {
 			break
 		}
-		if s.stamp != stamp {
-			if s.stamp>>32 == stamp>>32 {
-				return j, dst, s
+		b := s.bits
+		if b == 0 { // not written as one condition: the compiler would
+			if !m.use(k) { // materialize it as a bool on the hot path
+				break // an empty slot
 			}
-			break
 		}
-		// The index, then the block in 32-byte steps, each two 16-byte moves that
-		// the compiler makes inline vector loads and stores (copy would call
-		// memmove, and so would a larger array). hotLists has the same lines: as a
-		// function, the compiler would not inline them.
-		d, src, n, i := (*[4 + blockPad]byte)(dst), (*[blockPad]byte)(s.block), s.n, uint32(first+j)
-		if bigEndian {
-			i = bits.ReverseBytes32(i)
-		}
+		m.seen |= b
+		// The index, then the block: 64 bytes, and up to 64 more in 32-byte steps,
+		// each two 16-byte moves that the compiler makes inline vector loads and
+		// stores (copy would call memmove, and so would a larger array). hotLists
+		// has the same lines: as a function, the compiler would not inline them.
+		d, src, step := (*[4 + blockPad]byte)(dst), (*[blockPad]byte)(s.block), s.step
 		binary.LittleEndian.PutUint32(d[:4], i)
 		*(*[16]byte)(d[4:]) = *(*[16]byte)(src[0:])
 		*(*[16]byte)(d[20:]) = *(*[16]byte)(src[16:])
-		if n > 32 {
-			*(*[16]byte)(d[36:]) = *(*[16]byte)(src[32:])
-			*(*[16]byte)(d[52:]) = *(*[16]byte)(src[48:])
-			if n > 64 {
-				*(*[16]byte)(d[68:]) = *(*[16]byte)(src[64:])
-				*(*[16]byte)(d[84:]) = *(*[16]byte)(src[80:])
-				if n > 96 {
-					*(*[16]byte)(d[100:]) = *(*[16]byte)(src[96:])
-					*(*[16]byte)(d[116:]) = *(*[16]byte)(src[112:])
-				}
+		*(*[16]byte)(d[36:]) = *(*[16]byte)(src[32:])
+		*(*[16]byte)(d[52:]) = *(*[16]byte)(src[48:])
+		if step > 4+64 {
+			*(*[16]byte)(d[68:]) = *(*[16]byte)(src[64:])
+			*(*[16]byte)(d[84:]) = *(*[16]byte)(src[80:])
+			if step > 4+96 {
+				*(*[16]byte)(d[100:]) = *(*[16]byte)(src[96:])
+				*(*[16]byte)(d[116:]) = *(*[16]byte)(src[112:])
 			}
 		}
-		dst = unsafe.Add(dst, 4+uintptr(n))
+		dst = unsafe.Add(dst, step)
+		i += next
 	}
-	return j, dst, nil
-}
-
-// see marks the brokers of the list in s as read by the current topic, asking
-// their racks where they were not asked for the current askGen (rack), and stamps
-// s. It returns false, leaving s's stamp as it was, when one of those racks
-// changed: s's block is stale.
-func (m *rackMemo) see(s *hotSlot) bool {
-	// The ids in any order (hotKey): a, b and c are the list's on either byte order.
-	a, b, c, dense := uint32(s.lo), uint32(s.lo>>32), s.hi, m.dense
-	if max(a, b, c) < uint32(len(dense)) { // the common case, without a call
-		da, db, dc := &dense[a], &dense[b], &dense[c]
-		if ask := m.askGen; da.asked == ask && db.asked == ask && dc.asked == ask {
-			gen := m.gen
-			if da.seen != gen { // as rack does
-				da.seen = gen
-				m.ids = append(m.ids, int32(a))
-			}
-			if db.seen != gen {
-				db.seen = gen
-				m.ids = append(m.ids, int32(b))
-			}
-			if dc.seen != gen {
-				dc.seen = gen
-				m.ids = append(m.ids, int32(c))
-			}
-			s.stamp = m.stamp()
-			return true
-		}
-	}
-	g := m.racksGen
-	m.rack(int32(a))
-	m.rack(int32(b))
-	m.rack(int32(c))
-	if m.racksGen != g {
-		return false
-	}
-	s.stamp = m.stamp()
-	return true
+	return j, dst
 }
 
 // partition returns the encoded racks block of a partition with these replicas
-// (key is pack(replicas)) and, when the block is remembered and s is not nil, notes
-// it in the hot slot s, the one of replicas. The result is valid until the next call.
-func (m *rackMemo) partition(replicas []int32, key uint64, s *hotSlot) []byte {
+// (key is pack(replicas)) and, when the block is remembered and k is not -1, notes
+// it in hot slot k, the one of replicas. The result is valid until the next call.
+func (m *rackMemo) partition(replicas []int32, key uint64, k int) []byte {
 	var hash uint32
 	if key != 0 {
 		h := key * 0x9e3779b97f4a7c15
@@ -541,22 +584,27 @@ func (m *rackMemo) partition(replicas []int32, key uint64, s *hotSlot) []byte {
 		if e.checked != m.gen {
 			m.check(e)
 		}
-		return m.remember(e, s)
+		return m.remember(e, k)
 	}
 	e, ok := m.add(replicas, key, hash, i)
 	if !ok {
 		return m.once
 	}
-	return m.remember(&e, s)
+	return m.remember(&e, k)
 }
 
-// remember notes e's block in the hot slot s (nil for a list not of three
-// replicas), and returns it.
-func (m *rackMemo) remember(e *tupleSlot, s *hotSlot) []byte {
-	if s != nil && e.blockE-e.blockOff <= blockPad {
-		lo, hi := hotKey((*[3]int32)(m.tIDs[e.idOff:e.idEnd]))
-		*s = hotSlot{lo: lo, hi: hi, stamp: m.stamp(), n: e.blockE - e.blockOff,
+// remember notes e's block in hot slot k (-1 for a list not of three replicas),
+// and returns it. e's brokers were asked for the current topic (rack).
+func (m *rackMemo) remember(e *tupleSlot, k int) []byte {
+	if k >= 0 && e.blockE-e.blockOff <= blockPad {
+		ids := (*[3]int32)(m.tIDs[e.idOff:e.idEnd])
+		lo, hi := hotKey(ids)
+		s := hotSlot{lo: lo, hi: hi, step: uint32(4 + e.blockE - e.blockOff),
 			block: unsafe.Pointer(&m.blocks[e.blockOff : e.blockOff+blockPad][0])}
+		if a, b, c := m.slot(ids[0]).bit, m.slot(ids[1]).bit, m.slot(ids[2]).bit; a != 0 && b != 0 && c != 0 {
+			s.bits = a | b | c
+		}
+		m.hot[uint8(k)], m.hotGen[uint8(k)] = s, m.gen // its brokers were asked (rack)
 	}
 	return m.blocks[e.blockOff:e.blockE]
 }

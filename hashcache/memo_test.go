@@ -13,7 +13,7 @@ import (
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 )
 
-// plainTopic hides a topic's AppendReplicas, so a hash asks for each partition.
+// plainTopic hides a topic's ReplicaLists, so a hash asks for each partition.
 type plainTopic struct{ t *hashcachetest.Topic }
 
 func (p plainTopic) ID() [16]byte           { return p.t.ID() }
@@ -21,12 +21,10 @@ func (p plainTopic) Name() string           { return p.t.Name() }
 func (p plainTopic) NumPartitions() int     { return p.t.NumPartitions() }
 func (p plainTopic) Replicas(i int) []int32 { return p.t.Replicas(i) }
 
-// shortLister's AppendReplicas misses the last partition: a hash must not trust it.
+// shortLister's ReplicaLists misses the last partition: a hash must not trust it.
 type shortLister struct{ plainTopic }
 
-func (s shortLister) AppendReplicas(dst [][]int32) [][]int32 {
-	return append(dst, s.t.Partitions[:len(s.t.Partitions)-1]...)
-}
+func (s shortLister) ReplicaLists() [][]int32 { return s.t.Partitions[:len(s.t.Partitions)-1] }
 
 // TestMemoAcrossTopicsAndRackChanges hashes topics again and again with the same
 // schemes while brokers change racks, lose them, register and go away in the same
@@ -157,8 +155,8 @@ func TestMemoImages(t *testing.T) {
 			slices.Sort(names)
 			top, _ := cl.Topic(rapid.SampledFrom(names).Draw(t, "name"))
 			var want []int32
-			for _, r := range top.(hashcache.ReplicaLister).AppendReplicas(nil) {
-				want = append(want, r...)
+			for i := range top.NumPartitions() {
+				want = append(want, top.Replicas(i)...)
 			}
 			slices.Sort(want)
 			want = slices.Compact(want)
@@ -173,4 +171,78 @@ func TestMemoImages(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMemoManyBrokers: the memo gives the first 64 brokers it sees a bit, and notes
+// the lists of the others one by one for their racks to be asked at the end of a
+// topic (rackMemo.use). With 200 brokers whose racks change between hashes, through
+// hashcachetest topics and through images, every hash must be the reference hash of
+// the cluster as it is, and the brokers a hash reports having read its topic's.
+func TestMemoManyBrokers(t *testing.T) {
+	const brokers = 200
+	c := hashcachetest.NewCluster()
+	for id := range int32(brokers) {
+		c.Racks[id] = fmt.Sprintf("rack-%d", id%5)
+	}
+	for n := range 3 {
+		top := c.Add(&hashcachetest.Topic{TopicID: hashcachetest.ID(1, uint64(n)), TopicName: fmt.Sprint("t", n)})
+		for p := range 150 {
+			first := int32(p*(n+3)) % brokers
+			top.Partitions = append(top.Partitions, []int32{first, (first + 1) % brokers, (first + 67) % brokers})
+		}
+	}
+	asImage := func() hashcache.ImageCluster {
+		d := image.NewDelta(image.Empty)
+		for id, rack := range c.Racks {
+			d.Replay(&metadata.RegisterBrokerRecord{BrokerID: id, BrokerEpoch: 1, Rack: &rack})
+		}
+		for n := range 3 {
+			top := c.Topics[fmt.Sprint("t", n)]
+			d.Replay(&metadata.TopicRecord{TopicID: top.TopicID, Name: top.TopicName})
+			for p, r := range top.Partitions {
+				d.Replay(&metadata.PartitionRecord{TopicID: top.TopicID, PartitionID: int32(p), Replicas: r, ISR: r, Leader: r[0]})
+			}
+		}
+		im, _ := d.Apply(image.Provenance{})
+		return hashcache.ImageCluster{Image: im}
+	}
+	for _, s := range schemes() {
+		for round := range 6 {
+			cl := asImage()
+			for n := range 3 {
+				top := c.Topics[fmt.Sprint("t", n)]
+				ref := refMurmur3TopicHash(top, c)
+				if s.Name() == hashcache.SchemeKafka {
+					ref = refKafkaTopicHash(top, c)
+				}
+				var want []int32
+				for _, r := range top.Partitions {
+					want = append(want, r...)
+				}
+				slices.Sort(want)
+				want = slices.Compact(want)
+				it, _ := cl.Topic(top.TopicName)
+				for _, v := range []struct {
+					name string
+					t    hashcache.Topic
+					b    hashcache.Brokers
+				}{{"topic", top, c}, {"image", it, cl}} {
+					if got := s.TopicHash(v.t, v.b); got != ref {
+						t.Fatalf("%s round %d %s %s: %#x, reference %#x", s.Name(), round, v.name, top.TopicName, got, ref)
+					}
+					if got := hashcache.BrokersSeen(s); !slices.Equal(got, want) {
+						t.Fatalf("%s round %d %s %s: brokers seen %v, want %v", s.Name(), round, v.name, top.TopicName, got, want)
+					}
+				}
+			}
+			// Brokers with and without a bit move to another rack, or lose theirs.
+			for _, id := range []int32{int32(round), 100 + int32(round), 167 + int32(round)} {
+				if round%3 == 2 {
+					delete(c.Racks, id)
+				} else {
+					c.Racks[id] = fmt.Sprintf("moved-%d", round)
+				}
+			}
+		}
+	}
 }

@@ -27,8 +27,8 @@ func (t *Topic) NumPartitions() int { return len(t.Partitions) }
 // Replicas implements hashcache.Topic.
 func (t *Topic) Replicas(i int) []int32 { return t.Partitions[i] }
 
-// AppendReplicas implements hashcache.ReplicaLister.
-func (t *Topic) AppendReplicas(dst [][]int32) [][]int32 { return append(dst, t.Partitions...) }
+// ReplicaLists implements hashcache.ReplicaLister.
+func (t *Topic) ReplicaLists() [][]int32 { return t.Partitions }
 
 // Cluster is a mutable in-memory cluster. It implements hashcache.Cluster.
 type Cluster struct {
