@@ -27,11 +27,15 @@ import (
 //     lookup and one copy. The first time a topic uses a remembered list, the racks
 //     of its brokers are asked again and the block is encoded again if one changed;
 //     the block is only ever the one those racks give;
-//   - in front of those, a direct-mapped table (hot) of the lists of three brokers
-//     seen while the racks stayed the same, which hotLeaf and hotLists read in
-//     loops that call nothing:
-//     the partitions of a large cluster mostly end there, and a list's brokers are
-//     only asked (or, from the same image, marked as read) once per topic.
+//   - in front of those, a direct-mapped table (hot) of lists of three brokers and
+//     their blocks for the current racks, which hotLeaf and hotLists read in loops
+//     that call nothing for most partitions: those of a large cluster mostly end
+//     there. A partition found there is not checked against the racks: it notes
+//     its brokers (seen: a bit each for the first 64 brokers the memo numbers;
+//     used: the list, for a list with other brokers), and settle asks their racks
+//     once at the end of the topic. When one of them changed, racksGen moved on and
+//     the topic is written again (topicHasher.topicHash), now with every broker it
+//     reads asked.
 type rackMemo struct {
 	// compare is the scheme's rack order. encodeRack appends the bytes of one
 	// rack; encodeBlock appends the bytes of a partition given its racks as
@@ -45,8 +49,8 @@ type rackMemo struct {
 	// askGen stamps the brokers asked for their racks; it moves on with each topic
 	// unless src is an ImageCluster of the same image as before (img).
 	askGen uint32
-	// racksGen stamps the racks that the blocks in hot were encoded with; it moves on
-	// when a broker's rack differs from the one it had when last asked.
+	// racksGen counts the changes of racks: it moves on when a broker's rack
+	// differs from the one it had when last asked, and racksChanged empties hot.
 	racksGen uint32
 	img      weak.Pointer[image.Image]
 
@@ -55,7 +59,7 @@ type rackMemo struct {
 	dense   []brokerSlot
 	far     []brokerSlot
 	brokers map[int32]int32
-	ids     []int32 // distinct brokers seen, first-seen order
+	ids     []int32 // distinct brokers the current topic read, complete after settle
 
 	racks      []memoRack // every rack string seen, until maxRacks
 	rackIndex  map[string]int32
@@ -372,7 +376,7 @@ func (m *rackMemo) hotBlock(replicas []int32) (block []byte, k int, ok bool) {
 		return nil, k, false // another list, or an empty slot
 	}
 	if m.seen |= s.bits; s.bits == 0 {
-		m.use(uint8(k))
+		m.use(uintptr(k) * unsafe.Sizeof(*s))
 	}
 	return unsafe.Slice((*byte)(s.block), s.step-4), k, true
 }
@@ -384,7 +388,8 @@ type usedList struct {
 	hi uint32
 }
 
-// use notes, once per topic, the list of hot slot k, whose brokers do not all have
+// use notes, once per topic, the list of the hot slot at byte offset off in hot
+// (the loops keep the offset, not the index), whose brokers do not all have
 // bits, for settle to ask them; it returns false when the slot is empty. The
 // slot's block is the one of the racks when it was filled: when settle finds that
 // one of them changed, the topic's bytes are written again (topicHasher.topicHash).
@@ -393,7 +398,8 @@ type usedList struct {
 // registers for the partitions that do not need it.
 //
 //go:noinline
-func (m *rackMemo) use(k uint8) bool {
+func (m *rackMemo) use(off uintptr) bool {
+	k := uint8(off / unsafe.Sizeof(hotSlot{}))
 	s := &m.hot[k]
 	if s.step == 0 {
 		return false
@@ -470,14 +476,14 @@ func (m *rackMemo) hotLists(dst unsafe.Pointer, first int, lists [][]int32, j in
 			break
 		}
 		lo, hi := *(*uint64)(unsafe.Pointer(&r[0])), uint32(r[2]) // as in hotLeaf
-		k := uint8((lo ^ uint64(hi)<<16) * 0x9e3779b97f4a7c15 >> (64 - hotBits))
-		s := &hot[k]
+		off := uintptr((lo^uint64(hi)<<16)*0x9e3779b97f4a7c15>>(64-hotBits)) * unsafe.Sizeof(hotSlot{})
+		s := (*hotSlot)(unsafe.Add(unsafe.Pointer(hot), off))
 		if s.lo != lo || s.hi != hi {
 			break
 		}
 		b := s.bits
 		if b == 0 {
-			if !m.use(k) {
+			if !m.use(off) {
 				break // an empty slot
 			}
 		}
@@ -523,14 +529,14 @@ func (m *rackMemo) hotLeaf(dst unsafe.Pointer, first int, leaf image.Leaf, j, to
 		// hotKey and hotIndex, written out: the compiler leaves a NOP for each call
 		// it inlines.
 		lo, hi := *(*uint64)(unsafe.Pointer(r)), uint32(r[2])
-		k := uint8((lo ^ uint64(hi)<<16) * 0x9e3779b97f4a7c15 >> (64 - hotBits))
-		s := &hot[k]
+		off := uintptr((lo^uint64(hi)<<16)*0x9e3779b97f4a7c15>>(64-hotBits)) * unsafe.Sizeof(hotSlot{})
+		s := (*hotSlot)(unsafe.Add(unsafe.Pointer(hot), off)) // &hot[k] at k's offset, which use takes
 		if s.lo != lo || s.hi != hi {
 			break
 		}
 		b := s.bits
 		if b == 0 { // not written as one condition: the compiler would
-			if !m.use(k) { // materialize it as a bool on the hot path
+			if !m.use(off) { // materialize it as a bool on the hot path
 				break // an empty slot
 			}
 		}
