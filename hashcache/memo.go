@@ -454,7 +454,7 @@ const (
 // hotStart returns the index of partition first+j in the scheme's byte order, and
 // what adding a partition adds to it: first is a multiple of LeafSize and j below
 // it, so first+j is first|j and never carries into first's bits.
-func hotStart(first, j int, bigEndian bool) (i, step uint32) {
+func hotStart(first, j int, bigEndian bool) (i, next uint32) {
 	if bigEndian {
 		return bits.ReverseBytes32(uint32(first + j)), 1 << 24
 	}
