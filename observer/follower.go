@@ -547,8 +547,8 @@ func (f *follower) doneDecoded(pf *prefetcher, pre *predecoded) {
 	if f.txn != nil || len(f.inTxn) == 0 {
 		return
 	}
-	for _, pd := range f.inTxn {
-		if pf != nil {
+	if pf != nil {
+		for _, pd := range f.inTxn {
 			pf.decs.put(pd)
 		}
 	}

@@ -277,8 +277,8 @@ func (q *recPool) get(n int) []rawRecord {
 	return s
 }
 
-// takeFit removes from free and returns the smallest item of a size (size) of at
-// least n and at most 4 times n (or 256), or the zero T if none fits.
+// takeFit removes from free and returns its smallest item whose size is at least n
+// and at most 4 times n (256 for n below 64), or the zero T if none fits.
 func takeFit[T any](free *[]T, size func(T) int, n int) T {
 	best := -1
 	for i, x := range *free {
@@ -291,7 +291,7 @@ func takeFit[T any](free *[]T, size func(T) int, n int) T {
 		f := *free
 		x = f[best]
 		last := len(f) - 1
-		f[best], f[last] = f[last], x
+		f[best] = f[last]
 		clear(f[last:])
 		*free = f[:last]
 	}

@@ -36,6 +36,9 @@ func prefetchedTests(t *testing.T) {
 		"FixtureImages":                TestFixtureImages,
 		"TransactionScript":            TestTransactionScript,
 		"RunLive":                      TestRunLive,
+		"CatchUpRolling":               TestCatchUpRolling, // the catch-ups decode there too
+		"CatchUpTransactions":          TestCatchUpTransactions,
+		"CatchUpBadRecords":            TestCatchUpBadRecords,
 	} {
 		t.Run(name, test)
 	}
