@@ -202,8 +202,15 @@ func diffNodes(a, b *pnode, shift uint, ids []int32, replicas *bool) []int32 {
 				*replicas = true
 				continue
 			}
-			if q := &a.parts[k]; *q == *p && (!p.hasLists() || a.chunks[q.chunk] == b.chunks[p.chunk]) {
-				continue // the same slot and lists: what a copied leaf holds for most
+			if q := &a.parts[k]; q.n == p.n && (!p.hasLists() || q.off == p.off && a.chunks[q.chunk] == b.chunks[p.chunk]) {
+				// The same lists: what a copied leaf holds for most slots, and what a
+				// leader change keeps. Then the fields alone say whether it changed,
+				// and its replicas did not.
+				if q.id != p.id || q.leader != p.leader || q.leaderEpoch != p.leaderEpoch ||
+					q.partitionEpoch != p.partitionEpoch || q.state != p.state {
+					ids = append(ids, p.id)
+				}
+				continue
 			}
 			old, cur := a.at(k), b.at(k)
 			if old.equal(&cur) {
