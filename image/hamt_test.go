@@ -1,6 +1,7 @@
 package image
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -151,18 +152,7 @@ func TestPvecAgainstMap(t *testing.T) {
 		if n != len(s.ref) {
 			t.Fatalf("each visited %d want %d", n, len(s.ref))
 		}
-		var leaves func(n *pnode)
-		leaves = func(n *pnode) {
-			for _, k := range n.kids {
-				if k != nil {
-					leaves(k)
-				}
-			}
-			if len(n.chunks) > len(n.parts) {
-				t.Fatalf("snapshot %d: a leaf of %d slots has a table of %d chunks", i, len(n.parts), len(n.chunks))
-			}
-		}
-		leaves(s.v.root)
+		checkTables(t, fmt.Sprintf("snapshot %d", i), s.v.root)
 		for _, id := range []int32{-1, 41, 1<<31 - 1} {
 			if _, ok := s.ref[id]; !ok {
 				if _, got := s.v.get(id); got {

@@ -124,19 +124,23 @@ func TestListChangesKeepImages(t *testing.T) {
 						i, tp.Name(), j, p.Leader(), p.LeaderEpoch(), p.Replicas(), p.ISR(), p.ELR(), p.HasDirectories(), m)
 				}
 			}
-			var leaves func(n *pnode)
-			leaves = func(n *pnode) {
-				for _, c := range n.kids {
-					if c != nil {
-						leaves(c)
-					}
-				}
-				if len(n.chunks) > len(n.parts) {
-					t.Fatalf("image %d topic %s: a leaf of %d slots has a table of %d chunks", i, tp.Name(), len(n.parts), len(n.chunks))
-				}
-			}
-			leaves(tp.parts.root)
+			checkTables(t, fmt.Sprintf("image %d topic %s", i, tp.Name()), tp.parts.root)
 		}
+	}
+}
+
+// checkTables fails t when a leaf under n has more chunks in its table than slots:
+// pnode.refer keeps at most one chunk per slot.
+func checkTables(t *testing.T, where string, n *pnode) {
+	t.Helper()
+	if n == nil {
+		return
+	}
+	for _, c := range n.kids {
+		checkTables(t, where, c)
+	}
+	if len(n.chunks) > len(n.parts) {
+		t.Fatalf("%s: a leaf of %d slots has a table of %d chunks", where, len(n.parts), len(n.chunks))
 	}
 }
 
