@@ -180,3 +180,27 @@ func compareRuns(t *testing.T, c metagen.Config, changes int, want []string, wan
 		}
 	}
 }
+
+// TestRebuildPieces runs the tests whose rebuilds replay a log after the snapshot
+// with a streamed rebuild's pieces (pieceRecords) of one record and of three: the same
+// updates, images, logs and metrics as with a batch handed on whole.
+func TestRebuildPieces(t *testing.T) {
+	defer func(n int) { pieceRecords = n }(pieceRecords)
+	for _, n := range []int{1, 3} {
+		pieceRecords = n
+		t.Run(fmt.Sprintf("piece=%d", n), func(t *testing.T) {
+			for name, test := range map[string]func(*testing.T){
+				"SnapshotThenLog":     TestSnapshotThenLog,
+				"FollowTransactions":  TestFollowTransactions,
+				"TransactionScript":   TestTransactionScript,
+				"FixtureImages":       TestFixtureImages,
+				"UnknownRecords":      TestUnknownRecords,
+				"BadInput":            TestBadInput,
+				"PrefetchMatchesRead": TestPrefetchMatchesRead,
+				"CatchUpTransactions": TestCatchUpTransactions,
+			} {
+				t.Run(name, test)
+			}
+		})
+	}
+}
