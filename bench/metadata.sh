@@ -28,4 +28,5 @@ bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 # Built first, so that no measurement includes compiling.
 "$GO" build -o "$bin/metabench" ./tools/metabench
-"$bin/metabench" -kafka-version "$KAFKA_VERSION" -runs "$RUNS" -xmx "$SHELL_XMX" "$@"
+"$GO" build -o "$bin/kraftwatch" .
+"$bin/metabench" -kafka-version "$KAFKA_VERSION" -runs "$RUNS" -xmx "$SHELL_XMX" -kraftwatch "$bin/kraftwatch" "$@"

@@ -37,6 +37,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -423,6 +424,12 @@ func runBurst(o *options) error {
 	}
 	fmt.Printf("snapshot: %d topics x %d partitions = %d partitions, RF %d over %d brokers in %d racks: %.1f MB\n",
 		c.Topics, c.Partitions, c.NumPartitions(), c.ReplicationFactor, c.Brokers, c.Racks, mb(sf.SnapshotStats.Bytes))
+	tiny := c
+	tiny.Topics, tiny.Partitions = 1, 1
+	tf, err := metagen.WriteDir(filepath.Join(dir, "tiny", "__cluster_metadata-0"), tiny, 0)
+	if err != nil {
+		return err
+	}
 	var segs []burstSegment
 	for _, ord := range orders {
 		c.Order = ord
@@ -511,6 +518,9 @@ func runBurst(o *options) error {
 		rounds = append(rounds, r)
 	}
 
+	if err := startRSSCompared(ctx, o, filepath.Dir(tf.Snapshot)); err != nil {
+		return err
+	}
 	var missed []string
 	fmt.Printf("\n== results (medians of %d runs; load average now %s)\n", o.runs, loadavg())
 	for i, s := range segs {
@@ -570,6 +580,11 @@ func burstResults(o *options, ord metagen.Order, rounds []burstRound, i int) []s
 		o.changes, live, liveCPU, allocLive, rssLive, minLive)
 	fmt.Printf("  (peak RSS above the process's RSS at its start, %.0f MB without an image: %.2fx the image's heap at load, %.2fx live)\n",
 		startRSS, aboveLoad, aboveLive)
+	var loads []loadResult
+	for _, r := range rounds {
+		loads = append(loads, r.orders[i].load)
+	}
+	peakParts("  at load: ", loads)
 	liveHeap := med(func(_ burstRound, or orderRound) float64 {
 		return float64(or.live.PeakLiveHeap) / float64(or.live.HeapBytes)
 	})
@@ -649,4 +664,101 @@ func joinFiles(path string, files ...string) error {
 		}
 	}
 	return out.Close()
+}
+
+// memClasses is the Go runtime's memory (runtime/metrics /memory/classes), mapped and
+// not released to the OS: at most what of it is resident.
+type memClasses struct {
+	HeapObjects int64 `json:"heap_objects"` // live objects and garbage not yet swept
+	HeapSpare   int64 `json:"heap_spare"`   // spans free, and the unused room of those in use
+	Metadata    int64 `json:"metadata"`     // the runtime's own: GC metadata, spans, mcaches
+	Other       int64 `json:"other"`        // stacks, profiling buckets, the rest
+}
+
+// memClassNames are the runtime/metrics names readMemClasses reads, in its order.
+var memClassNames = [...]string{
+	"/memory/classes/heap/objects:bytes",
+	"/memory/classes/heap/unused:bytes", "/memory/classes/heap/free:bytes",
+	"/memory/classes/metadata/other:bytes", "/memory/classes/metadata/mspan/inuse:bytes",
+	"/memory/classes/metadata/mspan/free:bytes", "/memory/classes/metadata/mcache/inuse:bytes",
+	"/memory/classes/metadata/mcache/free:bytes",
+	"/memory/classes/heap/stacks:bytes", "/memory/classes/os-stacks:bytes",
+	"/memory/classes/profiling/buckets:bytes", "/memory/classes/other:bytes",
+}
+
+// readMemClasses reads memClasses now.
+func readMemClasses() memClasses {
+	s := make([]metrics.Sample, len(memClassNames))
+	for i, n := range memClassNames {
+		s[i].Name = n
+	}
+	metrics.Read(s)
+	v := func(i int) int64 {
+		if s[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return int64(s[i].Value.Uint64())
+	}
+	return memClasses{HeapObjects: v(0), HeapSpare: v(1) + v(2), Metadata: v(3) + v(4) + v(5) + v(6) + v(7),
+		Other: v(8) + v(9) + v(10) + v(11)}
+}
+
+// peakParts prints what a load's peak RSS is made of (the medians of loads): the RSS
+// at the start (the binary's pages, the runtime), and the runtime's memory as the
+// load ended, where its peak is; and the peak less the heap's objects beyond the
+// image, what no buffer or garbage of the load would leave.
+func peakParts(indent string, loads []loadResult) {
+	m := func(f func(l loadResult) int64) float64 {
+		return median(loads, func(l loadResult) float64 { return float64(f(l)) })
+	}
+	peak, start, file := m(func(l loadResult) int64 { return l.PeakRSS }), m(func(l loadResult) int64 { return l.StartRSS }), m(func(l loadResult) int64 { return l.StartFileRSS })
+	heap, objects := m(func(l loadResult) int64 { return l.HeapBytes }), m(func(l loadResult) int64 { return l.End.HeapObjects })
+	spare, meta, other := m(func(l loadResult) int64 { return l.End.HeapSpare }), m(func(l loadResult) int64 { return l.End.Metadata }), m(func(l loadResult) int64 { return l.End.Other })
+	if heap <= 0 || objects <= 0 {
+		return
+	}
+	f := func(b float64) float64 { return b / 1e6 }
+	fmt.Printf("%speak RSS %.1f MB: at the start %.1f MB (%.1f MB of it the binary's file-backed pages); as the load ended the heap's objects %.1f MB\n"+
+		"%s  (the image %.1f MB, %.1f MB more: buffers and garbage not yet collected), spans' spare room %.1f MB, runtime metadata %.1f MB, stacks and other %.1f MB\n",
+		indent, f(peak), f(start), f(file), f(objects), indent, f(heap), f(objects-heap), f(spare), f(meta), f(other))
+	fmt.Printf("%s  the peak less the objects beyond the image, %.1f MB, would be %.2fx the image's heap\n", indent, f(peak-(objects-heap)), (peak-(objects-heap))/heap)
+}
+
+// startRSSCompared prints the peak RSS of metabench's load child and of the kraftwatch
+// binary (-kraftwatch: kraftwatch hashes, under GNU time) on the one-partition snapshot in dir: what
+// each process holds without an image, so whether the RSS the children start with,
+// counted in their peak, is what kraftwatch would hold.
+func startRSSCompared(ctx context.Context, o *options, dir string) error {
+	l, err := childRun(ctx, o, "-child-load", dir, 0)
+	if err != nil {
+		return err
+	}
+	if o.kraftwatch == "" {
+		fmt.Printf("one-partition snapshot: metabench's load child peaks at %.1f MB RSS (%.1f MB file-backed at its start); -kraftwatch BIN compares kraftwatch's own\n",
+			mb(l.PeakRSS), mb(l.StartFileRSS))
+		return nil
+	}
+	// GNU time, as the rusage of a child of this process would count this process's
+	// RSS too: a child forked with the parent's memory keeps its peak across exec.
+	tm, err := exec.LookPath("time")
+	if err != nil {
+		fmt.Printf("one-partition snapshot: metabench's load child peaks at %.1f MB RSS; no GNU time to measure kraftwatch's own\n", mb(l.PeakRSS))
+		return nil
+	}
+	var stderr strings.Builder
+	cmd := exec.CommandContext(ctx, tm, "-f", "maxrss %M", o.kraftwatch, "hashes", dir)
+	cmd.Stderr = &stderr
+	if _, err := cmd.Output(); err != nil {
+		return fmt.Errorf("%s -f 'maxrss %%M' %s hashes %s: %w: %s", tm, o.kraftwatch, dir, err, stderr.String())
+	}
+	var kb int64
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if _, err := fmt.Sscanf(lines[len(lines)-1], "maxrss %d", &kb); err != nil {
+		return fmt.Errorf("%s: want GNU time's %q, got %q", tm, "maxrss %M", stderr.String())
+	}
+	kw := kb << 10
+	fmt.Printf("one-partition snapshot: peak RSS of kraftwatch hashes %.1f MB, of metabench's load child %.1f MB (%.1f MB file-backed at its start):\n"+
+		"  kraftwatch's own process holds %.1f MB %s without an image than the children whose peak RSS is counted here\n",
+		mb(kw), mb(l.PeakRSS), mb(l.StartFileRSS), math.Abs(mb(kw-l.PeakRSS)), map[bool]string{true: "more", false: "less"}[kw >= l.PeakRSS])
+	return nil
 }

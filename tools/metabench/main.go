@@ -66,6 +66,7 @@ type options struct {
 	shell, loadOnly                        bool
 	network                                bool
 	childNetwork, controllerXmx            string
+	kraftwatch                             string
 }
 
 func main() {
@@ -101,6 +102,7 @@ func main() {
 	fs.BoolVar(&o.network, "network", false, "the network benchmark (bench/network.sh): initial sync from a real controller serving the snapshot against the disk load of the same file")
 	fs.StringVar(&o.childNetwork, "child-network", "", "load the metadata log from the controller at this host:port once in this process (LoadQuorum) and print the figures as JSON")
 	fs.StringVar(&o.controllerXmx, "controller-xmx", "4g", "with -network: the controller's heap (-Xmx and -Xms)")
+	fs.StringVar(&o.kraftwatch, "kraftwatch", "", "the kraftwatch binary (bench/metadata.sh builds it): its peak RSS on a one-partition snapshot is printed beside metabench's, to tell whether the RSS a child starts with is what kraftwatch would hold")
 	fs.Parse(os.Args[1:])
 
 	if o.memprofile != "" {
@@ -158,15 +160,20 @@ func (o *options) orders() ([]metagen.Order, error) {
 
 // loadResult is what a child process reports about one kraftwatch load.
 type loadResult struct {
-	LoadNs     int64  `json:"load_ns"`
-	CPUNs      int64  `json:"cpu_ns"` // user+system CPU time of the load, all threads
-	HeapBytes  int64  `json:"heap_bytes"`
-	AllocBytes int64  `json:"alloc_bytes"` // allocated during the load (TotalAlloc)
-	PeakRSS    int64  `json:"peak_rss"`    // the process's peak RSS (VmHWM) after the load
-	StartRSS   int64  `json:"start_rss"`   // its RSS (VmRSS) at the start, before any image
-	Partitions int64  `json:"partitions"`
-	Records    int64  `json:"records"`
-	Check      string `json:"check"`
+	LoadNs     int64 `json:"load_ns"`
+	CPUNs      int64 `json:"cpu_ns"` // user+system CPU time of the load, all threads
+	HeapBytes  int64 `json:"heap_bytes"`
+	AllocBytes int64 `json:"alloc_bytes"` // allocated during the load (TotalAlloc)
+	PeakRSS    int64 `json:"peak_rss"`    // the process's peak RSS (VmHWM) after the load
+	StartRSS   int64 `json:"start_rss"`   // its RSS (VmRSS) at the start, before any image
+	// StartFileRSS is the file-backed part of StartRSS (RssFile): the binary's pages.
+	StartFileRSS int64 `json:"start_file_rss,omitempty"`
+	// End is the runtime's memory as the load returned, before any further GC (load
+	// only): what the peak is made of, as the peak comes at the load's end.
+	End        memClasses `json:"end"`
+	Partitions int64      `json:"partitions"`
+	Records    int64      `json:"records"`
+	Check      string     `json:"check"`
 	// Live only: the updates published from the segment's arrival to its last, and
 	// the largest heap a GC found live meanwhile (runtime/metrics /gc/heap/live:bytes).
 	Updates      int64 `json:"updates,omitempty"`
@@ -180,7 +187,7 @@ func childLoad(o *options) error {
 	if err != nil {
 		return err
 	}
-	startRSS := rss()
+	startRSS, startFile := rss(), procStatus("RssFile:")
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -199,6 +206,7 @@ func childLoad(o *options) error {
 	l, err := observer.LoadConfig(observer.Config{Dir: o.childLoad, LoadGC: loadGC()})
 	elapsed := time.Since(start)
 	cpu := cpuTime() - cpu0
+	end := readMemClasses()
 	pprof.StopCPUProfile()
 	if err != nil {
 		return err
@@ -211,7 +219,7 @@ func childLoad(o *options) error {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	r := loadResult{LoadNs: elapsed.Nanoseconds(), CPUNs: cpu.Nanoseconds(), HeapBytes: int64(after.HeapAlloc) - int64(before.HeapAlloc),
-		AllocBytes: int64(after.TotalAlloc - before.TotalAlloc), PeakRSS: peakRSS(), StartRSS: startRSS,
+		AllocBytes: int64(after.TotalAlloc - before.TotalAlloc), PeakRSS: peakRSS(), StartRSS: startRSS, StartFileRSS: startFile, End: end,
 		Partitions: int64(l.Image.NumPartitions()), Records: l.Image.Provenance().Offset + 1, Check: "ok"}
 	runtime.KeepAlive(l)
 	writeMemProfile(o)
@@ -358,6 +366,10 @@ func run(o *options) error {
 	rssAbove := median(loads, func(l loadResult) float64 { return float64(l.PeakRSS-l.StartRSS) / float64(l.HeapBytes) })
 	fmt.Printf("peak RSS of the load: %.2fx the image's heap (%.2fx above the process's RSS at its start, %.0f MB without an image); bench/burst.sh checks it (<= 1.5x)\n",
 		rssRatio, rssAbove, median(loads, func(l loadResult) float64 { return mb(l.StartRSS) }))
+	peakParts("  ", loads)
+	if err := startRSSCompared(ctx, o, filepath.Dir(small.Snapshot)); err != nil {
+		return err
+	}
 
 	var missed []string
 	target := func(ok bool, format string, args ...any) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,6 +117,25 @@ func TestParseLoaderLog(t *testing.T) {
 	} {
 		if _, err := parseLoaderLog(bytes.NewReader(tc.log), tc.from, tc.to); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestReadMemClasses checks that every runtime/metrics name readMemClasses reads is
+// one this Go knows: an unknown one reads as zero, and the peak's parts would be
+// wrong without a word.
+func TestReadMemClasses(t *testing.T) {
+	m := readMemClasses()
+	if m.HeapObjects <= 0 || m.Metadata <= 0 || m.Other <= 0 {
+		t.Errorf("readMemClasses() = %+v: want the heap's objects, metadata and other above zero", m)
+	}
+	known := map[string]bool{}
+	for _, d := range metrics.All() {
+		known[d.Name] = true
+	}
+	for _, n := range memClassNames {
+		if !known[n] {
+			t.Errorf("%s: not a runtime/metrics name", n)
 		}
 	}
 }
