@@ -14,6 +14,8 @@
 # loader's log). It prints each order's figures with their ratios and exits 1 if a
 # target of either order is missed: >= 5x Kafka's shell at load and live (the fastest
 # round of each side), <= 64 B allocated per change, peak RSS <= 1.5x the image's heap.
+# At load it also prints what the peak RSS is made of, and beside it the kraftwatch
+# binary's own peak RSS on a one-partition snapshot (metadata.sh builds it).
 #
 #   bench/burst.sh                                  # 1M changes, RUNS=3
 #   RUNS=1 bench/burst.sh -topics 1000 -changes 100000 -shell=false   # quick, kraftwatch only
