@@ -725,9 +725,9 @@ func peakParts(indent string, loads []loadResult) {
 }
 
 // startRSSCompared prints the peak RSS of metabench's load child and of the kraftwatch
-// binary (-kraftwatch: kraftwatch hashes, under GNU time) on the one-partition snapshot in dir: what
-// each process holds without an image, so whether the RSS the children start with,
-// counted in their peak, is what kraftwatch would hold.
+// binary (-kraftwatch: kraftwatch hashes, under GNU time) on the one-partition
+// snapshot in dir: what each process holds without an image, so whether the RSS the
+// children start with, counted in their peak, is what kraftwatch would hold.
 func startRSSCompared(ctx context.Context, o *options, dir string) error {
 	l, err := childRun(ctx, o, "-child-load", dir, 0)
 	if err != nil {
