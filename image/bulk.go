@@ -46,16 +46,48 @@ const listChunk = 128
 // 12 brokers in RF 3 make at most 1,320 replica lists) share one array: a
 // direct-mapped table, so a list set not found is simply stored again. Apply empties
 // it, so a Delta keeps no chunk alive that its images dropped.
+//
+// Hashing a partition's whole list set (72 bytes with three directories) with maphash
+// is about half of intern's cost, so a second, smaller table is looked at first, by a
+// hash of four of the set's int32s and its length (a few instructions): when the set
+// it holds is the same, that is the answer; else the full hash decides, as it did
+// without it, and both tables remember the set. The second table only finds sets
+// already stored, so it never stores a set the full hash alone would not, at most
+// fewer copies of one (bench/README.md, "A cheaper look-up for the list sets").
 type interner struct {
 	used  bool
 	seed  maphash.Seed
-	slots [internSlots]struct {
-		ref listRef
-		n   uint16
-	}
+	slots [internSlots]internSlot
+	quick [quickSlots]internSlot
 }
 
-const internSlots = 1 << 12
+// internSlot is a list set stored: where, and how many int32s.
+type internSlot struct {
+	ref listRef
+	n   uint16
+}
+
+const (
+	internSlots = 1 << 12
+	quickSlots  = 1 << 10
+)
+
+// quickIndex is buf's slot in interner.quick (len(buf) > 0): its first two int32s, the
+// middle and the last one (with packed lists: the first replicas, then the ISR or a
+// directory), and its length, mixed by multiplying.
+func quickIndex(buf []int32) uint32 {
+	n := len(buf)
+	h := (uint32(n) ^ uint32(buf[0])) * 0x9e3779b1
+	h = (h ^ uint32(buf[min(1, n-1)])) * 0x85ebca77
+	h = (h ^ uint32(buf[n/2])) * 0xc2b2ae3d
+	h = (h ^ uint32(buf[n-1])) * 0x27d4eb2f
+	return (h >> 16) & (quickSlots - 1)
+}
+
+// holds reports whether s holds what raw (len(raw)/4 int32s) holds.
+func (s *internSlot) holds(raw []byte) bool {
+	return int(s.n) == len(raw)/4 && bytes.Equal(int32Bytes(unsafe.Slice(s.ref.data(), s.n)), raw)
+}
 
 // intern returns where an array holding what buf holds is, shared with earlier
 // partitions of the delta when one had the same lists.
@@ -69,15 +101,20 @@ func (d *Delta) intern(buf []int32) listRef {
 	// Hashed and compared as bytes: maphash and memequal take a few instructions per
 	// 16 bytes, a loop over the int32s a few per element.
 	raw := int32Bytes(buf)
-	slot := &d.interned.slots[maphash.Bytes(d.interned.seed, raw)&(internSlots-1)]
-	if int(slot.n) == len(buf) && bytes.Equal(int32Bytes(unsafe.Slice(slot.ref.data(), len(buf))), raw) {
-		return slot.ref
+	in := d.interned
+	quick := &in.quick[quickIndex(buf)]
+	if quick.holds(raw) {
+		return quick.ref
 	}
-	data, ref := d.lists(len(buf))
-	copy(data, buf)
-	slot.ref, slot.n = ref, uint16(len(buf))
-	d.interned.used = true
-	return ref
+	slot := &in.slots[maphash.Bytes(in.seed, raw)&(internSlots-1)]
+	if !slot.holds(raw) {
+		data, ref := d.lists(len(buf))
+		copy(data, buf)
+		*slot = internSlot{ref: ref, n: uint16(len(buf))}
+		in.used = true
+	}
+	*quick = *slot
+	return slot.ref
 }
 
 // data is the array ref points at (ref.base not nil).
@@ -94,6 +131,7 @@ func int32Bytes(s []int32) []byte {
 func (d *Delta) forget() {
 	if d.interned != nil && d.interned.used {
 		clear(d.interned.slots[:])
+		clear(d.interned.quick[:])
 		d.interned.used = false
 	}
 	b := &d.bulk
