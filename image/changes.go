@@ -100,7 +100,8 @@ func (c *Changes) String() string {
 // changes compares the touched parts of two images.
 func changes(old, cur *Image, t *touched) *Changes {
 	c := &Changes{FeaturesChanged: t.features && !mapsEqual(old.s.features, cur.s.features)}
-	for id := range t.topics {
+	t.leaderIDs()
+	for id, e := range t.topics {
 		h := hashUUID(id)
 		ot, inOld := old.s.topics.get(h, id)
 		nt, inNew := cur.s.topics.get(h, id)
@@ -110,6 +111,12 @@ func changes(old, cur *Image, t *touched) *Changes {
 			c.Created = append(c.Created, created(old, nt))
 		case !inNew:
 			c.Deleted = append(c.Deleted, TopicRef{ID: id, Name: ot.name})
+		case ot != nt && !e.diff:
+			// Leader changes alone: the partitions they changed, without reading
+			// the leaves (a burst's would be cache misses by now).
+			if len(e.ids) > 0 {
+				c.Changed = append(c.Changed, leaderChanges(nt, e.ids))
+			}
 		case ot != nt:
 			_, all := t.replaced[id]
 			if tc, ok := compareTopic(ot, nt, all); ok {
@@ -127,6 +134,19 @@ func changes(old, cur *Image, t *touched) *Changes {
 	}
 	c.sort()
 	return c
+}
+
+// leaderChanges is the change of topic nt whose partitions ids (in the order
+// replayed, maybe repeated) had only leader changes since the base image. ids is
+// the topic's own (touched.leaderIDs): sorted in place.
+func leaderChanges(nt *Topic, ids []int32) TopicChange {
+	n := nt.NumPartitions()
+	tc := TopicChange{ID: nt.id, Name: nt.name, OldPartitions: n, Partitions: n}
+	if !slices.IsSorted(ids) {
+		slices.Sort(ids)
+	}
+	tc.Changed = slices.Clip(slices.Compact(ids))
+	return tc
 }
 
 func created(old *Image, t *Topic) TopicRef {
@@ -280,8 +300,13 @@ func (c *Changes) sort() {
 // announced as one set of changes.
 func Diff(old, cur *Image) *Changes {
 	t := newTouched()
-	old.s.topics.each(func(id UUID, _ *Topic) bool { t.topics[id] = struct{}{}; t.replaced[id] = struct{}{}; return true })
-	cur.s.topics.each(func(id UUID, _ *Topic) bool { t.topics[id] = struct{}{}; t.replaced[id] = struct{}{}; return true })
+	all := func(id UUID, _ *Topic) bool {
+		t.topics[id] = &topicEdits{diff: true}
+		t.replaced[id] = struct{}{}
+		return true
+	}
+	old.s.topics.each(all)
+	cur.s.topics.each(all)
 	old.s.brokers.each(func(id int32, _ *Broker) bool { t.brokers[id] = struct{}{}; return true })
 	cur.s.brokers.each(func(id int32, _ *Broker) bool { t.brokers[id] = struct{}{}; return true })
 	t.features = !mapsEqual(old.s.features, cur.s.features)

@@ -20,8 +20,10 @@ type Delta struct {
 	txn     *txn
 	// featuresOwned is true once cur.features is a private copy.
 	featuresOwned bool
-	// last caches the topic the previous record edited (it carries edit).
+	// last caches the topic the previous record edited (it carries edit), and
+	// lastEdits what touched records of it.
 	last       *Topic
+	lastEdits  *topicEdits
 	lastInBase bool
 	// bulk buffers the partitions of a new topic (see bulk.go); noBulk turns it off,
 	// for tests that compare both paths. chunk is the chunk lists are carved from
@@ -39,19 +41,100 @@ type Delta struct {
 
 // touched records what a delta changed, to report it at Apply.
 type touched struct {
-	topics   map[UUID]struct{}
+	topics   map[UUID]*topicEdits
 	replaced map[UUID]struct{} // topics of the base image a TopicRecord emptied
 	brokers  map[int32]struct{}
 	features bool
+	// leaders lists the partitions leader changes (a PartitionChangeRecord that
+	// keeps every list) changed, in the order replayed, for the topics no other
+	// record edited. Its blocks are kept from one Apply to the next.
+	leaders leaderLog
+}
+
+type leaderID struct {
+	e  *topicEdits
+	id int32
+}
+
+// leaderLog is a list in blocks of a fixed size: a burst's window of 200k changes
+// grown as one slice would allocate 5 times its size (append grows large slices by a
+// quarter), and the blocks are reused.
+type leaderLog struct {
+	blocks [][]leaderID
+	n      int // blocks in use, the last one maybe not full
+}
+
+const leaderBlock = 1024
+
+func (l *leaderLog) add(x leaderID) {
+	if l.n == 0 || len(l.blocks[l.n-1]) == leaderBlock {
+		if l.n == len(l.blocks) {
+			l.blocks = append(l.blocks, make([]leaderID, 0, leaderBlock))
+		}
+		l.n++
+	}
+	b := &l.blocks[l.n-1]
+	*b = append(*b, x)
+}
+
+// used is the blocks in use.
+func (l *leaderLog) used() [][]leaderID { return l.blocks[:l.n] }
+
+// reset empties l, keeping its blocks.
+func (l *leaderLog) reset() {
+	for i, b := range l.used() {
+		clear(b)
+		l.blocks[i] = b[:0]
+	}
+	l.n = 0
+}
+
+// topicEdits is what a delta did to one topic. While only leader changes edited it,
+// n of touched.leaders are its: each raised its partition epoch, so each differs
+// from the base image, and its replicas did not change. Any other edit sets diff,
+// and Apply compares the topic's versions instead.
+type topicEdits struct {
+	n    int
+	diff bool
+	// ids is filled at Apply (touched.leaderIDs); merged is the outer
+	// transaction's entry for the topic, once merged into it.
+	ids    []int32
+	merged *topicEdits
 }
 
 func newTouched() *touched {
-	return &touched{topics: map[UUID]struct{}{},
+	return &touched{topics: map[UUID]*topicEdits{},
 		replaced: map[UUID]struct{}{}, brokers: map[int32]struct{}{}}
 }
 
+// edits returns what t records of topic id, adding it.
+func (t *touched) edits(id UUID) *topicEdits {
+	e := t.topics[id]
+	if e == nil {
+		e = new(topicEdits)
+		t.topics[id] = e
+	}
+	return e
+}
+
 func (t *touched) merge(o *touched) {
-	maps.Copy(t.topics, o.topics)
+	for id, oe := range o.topics {
+		if e := t.topics[id]; e != nil {
+			e.n += oe.n
+			e.diff = e.diff || oe.diff
+			oe.merged = e
+		} else {
+			t.topics[id] = oe
+		}
+	}
+	for _, b := range o.leaders.used() {
+		for _, l := range b {
+			if l.e.merged != nil {
+				l.e = l.e.merged
+			}
+			t.leaders.add(l)
+		}
+	}
 	maps.Copy(t.replaced, o.replaced)
 	maps.Copy(t.brokers, o.brokers)
 	t.features = t.features || o.features
@@ -80,7 +163,7 @@ func (d *Delta) InTransaction() bool { return d.txn != nil }
 // (a published image, a savepoint) are copied, not changed, from now on.
 func (d *Delta) freeze() {
 	d.edit = new(edit)
-	d.last = nil
+	d.last, d.lastEdits = nil, nil
 	d.featuresOwned = false
 	d.forget()
 }
@@ -109,6 +192,7 @@ func (d *Delta) Replay(rec metadata.Record) error {
 		d.txn.outer.merge(d.touched)
 		d.touched = d.txn.outer
 		d.txn = nil
+		d.last, d.lastEdits = nil, nil // lastEdits may be the inner touched's
 	case *metadata.AbortTransactionRecord:
 		if d.txn == nil {
 			return fmt.Errorf("AbortTransactionRecord without a BeginTransactionRecord: %w", ErrTransaction)
@@ -171,7 +255,7 @@ func (d *Delta) topic(id UUID) (*Topic, error) {
 		t = &c
 		d.cur.topics = d.cur.topics.set(d.edit, h, id, t)
 	}
-	d.touched.topics[id] = struct{}{}
+	d.lastEdits = d.touched.edits(id)
 	// Only bulkStart reads lastInBase, for a topic without partitions: a change to a
 	// topic that has some (a leader change) need not look it up in the base too.
 	d.lastInBase = false
@@ -199,7 +283,8 @@ func (d *Delta) replayTopic(r *metadata.TopicRecord) error {
 	t := &Topic{edit: d.edit, id: r.TopicID, name: r.Name, created: d.pos, grown: d.pos, moved: d.pos}
 	d.cur.topics = d.cur.topics.set(d.edit, h, r.TopicID, t)
 	d.cur.names = d.cur.names.set(d.edit, hn, r.Name, r.TopicID)
-	d.touched.topics[r.TopicID] = struct{}{}
+	d.lastEdits = d.touched.edits(r.TopicID)
+	d.lastEdits.diff = true
 	_, d.lastInBase = d.base.s.topics.get(h, r.TopicID)
 	d.last = t
 	return nil
@@ -218,9 +303,9 @@ func (d *Delta) replayRemoveTopic(r *metadata.RemoveTopicRecord) error {
 	}
 	d.cur.partitions -= t.NumPartitions()
 	d.cur.deleted = d.cur.deleted.add(DeletedTopic{ID: t.id, Name: t.name, Partitions: t.NumPartitions(), Created: t.created, Deleted: d.pos})
-	d.touched.topics[r.TopicID] = struct{}{}
+	d.touched.edits(r.TopicID).diff = true
 	if d.last != nil && d.last.id == r.TopicID {
-		d.last = nil
+		d.last, d.lastEdits = nil, nil
 	}
 	return nil
 }
@@ -250,6 +335,7 @@ func (d *Delta) replayPartition(r *metadata.PartitionRecord) error {
 	if err != nil {
 		return err
 	}
+	d.lastEdits.diff = true
 	t.moved = d.pos
 	if d.bulkStart(t, r.PartitionID) {
 		t.grown = d.pos // flush adds the partitions
@@ -305,8 +391,13 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 		// same place in the same leaf table (slot keeps the table).
 		p.n, p.chunk, p.off = o.n, o.chunk, o.off
 		*t.parts.slot(d.edit, p.id) = p // find found it
+		if e := d.lastEdits; !e.diff {
+			e.n++
+			d.touched.leaders.add(leaderID{e, p.id})
+		}
 		return nil
 	}
+	d.lastEdits.diff = true
 	old := leaf.at(k)
 	var lists [listDirs][]int32
 	for i, c := range changes {
@@ -367,6 +458,7 @@ func (d *Delta) replayClearElr(r *metadata.ClearElrRecord) error {
 			continue
 		}
 		et, _ := d.topic(id)
+		d.lastEdits.diff = true
 		for _, old := range clear {
 			p := old.p
 			p.partitionEpoch++
@@ -495,12 +587,43 @@ func (d *Delta) Apply(p Provenance) (*Image, *Changes) {
 // Apply ranges over it.
 func (t *touched) reuse() *touched {
 	const small = 64
+	t.leaders.reset()
+	leaders := t.leaders
 	if len(t.topics) > small || len(t.replaced) > small || len(t.brokers) > small {
-		return newTouched()
+		t = newTouched()
+	} else {
+		clear(t.topics)
+		clear(t.replaced)
+		clear(t.brokers)
+		t.features = false
 	}
-	clear(t.topics)
-	clear(t.replaced)
-	clear(t.brokers)
-	t.features = false
+	t.leaders = leaders
 	return t
+}
+
+// leaderIDs sets the ids of each topic only leader changes edited, out of one
+// array.
+func (t *touched) leaderIDs() {
+	n := 0
+	for _, e := range t.topics {
+		if !e.diff {
+			n += e.n
+		}
+	}
+	if n == 0 {
+		return
+	}
+	all := make([]int32, n)
+	for _, e := range t.topics {
+		if !e.diff {
+			e.ids, all = all[:0:e.n], all[e.n:]
+		}
+	}
+	for _, b := range t.leaders.used() {
+		for _, l := range b {
+			if !l.e.diff {
+				l.e.ids = append(l.e.ids, l.id)
+			}
+		}
+	}
 }
