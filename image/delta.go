@@ -49,11 +49,14 @@ type touched struct {
 	// keeps every list) changed, in the order replayed, for the topics no other
 	// record edited. Its blocks are kept from one Apply to the next.
 	leaders leaderLog
+	// order holds the entries of topics in the order added: leaders names a topic
+	// by its index here, so that its blocks hold no pointers.
+	order []*topicEdits
 }
 
+// leaderID is a partition a leader change changed: order[topic]'s partition id.
 type leaderID struct {
-	e  *topicEdits
-	id int32
+	topic, id int32
 }
 
 // leaderLog is a list in blocks of a fixed size: a burst's window of 200k changes
@@ -83,7 +86,6 @@ func (l *leaderLog) used() [][]leaderID { return l.blocks[:l.n] }
 // reset empties l, keeping its blocks.
 func (l *leaderLog) reset() {
 	for i, b := range l.used() {
-		clear(b)
 		l.blocks[i] = b[:0]
 	}
 	l.n = 0
@@ -96,8 +98,10 @@ func (l *leaderLog) reset() {
 type topicEdits struct {
 	n    int
 	diff bool
-	// ids is filled at Apply (touched.leaderIDs); merged is the outer
-	// transaction's entry for the topic, once merged into it.
+	// idx is its index in touched.order; ids is filled at Apply
+	// (touched.leaderIDs); merged is the outer transaction's entry for the topic,
+	// once merged into it.
+	idx    int32
 	ids    []int32
 	merged *topicEdits
 }
@@ -111,8 +115,9 @@ func newTouched() *touched {
 func (t *touched) edits(id UUID) *topicEdits {
 	e := t.topics[id]
 	if e == nil {
-		e = new(topicEdits)
+		e = &topicEdits{idx: int32(len(t.order))}
 		t.topics[id] = e
+		t.order = append(t.order, e)
 	}
 	return e
 }
@@ -124,15 +129,18 @@ func (t *touched) merge(o *touched) {
 			e.diff = e.diff || oe.diff
 			oe.merged = e
 		} else {
+			oe.idx = int32(len(t.order))
 			t.topics[id] = oe
+			t.order = append(t.order, oe)
 		}
 	}
 	for _, b := range o.leaders.used() {
 		for _, l := range b {
-			if l.e.merged != nil {
-				l.e = l.e.merged
+			e := o.order[l.topic]
+			if e.merged != nil {
+				e = e.merged
 			}
-			t.leaders.add(l)
+			t.leaders.add(leaderID{e.idx, l.id})
 		}
 	}
 	maps.Copy(t.replaced, o.replaced)
@@ -393,7 +401,7 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 		*t.parts.slot(d.edit, p.id) = p // find found it
 		if e := d.lastEdits; !e.diff {
 			e.n++
-			d.touched.leaders.add(leaderID{e, p.id})
+			d.touched.leaders.add(leaderID{e.idx, p.id})
 		}
 		return nil
 	}
@@ -595,6 +603,8 @@ func (t *touched) reuse() *touched {
 		clear(t.topics)
 		clear(t.replaced)
 		clear(t.brokers)
+		clear(t.order)
+		t.order = t.order[:0]
 		t.features = false
 	}
 	t.leaders = leaders
@@ -621,8 +631,8 @@ func (t *touched) leaderIDs() {
 	}
 	for _, b := range t.leaders.used() {
 		for _, l := range b {
-			if !l.e.diff {
-				l.e.ids = append(l.e.ids, l.id)
+			if e := t.order[l.topic]; !e.diff {
+				e.ids = append(e.ids, l.id)
 			}
 		}
 	}
