@@ -1,12 +1,10 @@
 package observer
 
 import (
-	"context"
 	"errors"
 	"io"
 	"os"
 	"runtime/debug"
-	"runtime/pprof"
 	"sync"
 
 	"github.com/kraftwatch/kraftwatch/image"
@@ -18,13 +16,19 @@ import (
 //
 // The careful path reads a snapshot whole, checks every batch and every record's
 // framing, and only then decodes and replays its records, logging what it skips. For
-// a snapshot of a million partitions that is three passes over 120 MB and one goroutine.
-// loadSnapshot does it in one pass on two goroutines: a reader goroutine reads the
-// file a window at a time into a reused buffer, checks each batch (CRC, framing, the
-// header and footer) and decodes its records into reused chunks; the caller's
-// goroutine replays each chunk into a new Delta while the next is decoded. A batch's
-// CRC is known only once its last window is read, after its first records were
-// replayed: a batch that fails it fails the load, and the Delta is dropped.
+// a snapshot of a million partitions that is three passes over 120 MB. loadSnapshot
+// does it in one pass on the caller's goroutine: it reads the file a window at a time
+// into a reused buffer, checks each batch (CRC, framing, the header and footer),
+// decodes its records into a reused chunk and replays each full chunk into a new
+// Delta. A batch's CRC is known only once its last window is read, after its first
+// records were replayed: a batch that fails it fails the load, and the Delta is
+// dropped.
+//
+// Until issue 14's last cut the records were decoded on a second goroutine, four
+// chunks ahead of the one replaying them. On this 2-core machine that took about a
+// third more CPU (the hand-off of every chunk: a parked goroutine woken, another
+// core's caches) and no less wall time than one goroutine (bench/README.md, "One
+// goroutine").
 //
 // It only accepts a clean snapshot: every batch valid and uncompressed, every record
 // decoded and replayed without error. For anything else it gives up, before anything
@@ -33,14 +37,11 @@ import (
 // it always did. So what the observer logs, counts and publishes does not depend on
 // which path loaded a snapshot (TestFastSnapshotMatchesCareful).
 
-const (
-	// chunkRecords is the most records one decoded chunk holds.
-	chunkRecords = 512
-	// loadChunks bounds the chunks in flight. A decoded record shares no memory with
-	// the bytes it was read from (strings are copied, arrays live in the chunk's
-	// decoder) unless it has byte fields (UserScramCredentialRecord).
-	loadChunks = 4
-)
+// chunkRecords is the most records decoded before they are replayed: a decoded
+// record shares no memory with the bytes it was read from (strings are copied,
+// arrays live in the chunk's decoder) unless it has byte fields
+// (UserScramCredentialRecord).
+const chunkRecords = 512
 
 // loadWindow is how much of a data batch is read at a time: a batch of records
 // (up to 8 MiB in a snapshot Kafka writes) is read, checked and decoded a window
@@ -48,12 +49,6 @@ const (
 // instead of a whole batch (issue 14). The window grows for a record that does
 // not fit.
 var loadWindow = 1 << 20 // a variable for tests
-
-// loadChunk is a run of decoded records, valid until dec is Reset.
-type loadChunk struct {
-	recs []metadata.Record
-	dec  metadata.BatchDecoder
-}
 
 // loadSnapshot reads, checks, decodes and replays the snapshot at path into a new
 // Delta on image.Empty, with the GC percent raised while it runs if relax is set
@@ -69,76 +64,35 @@ func loadSnapshot(path string, id SnapshotID, relax bool) *snapshot {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	r := &snapReader{f: f, size: fi.Size(), stop: make(chan struct{}),
-		chunks: make(chan *loadChunk, loadChunks), freeChunks: make(chan *loadChunk, loadChunks)}
-	for range loadChunks {
-		c := &loadChunk{recs: make([]metadata.Record, 0, chunkRecords)}
-		c.dec.Expect(chunkRecords)
-		r.freeChunks <- c
-	}
+	r := &snapReader{f: f, size: fi.Size(), delta: image.NewDelta(image.Empty),
+		recs: make([]metadata.Record, 0, chunkRecords)}
+	r.dec.Expect(chunkRecords)
 	if relax {
 		defer relaxGC()()
 	}
-	go r.run()
-	failed, done := false, false
-	defer func() {
-		if !done { // a panic while replaying: stop the reader and wait for it
-			if !failed {
-				close(r.stop)
-			}
-			for range r.chunks {
-			}
-		}
-	}()
-	d := image.NewDelta(image.Empty)
-	for c := range r.chunks { // closed by run when it is done
-		if !failed {
-			for _, rec := range c.recs {
-				if d.Replay(rec) != nil {
-					failed = true
-					close(r.stop)
-					break
-				}
-			}
-		}
-		c.recs = c.recs[:0]
-		c.dec.Reset()
-		r.freeChunks <- c
-	}
-	done = true
-	if failed || !r.ok {
+	if !r.read() {
 		return nil
 	}
-	return &snapshot{id: id, path: path, size: r.size, header: r.header, delta: d, records: r.records}
+	return &snapshot{id: id, path: path, size: r.size, header: r.header, delta: r.delta, records: r.records}
 }
 
-// snapReader is the reading and decoding side of loadSnapshot, on its own goroutine.
-// It sends chunks in file order and closes chunks when it is done; ok, header and
-// records are valid after that.
+// snapReader is loadSnapshot's state: the file, the window, the chunk of records
+// decoded and not yet replayed, and the Delta they are replayed into.
 type snapReader struct {
-	f    *os.File
-	size int64
-	stop chan struct{} // closed by the replaying side when it gives up
+	f     *os.File
+	size  int64
+	delta *image.Delta
 
-	chunks     chan *loadChunk
-	freeChunks chan *loadChunk
-	cur        *loadChunk // being filled; nil when none
-	buf        []byte     // the window
+	recs []metadata.Record // decoded, not replayed yet; valid until dec.Reset
+	dec  metadata.BatchDecoder
+	buf  []byte // the window
 
-	ok      bool
 	header  recordbatch.SnapshotHeaderRecord
 	records int64 // records of data batches, decoded or not
 }
 
-// run reads; in a CPU profile its samples carry the label load=read, so that the
-// profile tells the reading side from the replaying one (bench/README.md).
-func (r *snapReader) run() {
-	defer close(r.chunks)
-	pprof.Do(context.Background(), pprof.Labels("load", "read"), func(context.Context) { r.ok = r.read() })
-}
-
 // read reads the whole file; it returns false as soon as something is not as in a
-// clean snapshot, or the other side stopped.
+// clean snapshot.
 func (r *snapReader) read() bool {
 	var pos int64
 	batches := 0
@@ -164,7 +118,7 @@ func (r *snapReader) read() bool {
 			if !r.control(pos, n, batches == 0, &footer) {
 				return false
 			}
-		} else if !r.stream(st, pos) || !r.send() {
+		} else if !r.stream(st, pos) || !r.replay() {
 			return false
 		}
 		batches++
@@ -204,8 +158,8 @@ func (r *snapReader) control(pos, n int64, first bool, footer *bool) bool {
 	return it.Err() == nil
 }
 
-// stream reads the data batch at pos a window at a time, decodes its records into
-// chunks and sends the full ones; it checks the batch's CRC once all are read.
+// stream reads the data batch at pos a window at a time, decodes its records and
+// replays each full chunk of them; it checks the batch's CRC once all are read.
 func (r *snapReader) stream(st *recordbatch.Stream, pos int64) bool {
 	if len(r.buf) < loadWindow {
 		r.buf = make([]byte, loadWindow)
@@ -258,55 +212,42 @@ func (r *snapReader) readHeader(b *recordbatch.Batch) bool {
 	return ok
 }
 
-// decode decodes the records of a piece of a data batch into chunks, sending each
-// full one. shared reports whether a record refers to the piece's bytes.
+// decode decodes the records of a piece of a data batch, replaying each full chunk.
+// shared reports whether a record not replayed yet refers to the piece's bytes.
 func (r *snapReader) decode(b *recordbatch.Batch) (shared, ok bool) {
 	it := b.Iter()
 	for it.Next() {
-		if r.cur == nil {
-			if r.cur = r.chunk(); r.cur == nil {
-				return false, false
-			}
-		}
 		r.records++
-		rec, _, err := r.cur.dec.Decode(it.Record().Value)
+		rec, _, err := r.dec.Decode(it.Record().Value)
 		if err != nil {
 			return false, false
 		}
 		if _, ok := rec.(*metadata.UserScramCredentialRecord); ok {
 			shared = true
 		}
-		r.cur.recs = append(r.cur.recs, rec)
-		if len(r.cur.recs) == chunkRecords && !r.send() {
-			return false, false
+		r.recs = append(r.recs, rec)
+		if len(r.recs) == chunkRecords {
+			if !r.replay() {
+				return false, false
+			}
+			shared = false
 		}
 	}
 	return shared, it.Err() == nil
 }
 
-// send sends the chunk being filled, if any; it returns false when the other side
-// stopped.
-func (r *snapReader) send() bool {
-	if r.cur == nil {
-		return true
+// replay replays the records decoded so far and resets the decoder; it returns false
+// when one fails.
+func (r *snapReader) replay() bool {
+	for _, rec := range r.recs {
+		if r.delta.Replay(rec) != nil {
+			return false
+		}
 	}
-	select {
-	case r.chunks <- r.cur:
-		r.cur = nil
-		return true
-	case <-r.stop:
-		return false
-	}
-}
-
-// chunk returns an empty chunk, nil when the other side stopped.
-func (r *snapReader) chunk() *loadChunk {
-	select {
-	case c := <-r.freeChunks:
-		return c
-	case <-r.stop:
-		return nil
-	}
+	clear(r.recs)
+	r.recs = r.recs[:0]
+	r.dec.Reset()
+	return true
 }
 
 // loadGCPercent is the GC percent while a one-pass load runs (Config.LoadGC). Nearly
