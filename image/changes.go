@@ -107,6 +107,11 @@ func changes(old, cur *Image, t *touched) *Changes {
 		c.Created = make([]TopicRef, 0, n)
 	}
 	t.leaderIDs()
+	if t.created { // old holds no topics, and t records none
+		for nt := range cur.Topics() {
+			c.Created = append(c.Created, created(old, nt))
+		}
+	}
 	for id, e := range t.topics {
 		h := hashUUID(id)
 		ot, inOld := old.s.topics.get(h, id)

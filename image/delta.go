@@ -30,8 +30,11 @@ type Delta struct {
 	// (Delta.lists), its first carved int32s taken.
 	bulk   bulk
 	noBulk bool
-	chunk  []int32
-	carved int
+	// recordAll records every topic edited even while the base holds no topics
+	// (touched.created), for tests that compare both.
+	recordAll bool
+	chunk     []int32
+	carved    int
 	// interned and scratch serve bulkAdd and packLists (see interner).
 	interned *interner
 	scratch  []int32
@@ -52,6 +55,13 @@ type touched struct {
 	// order holds the entries of topics in the order added: leaders names a topic
 	// by its index here, so that its blocks hold no pointers.
 	order []*topicEdits
+	// created is set while the base image holds no topics (a rebuild: a snapshot
+	// and the log after it replayed on Empty): every topic the delta holds is then
+	// created, so none is recorded (topics stays empty, edits returns all) and
+	// Apply lists the new image's topics. A snapshot's 10,000 topics took 1.6 MB
+	// here, at the load's peak (issue 14; bench/README.md).
+	created bool
+	all     topicEdits // what edits returns while created: diff is set
 }
 
 // leaderID is a partition a leader change changed: order[topic]'s partition id.
@@ -113,6 +123,10 @@ func newTouched() *touched {
 
 // edits returns what t records of topic id, adding it.
 func (t *touched) edits(id UUID) *topicEdits {
+	if t.created {
+		t.all.diff = true
+		return &t.all
+	}
 	e := t.topics[id]
 	if e == nil {
 		e = &topicEdits{idx: int32(len(t.order))}
@@ -122,7 +136,13 @@ func (t *touched) edits(id UUID) *topicEdits {
 	return e
 }
 
+// merge adds o, what a transaction changed, to t, what the delta changed before it.
 func (t *touched) merge(o *touched) {
+	maps.Copy(t.brokers, o.brokers)
+	t.features = t.features || o.features
+	if t.created { // every topic is created: nothing to record
+		return
+	}
 	for id, oe := range o.topics {
 		if e := t.topics[id]; e != nil {
 			e.n += oe.n
@@ -144,8 +164,6 @@ func (t *touched) merge(o *touched) {
 		}
 	}
 	maps.Copy(t.replaced, o.replaced)
-	maps.Copy(t.brokers, o.brokers)
-	t.features = t.features || o.features
 }
 
 // txn is an open metadata transaction: the state and changes before its Begin.
@@ -156,7 +174,9 @@ type txn struct {
 
 // NewDelta returns a Delta on top of base (use Empty to load a snapshot).
 func NewDelta(base *Image) *Delta {
-	return &Delta{base: base, cur: base.s, edit: new(edit), touched: newTouched(), pos: unknownStamp}
+	d := &Delta{base: base, cur: base.s, edit: new(edit), touched: newTouched(), pos: unknownStamp}
+	d.touched.created = d.noTopics(base)
+	return d
 }
 
 // Base is the image the delta applies to: the last one Apply returned, or the one
@@ -582,12 +602,18 @@ func (d *Delta) Apply(p Provenance) (*Image, *Changes) {
 	d.base = im
 	if d.txn != nil {
 		d.txn.outer = newTouched()
+		d.txn.outer.created = d.noTopics(im)
 	} else {
 		d.touched = t.reuse()
+		d.touched.created = d.noTopics(im)
 	}
 	d.freeze()
 	return im, ch
 }
+
+// noTopics reports whether im, the delta's base, holds no topics, so that the delta
+// need not record the topics it edits (touched.created).
+func (d *Delta) noTopics(im *Image) bool { return !d.recordAll && im.NumTopics() == 0 }
 
 // reuse returns t emptied when its maps are small, else a new touched: a Delta that
 // follows a log applies a few records at a time and need not allocate the maps each
