@@ -195,7 +195,7 @@ func (p *prefetcher) predecode(recs []rawRecord) *predecoded {
 	pd.dec.Expect(len(recs))
 	pd.out = slices.Grow(pd.out, len(recs))
 	for _, r := range recs {
-		rec, v, err := pd.dec.Decode(r.value)
+		rec, v, err := pd.dec.Decode(r.value())
 		pd.out = append(pd.out, decodedRecord{rec: rec, v: v, err: err})
 	}
 	return pd
@@ -242,7 +242,7 @@ func (p *prefetcher) recycle(recs []rawRecord) {
 // (at least one, at most all) once it is framed, and gives them back once consume is
 // done with it. So of the 10,000-record batches of a rolling restart's shutdown one
 // is in consume, one waits for it and a third, framed, waits for room: their record
-// slices are 320 KB each. Smaller batches are bounded by prefetchItems first. (Taking
+// slices are 160 KB each. Smaller batches are bounded by prefetchItems first. (Taking
 // the room before framing saved no RSS and cost the pipelining: the wall time of the
 // rolling load went from 1.1-1.3 s to 1.7 s in two alternating pairs.)
 var recordRoom, prefetchRoom = 1024, 24 // tests lower them
@@ -256,7 +256,7 @@ const prefetchItems = 16
 
 // recPool keeps the record slices consume is done with for the batches read next. A
 // batch takes the smallest that holds its records and is at most 4 times its size,
-// so that the slices made for the largest batches (10,000 records, 320 KB) go to
+// so that the slices made for the largest batches (10,000 records, 160 KB) go to
 // batches like them: with a first-in first-out queue, the shutdown batches of a
 // rolling restart that followed an election's 16 small ones in flight found small
 // slices, or large ones still held by those, made their own, and 20 of the large
