@@ -23,6 +23,7 @@ type bulk struct {
 	t      *Topic        // the topic being filled; nil when nothing is buffered
 	n      int           // partitions buffered
 	leaves [][]partition // full leaves of 32 slots, then the one being filled
+	fill   int           // slots of the last leaf filled
 	tables [][]*int32    // the chunk table of each full leaf (pnode.chunks)
 	// table is the table of the leaf being filled: the last table stored (prev),
 	// then the chunks the leaf added; used marks the entries its slots use.
@@ -140,12 +141,6 @@ func (d *Delta) forget() {
 	b.table = b.table[:0]
 }
 
-// bulkMatches reports whether rec is the next partition of the buffered topic.
-func (d *Delta) bulkMatches(rec metadata.Record) bool {
-	r, ok := rec.(*metadata.PartitionRecord)
-	return ok && r.TopicID == d.bulk.t.id && r.PartitionID == int32(d.bulk.n)
-}
-
 // bulkStart reports whether partition id of t (as returned by d.topic) can start a
 // bulk load: t was created by this delta, holds no partitions, and id is 0.
 func (d *Delta) bulkStart(t *Topic, id int32) bool {
@@ -179,48 +174,62 @@ func (d *Delta) scratchLists() []int32 {
 }
 
 // bulkAdd adds r, the next partition of d.bulk.t. r has been validated (no list
-// longer than maxList, as many directories as replicas or none).
+// longer than maxList, as many directories as replicas or none). The slot is written
+// in place in the leaf being filled: a store of integers into a noscan array, where
+// appending to the leaf stored its slice header, a pointer, for every partition.
 func (d *Delta) bulkAdd(r *metadata.PartitionRecord) {
 	b := &d.bulk
-	p := partition{id: r.PartitionID, leader: r.Leader, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch,
+	k := len(b.leaves) - 1
+	if k < 0 || b.fill == len(b.leaves[k]) {
+		k = b.room()
+	}
+	p := &b.leaves[k][b.fill]
+	*p = partition{id: r.PartitionID, leader: r.Leader, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch,
 		state: stateOf(r.LeaderRecoveryState)}
 	data := d.scratchLists()
-	at := packList(&p, listReplicas, data, 0, r.Replicas)
-	at = packList(&p, listISR, data, at, r.ISR)
-	at = packList(&p, listRemoving, data, at, r.RemovingReplicas)
-	at = packList(&p, listAdding, data, at, r.AddingReplicas)
-	at = packList(&p, listELR, data, at, r.EligibleLeaderReplicas)
-	at = packList(&p, listLastKnownELR, data, at, r.LastKnownELR)
+	at := packList(p, listReplicas, data, 0, r.Replicas)
+	at = packList(p, listISR, data, at, r.ISR)
+	at = packList(p, listRemoving, data, at, r.RemovingReplicas)
+	at = packList(p, listAdding, data, at, r.AddingReplicas)
+	at = packList(p, listELR, data, at, r.EligibleLeaderReplicas)
+	at = packList(p, listLastKnownELR, data, at, r.LastKnownELR)
 	if anyDirectory(r.Directories) {
 		p.n[listDirs] = uint8(len(r.Directories))
 		at += copyDirectories(data[at:], r.Directories)
 	}
-	ref := d.intern(data[:at])
-	// A new leaf is as long as the previous topic suggests (the topics of a snapshot
-	// are often alike), else 32 slots, or 4 for the first (small topics are common);
-	// a leaf too short grows, and flush trims the last one.
-	if k := len(b.leaves) - 1; k < 0 || len(b.leaves[k]) == 32 {
-		if k >= 0 {
-			b.endLeaf(b.leaves[k])
-		}
-		c := 32
-		switch {
-		case b.hint > b.n:
-			c = min(32, b.hint-b.n)
-		case k < 0:
-			c = 4
-		}
-		b.leaves = append(b.leaves, make([]partition, 0, c))
-	}
-	k := len(b.leaves) - 1
-	if l := b.leaves[k]; len(l) == cap(l) { // grows, up to the 32 slots of a leaf
-		b.leaves[k] = append(make([]partition, 0, min(32, 2*len(l))), l...)
-	}
-	if ref.base != nil {
+	if ref := d.intern(data[:at]); ref.base != nil {
 		p.chunk, p.off = b.chunk(ref.base), ref.off
 	}
-	b.leaves[k] = append(b.leaves[k], p)
+	b.fill++
 	b.n++
+}
+
+// room makes room for the next slot when the leaf being filled is full (or there is
+// none) and returns the index of the leaf it goes to. A new leaf is as long as the
+// previous topic suggests (the topics of a snapshot are often alike), else 32 slots,
+// or 4 for the first (small topics are common); a leaf too short grows, up to the
+// 32 slots of a leaf, and flush trims the last one.
+func (b *bulk) room() int {
+	k := len(b.leaves) - 1
+	if k >= 0 && len(b.leaves[k]) < 32 {
+		l := make([]partition, min(32, 2*len(b.leaves[k])))
+		copy(l, b.leaves[k])
+		b.leaves[k] = l
+		return k
+	}
+	if k >= 0 {
+		b.endLeaf(b.leaves[k])
+	}
+	c := 32
+	switch {
+	case b.hint > b.n:
+		c = min(32, b.hint-b.n)
+	case k < 0:
+		c = 4
+	}
+	b.leaves = append(b.leaves, make([]partition, c))
+	b.fill = 0
+	return k + 1
 }
 
 // chunk is the index of base in the table of the leaf being filled, added when it
@@ -296,8 +305,8 @@ func (d *Delta) flush() {
 		return
 	}
 	// The last leaf exactly as long as it needs to be.
-	if k := len(b.leaves) - 1; len(b.leaves[k]) < cap(b.leaves[k]) {
-		l := make([]partition, len(b.leaves[k])) // append would round cap up
+	if k := len(b.leaves) - 1; b.fill < len(b.leaves[k]) {
+		l := make([]partition, b.fill)
 		copy(l, b.leaves[k])
 		b.leaves[k] = l
 	}

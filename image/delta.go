@@ -201,7 +201,15 @@ func (d *Delta) freeze() {
 // and ignored. An error means the record was not applied. Replay keeps nothing of
 // rec, so records from a metadata.Decoder (valid until its next call) may be passed.
 func (d *Delta) Replay(rec metadata.Record) error {
-	if d.bulk.t != nil && !d.bulkMatches(rec) {
+	if t := d.bulk.t; t != nil {
+		// The next partition of the topic being filled, asked first and with one
+		// type assertion: a snapshot is mostly these.
+		if r, ok := rec.(*metadata.PartitionRecord); ok && r.TopicID == t.id && r.PartitionID == int32(d.bulk.n) {
+			if err := d.replayPartition(r); err != nil {
+				return fmt.Errorf("%s: %w", rec.Type(), err)
+			}
+			return nil
+		}
 		d.flush()
 	}
 	var err error
