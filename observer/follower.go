@@ -119,6 +119,8 @@ type follower struct {
 	bdec   metadata.BatchDecoder
 	spare  []Entry     // a handed-on unit's Entries, for the next unit's (see spareEntries)
 	framed []rawRecord // the records of the batch being read (frame)
+	// prefetches counts the prefetchers started, for tests.
+	prefetches int
 	// hs is the sink of a live read while it can hold units; catchUp is set while
 	// the segment being read is a catch-up (catchUpAbove); held counts the batch bytes
 	// read since the last release.
@@ -450,12 +452,18 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 			pre       *predecoded
 			ferr, err error
 		)
-		if pf == nil && f.cur != tried {
+		// A rebuild reads on this goroutine: its replay into one delta takes the
+		// time a live read spends applying and publishing, so reading ahead saved no
+		// wall time on 2 cores and cost CPU (the hand-off) and memory (the buffers
+		// and framed records of batches in flight, 2.3 MB of a rolling restart's
+		// 10,000-record batches at the load's peak RSS: issue 14, bench/README.md).
+		if pf == nil && f.cur != tried && !f.replaying {
 			tried = f.cur
 			if fi, err := f.cur.f.Stat(); err == nil {
 				if unread := fi.Size() - f.cur.pos - int64(len(f.cur.buf)); unread >= prefetchAbove {
 					f.catchUp = f.hs != nil && unread >= catchUpAbove
 					pf = startPrefetch(f.cur, f.catchUp && f.reuse)
+					f.prefetches++
 				}
 			}
 		}
@@ -580,6 +588,11 @@ func (f *follower) consume(b *recordbatch.Batch, pos int64, recs []rawRecord, fe
 	}
 	// Check every record's framing before handing any on: a batch is taken whole or not.
 	if recs == nil && ferr == nil {
+		if n := min(int(b.NumRecords), len(b.Records)); cap(f.framed) < n {
+			// Room for every record at once (each takes a byte at least), not
+			// append's steps: a 10,000-record batch grew it through 0.6 MB.
+			f.framed = make([]rawRecord, 0, n)
+		}
 		f.framed, ferr = frame(b, f.framed[:0])
 		recs = f.framed
 		defer clear(recs) // no segment buffer kept alive through them

@@ -9,9 +9,9 @@ import (
 	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
 )
 
-// prefetchAbove is how many unread bytes a segment must hold for readAvailable to
-// read it ahead on a second goroutine (a catch-up: a rebuild, or a burst that
-// arrived while the observer was busy); tests lower it.
+// prefetchAbove is how many unread bytes a segment must hold for a live read to read
+// it ahead on a second goroutine (a catch-up: a burst that arrived while the observer
+// was busy; a rebuild reads on its own goroutine); tests lower it.
 var prefetchAbove int64 = 1 << 20
 
 // prefetchBuffers is how many segment buffers a prefetch uses: the one being read

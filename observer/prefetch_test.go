@@ -204,3 +204,55 @@ func TestRebuildPieces(t *testing.T) {
 		})
 	}
 }
+
+// TestRebuildReadsInline: a rebuild reads its segments on its own goroutine, however
+// long they are, framing each batch into one slice of its size; a live read of the
+// same segment after the snapshot reads it ahead.
+func TestRebuildReadsInline(t *testing.T) {
+	defer func(v int64) { prefetchAbove = v }(prefetchAbove)
+	prefetchAbove = 0
+	c, err := metagen.ForKafka("4.3.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Topics, c.Partitions, c.ReplicationFactor, c.Brokers, c.Racks = 5, 10, 3, 6, 3
+	files, err := metagen.WriteDir(filepath.Join(t.TempDir(), "__cluster_metadata-0"), c, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, live := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		seg := func() { copyFile(t, files.Segment, filepath.Join(dir, filepath.Base(files.Segment))) }
+		copyFile(t, files.Snapshot, filepath.Join(dir, filepath.Base(files.Snapshot)))
+		if !live {
+			seg()
+		}
+		o, err := New(Config{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.f.poll(o); err != nil {
+			t.Fatal(err)
+		}
+		if live {
+			seg()
+			if err := o.f.poll(o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		o.f.close()
+		if want := map[bool]int{false: 0, true: 1}[live]; o.f.prefetches != want {
+			t.Errorf("live %v: %d prefetchers started, want %d", live, o.f.prefetches, want)
+		}
+		// Framed into one slice made at a batch's size, not grown by append.
+		if !live && cap(o.f.framed) != metagen.SegmentBatchRecords {
+			t.Errorf("records framed into a slice of %d, want %d", cap(o.f.framed), metagen.SegmentBatchRecords)
+		}
+		if got := o.Image().Provenance().Offset; got != files.SegmentStats.LastOffset {
+			t.Errorf("live %v: image at offset %d, want %d", live, got, files.SegmentStats.LastOffset)
+		}
+	}
+}
