@@ -14,7 +14,7 @@ import (
 // The floor reads as observer.Load's one-pass load does (observer/snapload.go): a
 // window of floorWindow bytes at a time, floorChunk records decoded between resets.
 const (
-	floorWindow = 1 << 20
+	floorWindow = 1 << 18
 	floorChunk  = 512
 )
 
