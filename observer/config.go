@@ -73,14 +73,12 @@ type Config struct {
 	NoNotify bool
 	// Metrics receives the counters; nil means new ones (see Observer.Metrics).
 	Metrics *Metrics
-	// LoadGC lets a one-pass load of a clean snapshot turn the process's GC off
-	// (debug.SetGCPercent) while it runs, under a soft memory limit of what the
-	// runtime holds plus the snapshot's size (debug.SetMemoryLimit; a lower one is
-	// kept), unless the GC is off already, and set both back when it ends: nearly all
-	// that a load allocates is the image it keeps, so collecting during it mostly
-	// marks that image again (bench/README.md). It changes settings of the whole
-	// process, so it is a program's choice, not a library's: kraftwatch sets it
-	// unless GOGC or GOMEMLIMIT is set.
+	// LoadGC lets a one-pass load of a clean snapshot raise the process's GC percent
+	// (debug.SetGCPercent) to 400 while it runs, unless it is off or higher, and set
+	// it back when it ends: nearly all that a load allocates is the image it keeps, so
+	// collecting during it mostly marks that image again (bench/README.md). It
+	// changes a setting of the whole process, so it is a program's choice, not a
+	// library's: kraftwatch sets it unless GOGC or GOMEMLIMIT is set.
 	LoadGC bool
 }
 

@@ -111,7 +111,7 @@ type follower struct {
 	// snapshot that is not clean, snapshots are read whole and checked, and their
 	// records left to snapshotRecords.
 	oneShot bool
-	loadGC  bool // the one-pass load may turn the GC off (Config.LoadGC)
+	loadGC  bool // the one-pass load may raise the GC percent (Config.LoadGC)
 	// reuse is set while units go to a streamer: their records are decoded into bdec,
 	// reset after each batch once no transaction is open, and segment buffers are
 	// reused.

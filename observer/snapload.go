@@ -3,10 +3,8 @@ package observer
 import (
 	"errors"
 	"io"
-	"math"
 	"os"
 	"runtime/debug"
-	"runtime/metrics"
 	"sync"
 
 	"github.com/kraftwatch/kraftwatch/image"
@@ -54,7 +52,7 @@ const chunkRecords = 512
 var loadWindow = 1 << 18 // a variable for tests
 
 // loadSnapshot reads, checks, decodes and replays the snapshot at path into a new
-// Delta on image.Empty, with the collector off while it runs if relax is set
+// Delta on image.Empty, with the GC percent raised while it runs if relax is set
 // (Config.LoadGC). It returns nil when the snapshot is not clean or cannot be read;
 // the caller then takes the careful path.
 func loadSnapshot(path string, id SnapshotID, relax bool) *snapshot {
@@ -71,7 +69,7 @@ func loadSnapshot(path string, id SnapshotID, relax bool) *snapshot {
 		recs: make([]metadata.Record, 0, chunkRecords)}
 	r.dec.Expect(chunkRecords)
 	if relax {
-		defer relaxGC(r.size)()
+		defer relaxGC()()
 	}
 	if !r.read() {
 		return nil
@@ -253,69 +251,45 @@ func (r *snapReader) replay() bool {
 	return true
 }
 
-// The collector during a one-pass load (Config.LoadGC). Nearly all that a load
-// allocates is the image it builds, live until the end, so with GOGC=100 the
-// collector marks the growing image at every doubling of the heap (five cycles for
-// 1M partitions, marking about twice the image in all) and frees almost nothing. At
-// a GC percent of 400 (until issue 14's last cut) it ran once during the load, at
-// about 15 MB, and once as the load ended. Now it is off while a load runs, under a
-// soft memory limit of what the runtime held as the first load started plus the
-// sizes of the snapshots being loaded (an image takes about a third of its
-// snapshot's bytes), so that other goroutines' garbage stays bounded: the one cycle
-// that runs as the load ends marks the image once. The load's own garbage (the
-// topic maps' growth) stays until then, about as much as the window that a smaller
-// window saved (bench/README.md, "One goroutine").
+// loadGCPercent is the GC percent while a one-pass load runs (Config.LoadGC). Nearly
+// all that a load allocates is the image it builds, live until the end, so with
+// GOGC=100 the collector marks the growing image at every doubling of the heap (five
+// cycles for 1M partitions, marking about twice the image in all) and frees almost
+// nothing. At 400 it runs once during the load (at about 15 MB) and once as it ends:
+// 8–24 % less CPU for the load and that GC together, the same peak RSS (issue 14;
+// bench/README.md).
+const loadGCPercent = 400
 
-// loadGC counts the one-pass loads running in the process and keeps what to set back
-// when the last one ends.
+// loadGC counts the one-pass loads running in the process and keeps the GC percent to
+// set back when the last one ends.
 var loadGC struct {
 	sync.Mutex
-	n          int
-	off        bool // the loads turned the GC off (it was on)
-	saved      int
-	savedLimit int64
-	limit      int64
+	n     int
+	saved int
 }
 
 // relaxGC is relaxGCPercent; a variable for tests.
 var relaxGC = relaxGCPercent
 
-// relaxGCPercent turns the process's GC off for a load of a snapshot of size bytes,
-// under a soft memory limit (see loadGC), until the function it returns is called;
-// a GC that is off stays as it is, and a lower memory limit (GOMEMLIMIT) is kept. It
-// changes settings of the whole process, so other goroutines' garbage may also grow
-// further during a load, up to the limit.
-func relaxGCPercent(size int64) (restore func()) {
+// relaxGCPercent raises the process's GC percent to loadGCPercent, unless the GC is
+// off or set higher, until the function it returns is called. It changes a setting of
+// the whole process, so other goroutines' garbage may also grow further during a
+// load; a soft memory limit (GOMEMLIMIT) still holds.
+func relaxGCPercent() (restore func()) {
 	loadGC.Lock()
 	defer loadGC.Unlock()
 	if loadGC.n == 0 {
-		loadGC.saved = debug.SetGCPercent(-1)
-		loadGC.savedLimit = debug.SetMemoryLimit(-1)
-		loadGC.off = loadGC.saved >= 0
-		loadGC.limit = min(loadGC.savedLimit, heldMemory())
-	}
-	if loadGC.off {
-		loadGC.limit = min(loadGC.savedLimit, loadGC.limit+max(size, 0))
-		debug.SetMemoryLimit(loadGC.limit)
+		loadGC.saved = debug.SetGCPercent(loadGCPercent)
+		if loadGC.saved < 0 || loadGC.saved > loadGCPercent {
+			debug.SetGCPercent(loadGC.saved)
+		}
 	}
 	loadGC.n++
 	return func() {
 		loadGC.Lock()
 		defer loadGC.Unlock()
-		if loadGC.n--; loadGC.n == 0 && loadGC.off {
-			debug.SetMemoryLimit(loadGC.savedLimit)
+		if loadGC.n--; loadGC.n == 0 {
 			debug.SetGCPercent(loadGC.saved)
 		}
 	}
-}
-
-// heldMemory is the memory the Go runtime holds, as a memory limit counts it: all it
-// mapped less what it released to the operating system.
-func heldMemory() int64 {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
-		return math.MaxInt64
-	}
-	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
 }
