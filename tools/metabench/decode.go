@@ -19,12 +19,12 @@ const (
 )
 
 // childDecode is the floor under a snapshot load (issue 14, goal 3): it reads the
-// snapshot of a metadata log dir as the load's reading goroutine does, a window at a
-// time into one reused buffer through recordbatch.Stream (framing, then the batch's
+// snapshot of a metadata log dir as the load reads it, a window at a time into one
+// reused buffer through recordbatch.Stream (framing, then the batch's
 // CRC once its last byte is read; control batches whole through recordbatch.Decode),
 // and decodes every record of the data batches into a metadata.BatchDecoder reset
-// every floorChunk records. No image is built, and nothing is handed to another
-// goroutine: on one goroutine it is the least a load can cost. It prints its wall and
+// every floorChunk records. No image is built and nothing is replayed: it is the
+// least a load can cost. It prints its wall and
 // CPU time as JSON (LoadNs, CPUNs).
 func childDecode(o *options) error {
 	paths, err := filepath.Glob(filepath.Join(o.childDecode, "*.checkpoint"))
