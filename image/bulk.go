@@ -287,10 +287,24 @@ func (b *bulk) endLeaf(leaf []partition) {
 // where the next list goes.
 func packList(p *partition, which int, data []int32, at int, l []int32) int {
 	p.n[which] = uint8(len(l))
-	if len(l) == 0 { // most are empty: no call to copy
+	// Most lists are empty or as long as the replication factor: those are moved
+	// without a call to memmove (its call and the registers spilled around it cost
+	// more than a few int32s).
+	switch len(l) {
+	case 0:
 		return at
+	case 1:
+		data[at] = l[0]
+	case 2:
+		*(*[2]int32)(data[at:]) = [2]int32(l)
+	case 3:
+		*(*[3]int32)(data[at:]) = [3]int32(l)
+	case 4:
+		*(*[4]int32)(data[at:]) = [4]int32(l)
+	default:
+		return at + copy(data[at:], l)
 	}
-	return at + copy(data[at:], l)
+	return at + len(l)
 }
 
 // flush stores the buffered partitions in their topic and empties the buffer.

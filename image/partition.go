@@ -185,10 +185,13 @@ func (d *Delta) packLists(p *partition, lists [listDirs][]int32, dirs []kbin.UUI
 // the int32s it wrote. The int32s hold the UUID's bytes as they are in memory: they
 // are only ever compared and copied back (Directories), never read as numbers.
 func copyDirectories(dst []int32, dirs []kbin.UUID) int {
-	if len(dirs) == 0 {
-		return 0
+	// A UUID at a time, as one 16-byte move: a replica's few directories cost less
+	// this way than a call to memmove.
+	dst = dst[:4*len(dirs)]
+	for i, u := range dirs {
+		*(*kbin.UUID)(unsafe.Pointer(&dst[4*i])) = u
 	}
-	return copy(int32Bytes(dst), unsafe.Slice(&dirs[0][0], 16*len(dirs))) / 4
+	return len(dst)
 }
 
 // anyDirectory reports whether some uuid is not MIGRATING (the zero UUID); Kafka
