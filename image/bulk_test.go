@@ -258,3 +258,55 @@ func TestBulkKeepsBaseImages(t *testing.T) {
 		t.Fatalf("second image: %d partitions, changes %s", second.NumPartitions(), ch)
 	}
 }
+
+// TestPackedListsRoundTrip: every list of a partition, of each length from 0 to 7, and
+// its directories come back as replayed, on the bulk path and the other (packList and
+// copyDirectories move short lists without copy).
+func TestPackedListsRoundTrip(t *testing.T) {
+	list := func(n, base int) []int32 {
+		l := make([]int32, n)
+		for i := range l {
+			l[i] = int32(base + i)
+		}
+		return l
+	}
+	for _, bulk := range []bool{true, false} {
+		id := UUID{7}
+		d := newDelta(Empty, bulk)
+		if err := d.Replay(&metadata.TopicRecord{TopicID: id, Name: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		var want []*metadata.PartitionRecord
+		for p := range int32(64) {
+			n := int(p % 8)
+			r := &metadata.PartitionRecord{TopicID: id, PartitionID: p, Replicas: list(n, 100), ISR: list(int(p/8)%(n+1), 200),
+				RemovingReplicas: list((n+1)%8, 300), AddingReplicas: list((n+2)%8, 400),
+				EligibleLeaderReplicas: list((n+3)%8, 500), LastKnownELR: list((n+5)%8, 600)}
+			if p%3 != 0 {
+				for i := range n {
+					r.Directories = append(r.Directories, UUID{byte(p), byte(i), 15: byte(n)})
+				}
+			}
+			if err := d.Replay(r); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, r)
+		}
+		im, _ := d.Apply(Provenance{})
+		tp, _ := im.Topic(id)
+		for _, r := range want {
+			p, ok := tp.Partition(r.PartitionID)
+			dirs := r.Directories
+			if dirs == nil {
+				dirs = make([]UUID, len(r.Replicas))
+			}
+			if !ok || !slices.Equal(p.Replicas(), r.Replicas) || !slices.Equal(p.ISR(), r.ISR) ||
+				!slices.Equal(p.RemovingReplicas(), r.RemovingReplicas) || !slices.Equal(p.AddingReplicas(), r.AddingReplicas) ||
+				!slices.Equal(p.ELR(), r.EligibleLeaderReplicas) || !slices.Equal(p.LastKnownELR(), r.LastKnownELR) ||
+				!slices.Equal(p.Directories(), dirs) {
+				t.Fatalf("bulk %v, partition %d: replicas %v isr %v removing %v adding %v elr %v lkelr %v dirs %v, want %+v",
+					bulk, r.PartitionID, p.Replicas(), p.ISR(), p.RemovingReplicas(), p.AddingReplicas(), p.ELR(), p.LastKnownELR(), p.Directories(), r)
+			}
+		}
+	}
+}
