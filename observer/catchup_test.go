@@ -203,13 +203,7 @@ func TestCatchUpRolling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := compareCatchUp(t, func(t *testing.T, dir string) func() {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		copyFile(t, files.Snapshot, filepath.Join(dir, filepath.Base(files.Snapshot)))
-		return func() { copyFile(t, files.Segment, filepath.Join(dir, filepath.Base(files.Segment))) }
-	})
+	n := compareCatchUp(t, func(t *testing.T, dir string) func() { return stageSnapshot(t, dir, files) })
 	// One release per batch, some, and one at the end: the leader change's control
 	// batch and every batch of changes in one update.
 	if batches := files.SegmentStats.Batches; n[0] != batches || n[1] <= 1 || n[1] >= batches || n[2] != 1 {

@@ -64,11 +64,7 @@ func TestPrefetchMatchesRead(t *testing.T) {
 	follow := func(t *testing.T, live bool) ([]string, *Observer) {
 		t.Helper()
 		dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		seg := func() { copyFile(t, files.Segment, filepath.Join(dir, filepath.Base(files.Segment))) }
-		copyFile(t, files.Snapshot, filepath.Join(dir, filepath.Base(files.Snapshot)))
+		seg := stageSnapshot(t, dir, files)
 		if !live {
 			seg()
 		}
@@ -222,11 +218,7 @@ func TestRebuildReadsInline(t *testing.T) {
 	}
 	for _, live := range []bool{false, true} {
 		dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		seg := func() { copyFile(t, files.Segment, filepath.Join(dir, filepath.Base(files.Segment))) }
-		copyFile(t, files.Snapshot, filepath.Join(dir, filepath.Base(files.Snapshot)))
+		seg := stageSnapshot(t, dir, files)
 		if !live {
 			seg()
 		}
@@ -255,4 +247,15 @@ func TestRebuildReadsInline(t *testing.T) {
 			t.Errorf("live %v: image at offset %d, want %d", live, got, files.SegmentStats.LastOffset)
 		}
 	}
+}
+
+// stageSnapshot makes dir holding the snapshot of files and returns what adds their
+// segment to it.
+func stageSnapshot(t *testing.T, dir string, files metagen.Files) (addSegment func()) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, files.Snapshot, filepath.Join(dir, filepath.Base(files.Snapshot)))
+	return func() { copyFile(t, files.Segment, filepath.Join(dir, filepath.Base(files.Segment))) }
 }
