@@ -20,11 +20,13 @@ var prefetchAbove int64 = 1 << 20
 // the least one read takes; it takes as much as its buffer holds, so once a large
 // batch made the buffers that large, each like it is read in one go. So the read runs
 // at most 16 batches (and 24 x 1,024 framed records: recordRoom) and two windows (of
-// 32 KiB, or 1.25 times the largest batch) ahead of consume, and its buffers hold
-// about 150 KiB, or four such batches.
+// 128 KiB, or 1.25 times the largest batch) ahead of consume, and its buffers hold
+// about 400 KiB, or four such batches. (Windows of 32 KiB, 8 of the sequential
+// order's batches of 100 changes, kept the read too close behind consume: in a burst
+// of 1M changes it waited for a buffer, and consume for it, about 600 times each.)
 const prefetchBuffers = 3
 
-var prefetchChunk int64 = 32 << 10 // tests lower it
+var prefetchChunk int64 = 128 << 10 // tests lower it
 
 // fetched is a batch the prefetcher read and framed, or (err set) why it stopped.
 type fetched struct {

@@ -54,7 +54,7 @@ func TestPrefetchMatchesRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Topics, c.Partitions, c.ReplicationFactor, c.Brokers, c.Racks = 20, 50, 3, 6, 3
-	const changes = 6000 // about 230 KB of segment: several prefetch windows (prefetchChunk)
+	const changes = 6000 // about 230 KB of segment: more than one prefetch window (prefetchChunk)
 	files, err := metagen.WriteDir(filepath.Join(t.TempDir(), "__cluster_metadata-0"), c, changes)
 	if err != nil {
 		t.Fatal(err)
