@@ -128,8 +128,9 @@ type follower struct {
 	catchUp bool
 	held    int64
 	// pre is the batch being consumed decoded by the prefetcher (a catch-up), or nil;
-	// inTxn are those whose records an open transaction holds (doneDecoded).
-	pre   *predecoded
+	// inTxn are the predecoded buffers whose records an open transaction holds
+	// (doneDecoded).
+	pre   []decodedRecord
 	inTxn []*predecoded
 }
 
@@ -449,7 +450,7 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 			b         recordbatch.Batch
 			pos       int64
 			recs      []rawRecord
-			pre       *predecoded
+			pre       []decodedRecord
 			ferr, err error
 		)
 		// A rebuild reads on this goroutine: its replay into one delta takes the
@@ -484,10 +485,9 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 			f.pre = pre
 			err := f.consume(&b, pos, recs, ferr, emit)
 			f.pre = nil
-			if pf != nil {
-				pf.recycle(recs)
+			if pf == nil {
+				f.doneDecoded(nil, nil) // a prefetcher's groups: its finish
 			}
-			f.doneDecoded(pf, pre)
 			if err != nil {
 				return err
 			}
@@ -546,9 +546,9 @@ func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
 	}
 }
 
-// doneDecoded gives the predecoded records of a consumed batch (or nil) back to the
-// prefetcher pf (nil: to the collector), and with them those an open transaction
-// held, once none is open.
+// doneDecoded gives the predecoded records of a consumed group of batches (or nil)
+// back to the prefetcher pf (nil: to the collector), and with them those an open
+// transaction held, once none is open.
 func (f *follower) doneDecoded(pf *prefetcher, pre *predecoded) {
 	if pre != nil {
 		f.inTxn = append(f.inTxn, pre)
@@ -678,7 +678,7 @@ func (f *follower) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int
 	recs = recs[skip:]
 	var pre []decodedRecord // recs decoded by the prefetcher, or nil
 	if f.pre != nil {
-		pre = f.pre.out[skip:]
+		pre = f.pre[skip:]
 	}
 	f.m.Records.Add(int64(len(recs))) // once a batch: an atomic add per record costs more
 	room := len(recs)

@@ -1,13 +1,20 @@
 package observer
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/kraftwatch/kraftwatch/bench/metagen"
 	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
+	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
+	"github.com/kraftwatch/kraftwatch/observer/observertest"
 )
 
 // TestPrefetch runs the follower's and the observer's tests with every segment read
@@ -258,4 +265,109 @@ func stageSnapshot(t *testing.T, dir string, files metagen.Files) (addSegment fu
 	}
 	copyFile(t, files.Snapshot, filepath.Join(dir, filepath.Base(files.Snapshot)))
 	return func() { copyFile(t, files.Segment, filepath.Join(dir, filepath.Base(files.Segment))) }
+}
+
+// TestPrefetchGroups: the prefetcher hands on several small batches at a time, as many
+// as hold at most groupRecords records between them (a larger batch alone), framed
+// and decoded as consume would frame and decode each; a batch whose records do not
+// frame, or one that does not read (its CRC), ends the group it falls in and the
+// prefetch, after the batches before it in the group are handed on whole.
+func TestPrefetchGroups(t *testing.T) {
+	defer func(n int) { groupRecords = n }(groupRecords)
+	groupRecords = 10
+	a := observertest.ID(1)
+	change := func(i int) metadata.Record {
+		return &metadata.PartitionChangeRecord{TopicID: a, PartitionID: int32(i), Leader: int32(i % 3), LeaderRecoveryState: -1}
+	}
+	for _, bad := range []string{"", "frame", "crc"} {
+		t.Run("bad="+bad, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
+			l := observertest.New(t, dir)
+			// Batches of 3 records (three to a group), the fourth of 12 (alone, and
+			// ending the group before it), then of 3 again; the bad batch, if any, is
+			// the third of the fourth group.
+			var sizes []int
+			for i := range 14 {
+				n := 3
+				if i == 3 {
+					n = 12
+				}
+				recs := make([]metadata.Record, n)
+				for j := range recs {
+					recs[j] = change(10*i + j)
+				}
+				b := l.Encode(recs...)
+				if i == 9 && bad != "" {
+					corrupt(t, b, bad)
+				}
+				l.AppendRaw(b, int64(n))
+				sizes = append(sizes, n)
+			}
+			seg, err := openSegment(dir, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer seg.close()
+			f := quietFollower(dir)
+			f.setReuse(true)
+			p := startPrefetch(seg, true)
+			defer p.close()
+			var groups []int // batches per group
+			for i := 0; ; i++ {
+				b, pos, recs, pre, ferr, err := p.next(f)
+				if p.at == 1 {
+					groups = append(groups, 0)
+				}
+				groups[len(groups)-1]++
+				if i == 9 && bad != "" {
+					if bad == "frame" && (ferr == nil || err != nil) || bad == "crc" && !errors.Is(err, recordbatch.ErrCorrupt) {
+						t.Fatalf("bad batch: frame error %v, read error %v", ferr, err)
+					}
+					if !p.done {
+						t.Fatal("the prefetch goes on after a bad batch")
+					}
+					break
+				}
+				if errors.Is(err, errWait) && i == len(sizes) {
+					break
+				}
+				if err != nil || ferr != nil {
+					t.Fatalf("batch %d at %d: %v, %v", i, pos, err, ferr)
+				}
+				want, err := frame(&b, nil)
+				if err != nil || len(recs) != sizes[i] || len(pre) != sizes[i] {
+					t.Fatalf("batch %d: %d records framed (%v), %d handed on, %d decoded, want %d", i, len(want), err, len(recs), len(pre), sizes[i])
+				}
+				for j, r := range recs {
+					if r != want[j] {
+						t.Fatalf("batch %d record %d: %+v, want %+v", i, j, r, want[j])
+					}
+					if pre[j].err != nil || fmt.Sprint(pre[j].rec) != fmt.Sprint(change(10*i+j)) {
+						t.Fatalf("batch %d record %d decoded as %v (%v), want %v", i, j, pre[j].rec, pre[j].err, change(10*i+j))
+					}
+				}
+			}
+			want := []int{3, 1, 3, 3, 3, 2} // the end of the segment (errWait) in the last group
+			if bad != "" {
+				want = []int{3, 1, 3, 3} // the bad batch ends its group and the prefetch
+			}
+			if !slices.Equal(groups, want) {
+				t.Errorf("batches per group %v, want %v", groups, want)
+			}
+		})
+	}
+}
+
+// corrupt makes the encoded batch b one whose records do not frame though its CRC
+// holds (frame: it claims a record more than it holds), or one whose CRC is wrong.
+func corrupt(t *testing.T, b []byte, how string) {
+	t.Helper()
+	switch how {
+	case "frame":
+		const numRecords = 57 // after base offset, length, epoch, magic, CRC, attributes, ... producer fields
+		binary.BigEndian.PutUint32(b[numRecords:], binary.BigEndian.Uint32(b[numRecords:])+1)
+		binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	case "crc":
+		b[len(b)-1] ^= 0x55
+	}
 }
