@@ -266,14 +266,16 @@ func (f *follower) rebuild(s sink, why string) error {
 		f.close()
 		return err
 	}
+	// Counted before s publishes the image: a reader woken by it (Ready) sees the
+	// snapshot counted, as the network source's load does.
+	if snap != nil {
+		f.m.SnapshotsLoaded.Add(1)
+	}
 	if err := s.rebuild(f, r); err != nil {
 		f.close()
 		return err
 	}
 	f.loaded, f.why = true, ""
-	if snap != nil {
-		f.m.SnapshotsLoaded.Add(1)
-	}
 	return nil
 }
 

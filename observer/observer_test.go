@@ -250,3 +250,25 @@ func TestNotificationLatency(t *testing.T) {
 		t.Fatalf("median latency %v, want < 100ms", lat[len(lat)/2])
 	}
 }
+
+// TestSnapshotCountedWhenPublished checks that a loaded snapshot is counted before its
+// image is published, so that whoever the image wakes (Ready, the handler) sees it.
+func TestSnapshotCountedWhenPublished(t *testing.T) {
+	l := observertest.New(t, filepath.Join(t.TempDir(), "__cluster_metadata-0"))
+	l.Append(observertest.Topic("a", idA))
+	l.Snapshot(observertest.Topic("a", idA))
+	var o *Observer
+	var seen []int64
+	o, err := New(Config{Dir: l.Dir, Handler: func(u Update) {
+		seen = append(seen, o.Metrics().SnapshotsLoaded.Load())
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.f.poll(o); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []int64{1}) {
+		t.Fatalf("snapshots counted when each update was handled: %v, want [1]", seen)
+	}
+}
