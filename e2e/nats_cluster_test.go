@@ -17,7 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
-	"github.com/kraftwatch/kraftwatch/events"
+	"github.com/kraftwatch/kraftwatch/events/follow"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
 )
 
@@ -29,7 +29,7 @@ const (
 
 // TestNATSCluster: a 3-node nats-server cluster (TLS, user/password), kraftwatch's
 // streams created with 3 replicas (KRAFTWATCH_STREAM_REPLICAS=3), two kraftwatch
-// replicas each connected to another node, a durable events.Follow subscriber. During a
+// replicas each connected to another node, a durable follow.Run subscriber. During a
 // burst of eight partition increases the node leading kraftwatch's stream is SIGKILLed;
 // it is started again after the burst. Afterwards kraftwatch's stream holds every
 // transition once (1 + 9 per group, consistent chains, the last hash the one computed
@@ -66,23 +66,23 @@ func TestNATSCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var got []events.Delivery
+	var got []follow.Delivery
 	fctx, stopFollow := context.WithCancel(ctx)
 	followDone := make(chan error, 1)
 	go func() {
-		followDone <- events.Follow(fctx, js, events.FollowConfig{ClusterID: c.ClusterID, Durable: "e2e-cluster", RetryDelay: 200 * time.Millisecond,
+		followDone <- follow.Run(fctx, js, follow.Config{ClusterID: c.ClusterID, Durable: "e2e-cluster", RetryDelay: 200 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))},
-			func(_ context.Context, d events.Delivery) error {
+			func(_ context.Context, d follow.Delivery) error {
 				mu.Lock()
 				defer mu.Unlock()
 				got = append(got, d)
 				return nil
 			})
 	}()
-	received := func() []events.Delivery {
+	received := func() []follow.Delivery {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([]events.Delivery(nil), got...)
+		return append([]follow.Delivery(nil), got...)
 	}
 	waitEvents := func(n int, timeout time.Duration) {
 		t.Helper()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
 	"github.com/kraftwatch/kraftwatch/events"
+	"github.com/kraftwatch/kraftwatch/events/follow"
 )
 
 // TestSidecarSubscriber runs the events package's Follow against a running kraftwatch: a
@@ -35,13 +36,13 @@ func TestSidecarSubscriber(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var got []events.Delivery
+	var got []follow.Delivery
 	follow := func() (stop func()) {
 		fctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {
-			done <- events.Follow(fctx, js, events.FollowConfig{ClusterID: s.Cluster.ClusterID, Durable: "e2e-sub"},
-				func(_ context.Context, d events.Delivery) error {
+			done <- follow.Run(fctx, js, follow.Config{ClusterID: s.Cluster.ClusterID, Durable: "e2e-sub"},
+				func(_ context.Context, d follow.Delivery) error {
 					mu.Lock()
 					defer mu.Unlock()
 					got = append(got, d)

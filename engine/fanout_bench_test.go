@@ -27,7 +27,7 @@ var (
 // BenchmarkFanout10k: 10,000 consumer groups read one topic; each round adds a
 // partition to it (one metadata update, as the observer hands a batch on once it could
 // read it) and measures until the last of the 10k events reaches a JetStream consumer
-// of kraftwatch's stream (an ordered consumer, as events.Follow reads it): deciding,
+// of kraftwatch's stream (an ordered consumer, as follow.Run reads it): deciding,
 // encoding, publishing, storing and delivery. The engine and the publisher run as
 // kraftwatch runs them, with the publisher's defaults. It also reports the CPU time per
 // event of this process and, when it is another process, of the server. The server is

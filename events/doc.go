@@ -1,11 +1,14 @@
-// Package events is for programs that receive kraftwatch's events: the typed events
-// (RebalanceNeeded today; further types will be further Data implementations), Decode,
-// which checks a message as the event type's JSON Schema does, and Follow, which reads a
-// Kafka cluster's events from NATS JetStream through a durable consumer and resumes
-// after a restart where it stopped. kraftwatch's publisher uses the same types, so there
-// is one definition of the wire form. Its dependencies outside the standard library are
-// github.com/nats-io/nats.go and github.com/go-json-experiment/json/jsontext, the strict
-// JSON tokenizer Decode reads events with (encoding/json/jsontext once Go ships it).
+// Package events is kraftwatch's wire contract, its one owner: the typed events
+// (RebalanceNeeded and GroupRebalanced; further types will be further Data
+// implementations), every enum they carry (GroupType, GroupKey, ReasonKind, CauseKind),
+// the encoder kraftwatch publishes with, Decode, which checks a message as the event
+// type's JSON Schema does, the JSON Schemas themselves and the subjects. kraftwatch's
+// decision logic (groups/), engine and publisher use these types directly, so there is
+// one definition of the wire form. It does no I/O and imports no NATS package: reading
+// a cluster's events from NATS JetStream is package events/follow. Its one dependency
+// outside the standard library is github.com/go-json-experiment/json/jsontext, the
+// strict JSON tokenizer Decode reads events with (encoding/json/jsontext once Go ships
+// it).
 //
 // # What kraftwatch publishes
 //
@@ -23,7 +26,7 @@
 // otherwise) stores each announced transition once, in order per group, under its
 // public subject, and the events stream ("<stream>_EVENTS") holds a copy (by NATS
 // sourcing) that captures "<prefix>.<cluster token>.>", so that clients that look a
-// stream up by subject find it. Follow and FindStream read kraftwatch's stream itself:
+// stream up by subject find it. follow.Run and follow.FindStream read kraftwatch's stream itself:
 // after a leader change of that stream, nats-server resumes the copy only after a retry
 // backoff. Core NATS subscribers of "<prefix>.>" also receive each stored event once, but
 // miss those published while they are disconnected.
@@ -44,6 +47,5 @@
 // # Concurrency
 //
 // Decode and the types' methods are safe for concurrent use (Decode keeps its readers in
-// a sync.Pool). Follow calls its
-// handler from one goroutine, one event at a time.
+// a sync.Pool).
 package events

@@ -233,3 +233,11 @@ func ValidPrefix(p string) bool {
 	}
 	return true
 }
+
+// DefaultPrefix is the subject prefix kraftwatch publishes under unless configured
+// otherwise (KRAFTWATCH_SUBJECT_PREFIX).
+const DefaultPrefix = "kraftwatch"
+
+// InternalPrefix starts the subjects kraftwatch publishes on before its stream stores
+// the events under their public subjects; subscribers never use them.
+const InternalPrefix = "_kraftwatch"

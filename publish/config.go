@@ -105,7 +105,7 @@ type Config struct {
 	// NoEventsStream runs without the events stream, for throughput: kraftwatch neither
 	// creates nor needs it, and nats-server stores each event once and republishes it,
 	// about half its work per event with the events stream. Subscribers read Stream
-	// (its consumers filter on the public subjects; events.Follow does) or the
+	// (its consumers filter on the public subjects; follow.Run does) or the
 	// republished core subjects; a lookup of a stream by a public subject
 	// (StreamNameBySubject, "nats sub --all") finds none. An events stream that exists
 	// is left alone (it goes on sourcing Stream, and costs what it costs), with a

@@ -87,7 +87,7 @@
 //     a leader change of kraftwatch's stream, nats-server resumes sourcing only after its
 //     health check and retry backoff (10 s and more each): in TestClusterLeaderKill the
 //     copy caught up about 40 s later. Readers that cannot wait so long read
-//     kraftwatch's stream itself (events.Follow does), which stores the same events
+//     kraftwatch's stream itself (follow.Run does), which stores the same events
 //     under the same public subjects;
 //   - refuses the republished copies, which reach it on the subjects it captures: every
 //     publish of kraftwatch carries Nats-Expected-Stream naming kraftwatch's stream, and

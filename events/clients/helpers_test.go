@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kraftwatch/kraftwatch/events"
+	"github.com/kraftwatch/kraftwatch/events/follow"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -87,7 +88,7 @@ func start(t *testing.T) *setup {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	name, _ := events.FindStream(ctx, js, "", cluster)
+	name, _ := follow.FindStream(ctx, js, "", cluster)
 	c, err := js.OrderedConsumer(ctx, name, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		t.Fatal(err)

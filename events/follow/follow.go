@@ -1,4 +1,4 @@
-package events
+package follow
 
 import (
 	"cmp"
@@ -10,21 +10,15 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kraftwatch/kraftwatch/events"
 )
 
-// DefaultPrefix is the subject prefix kraftwatch publishes under unless configured
-// otherwise (KRAFTWATCH_SUBJECT_PREFIX).
-const DefaultPrefix = "kraftwatch"
-
-// InternalPrefix starts the subjects kraftwatch publishes on before its stream stores
-// the events under their public subjects; subscribers never use them.
-const InternalPrefix = "_kraftwatch"
-
-// apiTimeout bounds each JetStream API request of Follow.
+// apiTimeout bounds each JetStream API request of Run.
 const apiTimeout = 10 * time.Second
 
-// FollowConfig configures Follow.
-type FollowConfig struct {
+// Config configures Run.
+type Config struct {
 	// ClusterID is the Kafka cluster whose events to follow; required. Each cluster has
 	// its own stream.
 	ClusterID string
@@ -62,11 +56,11 @@ type FollowConfig struct {
 	Logger *slog.Logger
 }
 
-// Delivery is one event Follow hands to the handler.
+// Delivery is one event Run hands to the handler.
 type Delivery struct {
 	// Event is the decoded event. Its Data is nil when the type is one this package does
 	// not know (Err wraps ErrUnknownType): skip it, or return an error to stop there.
-	Event Event
+	Event events.Event
 	// Err is nil, or wraps ErrUnknownType.
 	Err error
 	// Subject is the NATS subject, "<prefix>.<cluster token>.group.<type>.<group token>".
@@ -87,7 +81,7 @@ type Delivery struct {
 // AckWait.
 func (d Delivery) InProgress() error { return d.msg.InProgress() }
 
-// Follow reads the events of cfg.ClusterID in stream order through a durable JetStream
+// Run reads the events of cfg.ClusterID in stream order through a durable JetStream
 // consumer (cfg.Durable) and calls handle for each, one at a time, until ctx ends; it
 // then returns nil. An event is acknowledged, and the server confirms it (double ack),
 // after handle returns nil; when handle returns an error it is called again with the same
@@ -101,17 +95,17 @@ func (d Delivery) InProgress() error { return d.msg.InProgress() }
 // Messages that are not valid kraftwatch events are logged and terminated (never
 // delivered again), so one bad message does not stop the subscriber. Lost connections,
 // a stream leader change or a deleted consumer are retried (the consumer is made again
-// at the same position when the server still has it); Follow returns an error only for
-// a bad FollowConfig.
-func Follow(ctx context.Context, js jetstream.JetStream, cfg FollowConfig, handle func(context.Context, Delivery) error) error {
+// at the same position when the server still has it); Run returns an error only for
+// a bad Config.
+func Run(ctx context.Context, js jetstream.JetStream, cfg Config, handle func(context.Context, Delivery) error) error {
 	if cfg.ClusterID == "" || cfg.Durable == "" {
-		return fmt.Errorf("events: Follow needs a ClusterID and a Durable name")
+		return fmt.Errorf("follow: Run needs a ClusterID and a Durable name")
 	}
-	cfg.Prefix = cmp.Or(cfg.Prefix, DefaultPrefix)
-	if !ValidPrefix(cfg.Prefix) {
-		return fmt.Errorf("events: Follow: bad prefix %q", cfg.Prefix)
+	cfg.Prefix = cmp.Or(cfg.Prefix, events.DefaultPrefix)
+	if !events.ValidPrefix(cfg.Prefix) {
+		return fmt.Errorf("follow: Run: bad prefix %q", cfg.Prefix)
 	}
-	root := cfg.Prefix + "." + EscapeToken(cfg.ClusterID)
+	root := cfg.Prefix + "." + events.EscapeToken(cfg.ClusterID)
 	if len(cfg.FilterSubjects) == 0 {
 		cfg.FilterSubjects = []string{root + ".>"}
 	}
@@ -137,7 +131,7 @@ func Follow(ctx context.Context, js jetstream.JetStream, cfg FollowConfig, handl
 }
 
 // follow makes sure the consumer exists and handles its events until an error.
-func follow(ctx context.Context, js jetstream.JetStream, cfg FollowConfig, root string, log *slog.Logger,
+func follow(ctx context.Context, js jetstream.JetStream, cfg Config, root string, log *slog.Logger,
 	handled map[string]uint64, handle func(context.Context, Delivery) error) error {
 	// Each API call gets its own timeout: a request lost with a connection (its node
 	// died) is never answered, and ctx may have a distant deadline or none.
@@ -201,7 +195,7 @@ func follow(ctx context.Context, js jetstream.JetStream, cfg FollowConfig, root 
 // handleOne decodes m, hands it to handle until handle returns nil (trying again after
 // RetryDelay), records its sequence in handled and acknowledges it. A message at or
 // below handled[stream] was handled already: it is only acknowledged again.
-func handleOne(ctx context.Context, cfg FollowConfig, stream string, log *slog.Logger, m jetstream.Msg,
+func handleOne(ctx context.Context, cfg Config, stream string, log *slog.Logger, m jetstream.Msg,
 	handled map[string]uint64, handle func(context.Context, Delivery) error) {
 	meta, err := m.Metadata()
 	if err != nil {
@@ -214,8 +208,8 @@ func handleOne(ctx context.Context, cfg FollowConfig, stream string, log *slog.L
 		ack(ctx, cfg, stream, log, m, meta.Sequence.Stream, "")
 		return
 	}
-	ev, err := Decode(m.Data())
-	if err != nil && !errors.Is(err, ErrUnknownType) {
+	ev, err := events.Decode(m.Data())
+	if err != nil && !errors.Is(err, events.ErrUnknownType) {
 		log.Warn("not a kraftwatch event; skipped", "stream", stream, "seq", meta.Sequence.Stream, "subject", m.Subject(), "error", err)
 		_ = m.TermWithReason("not a kraftwatch event")
 		return
@@ -242,7 +236,7 @@ func handleOne(ctx context.Context, cfg FollowConfig, stream string, log *slog.L
 
 // ack acknowledges m and waits for the server to confirm it (double ack); a failure
 // is logged: the server may deliver the event again.
-func ack(ctx context.Context, cfg FollowConfig, stream string, log *slog.Logger, m jetstream.Msg, seq uint64, id string) {
+func ack(ctx context.Context, cfg Config, stream string, log *slog.Logger, m jetstream.Msg, seq uint64, id string) {
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.AckWait)
 	defer cancel()
 	if err := m.DoubleAck(actx); err != nil {
@@ -255,7 +249,7 @@ func ack(ctx context.Context, cfg FollowConfig, stream string, log *slog.Logger,
 // consumer, so a subscriber keeps its position; else the one FindStream returns.
 func durableStream(ctx context.Context, js jetstream.JetStream, root, durable string) (string, error) {
 	var found []string
-	for _, subject := range []string{InternalPrefix + "." + root + ".>", root + ".>"} {
+	for _, subject := range []string{events.InternalPrefix + "." + root + ".>", root + ".>"} {
 		name, err := js.StreamNameBySubject(ctx, subject)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			continue
@@ -284,8 +278,8 @@ func durableStream(ctx context.Context, js jetstream.JetStream, root, durable st
 // kraftwatch's stream changes (tens of seconds in a 3-node cluster); both hold the same
 // events in the same order.
 func FindStream(ctx context.Context, js jetstream.JetStream, prefix, clusterID string) (string, error) {
-	root := cmp.Or(prefix, DefaultPrefix) + "." + EscapeToken(clusterID)
-	name, err := js.StreamNameBySubject(ctx, InternalPrefix+"."+root+".>")
+	root := cmp.Or(prefix, events.DefaultPrefix) + "." + events.EscapeToken(clusterID)
+	name, err := js.StreamNameBySubject(ctx, events.InternalPrefix+"."+root+".>")
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		name, err = js.StreamNameBySubject(ctx, root+".>")
 	}

@@ -1,4 +1,4 @@
-package events_test
+package follow_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/kraftwatch/kraftwatch/events"
+	"github.com/kraftwatch/kraftwatch/events/follow"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -65,7 +65,7 @@ type collector struct {
 	seq []uint64
 }
 
-func (c *collector) handle(_ context.Context, d events.Delivery) error {
+func (c *collector) handle(_ context.Context, d follow.Delivery) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ids = append(c.ids, d.Event.ID)
@@ -89,10 +89,10 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 }
 
 // run runs Follow with cfg until stop is called; stop returns Follow's error.
-func run(t testing.TB, js jetstream.JetStream, cfg events.FollowConfig, h func(context.Context, events.Delivery) error) (stop func() error) {
+func run(t testing.TB, js jetstream.JetStream, cfg follow.Config, h func(context.Context, follow.Delivery) error) (stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- events.Follow(ctx, js, cfg, h) }()
+	go func() { done <- follow.Run(ctx, js, cfg, h) }()
 	var once sync.Once
 	var err error
 	stop = func() error { once.Do(func() { cancel(); err = <-done }); return err }
@@ -112,7 +112,7 @@ func TestFollowResumes(t *testing.T) {
 	}
 	waitFor(t, "the events stream", func() bool { return p.EventsStream() != "" })
 	var c collector
-	cfg := events.FollowConfig{ClusterID: cluster, Durable: "test-subscriber", RetryDelay: 50 * time.Millisecond,
+	cfg := follow.Config{ClusterID: cluster, Durable: "test-subscriber", RetryDelay: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(tlog{t}, nil))}
 	stop := run(t, js, cfg, c.handle)
 	waitFor(t, "5 events", func() bool { return c.len() == 5 })
@@ -123,7 +123,7 @@ func TestFollowResumes(t *testing.T) {
 		announce(t, p, fmt.Sprintf("g%d", k%2), k)
 	}
 	failed := false
-	stop = run(t, js, cfg, func(ctx context.Context, d events.Delivery) error {
+	stop = run(t, js, cfg, func(ctx context.Context, d follow.Delivery) error {
 		if !failed && d.Seq == 7 {
 			failed = true
 			return fmt.Errorf("not now")
@@ -145,7 +145,7 @@ func TestFollowResumes(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if name, err := events.FindStream(context.Background(), js, "", cluster); err != nil || name != "KRAFTWATCH_"+cluster {
+	if name, err := follow.FindStream(context.Background(), js, "", cluster); err != nil || name != "KRAFTWATCH_"+cluster {
 		t.Fatalf("FindStream = %q, %v", name, err)
 	}
 }
@@ -164,6 +164,6 @@ func TestFollowSkipsInvalid(t *testing.T) {
 	}
 	announce(t, p, "g", 1)
 	var c collector
-	run(t, js, events.FollowConfig{ClusterID: cluster, Durable: "d"}, c.handle)
+	run(t, js, follow.Config{ClusterID: cluster, Durable: "d"}, c.handle)
 	waitFor(t, "2 events", func() bool { return c.len() == 2 })
 }

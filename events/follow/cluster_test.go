@@ -1,4 +1,4 @@
-package events_test
+package follow_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/kraftwatch/kraftwatch/events"
+	"github.com/kraftwatch/kraftwatch/events/follow"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -31,7 +31,7 @@ func TestFollowLeaderKill(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	js, _ := jetstream.New(c.Connect(c.URLs(), "", ""))
 	var col collector
-	stop := run(t, js, events.FollowConfig{ClusterID: cluster, Durable: "ha", RetryDelay: 100 * time.Millisecond,
+	stop := run(t, js, follow.Config{ClusterID: cluster, Durable: "ha", RetryDelay: 100 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(tlog{t}, nil))}, col.handle)
 	const n = 60
 	for k := range n {
