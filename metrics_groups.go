@@ -9,6 +9,7 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/api"
 	"github.com/kraftwatch/kraftwatch/engine"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 )
 
@@ -45,12 +46,12 @@ func (c *groupsCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 type groupTypeState struct {
-	t groups.GroupType
+	t events.GroupType
 	s groups.GroupState
 }
 
 // groupTypes are the four types, in order.
-var groupTypes = []groups.GroupType{groups.ClassicGroup, groups.ConsumerGroup, groups.ShareGroup, groups.StreamsGroup}
+var groupTypes = []events.GroupType{events.ClassicGroup, events.ConsumerGroup, events.ShareGroup, events.StreamsGroup}
 
 func (c *groupsCollector) Collect(ch chan<- prometheus.Metric) {
 	counts := map[groupTypeState]int{}

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
@@ -26,8 +26,8 @@ func newRebalanceMetrics() *rebalanceMetrics {
 			Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}}),
 	}
 	for _, t := range groupTypes {
-		for k := range groups.NumCauseKinds {
-			m.total.WithLabelValues(t.String(), groups.CauseKind(k).String())
+		for k := range events.NumCauseKinds {
+			m.total.WithLabelValues(t.String(), events.CauseKind(k).String())
 		}
 	}
 	return m
@@ -35,7 +35,7 @@ func newRebalanceMetrics() *rebalanceMetrics {
 
 // observe is the engine's OnRebalanced.
 func (m *rebalanceMetrics) observe(ev publish.Rebalanced) {
-	var seen [groups.NumCauseKinds]bool
+	var seen [events.NumCauseKinds]bool
 	for _, c := range ev.Causes {
 		if int(c.Kind) < len(seen) && !seen[c.Kind] {
 			seen[c.Kind] = true

@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
@@ -17,10 +17,10 @@ func TestRebalanceMetrics(t *testing.T) {
 	m := newRebalanceMetrics()
 	reg := prometheus.NewRegistry()
 	m.register(reg)
-	if n := testutil.CollectAndCount(m.total); n != len(groupTypes)*groups.NumCauseKinds {
-		t.Fatalf("%d series, want %d", n, len(groupTypes)*groups.NumCauseKinds)
+	if n := testutil.CollectAndCount(m.total); n != len(groupTypes)*events.NumCauseKinds {
+		t.Fatalf("%d series, want %d", n, len(groupTypes)*events.NumCauseKinds)
 	}
-	joined, meta := publish.CauseKind(groups.CauseMemberJoined), publish.CauseKind(groups.CauseMetadata)
+	joined, meta := events.CauseMemberJoined, events.CauseMetadata
 	m.observe(publish.Rebalanced{GroupType: publish.ConsumerGroup, Causes: []publish.RebalanceCause{
 		{Kind: joined, MemberID: "a"}, {Kind: joined, MemberID: "b"},
 		{Kind: meta, PredictedBy: &publish.Prediction{LeadTimeMs: 1500}},

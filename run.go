@@ -24,6 +24,7 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/api"
 	"github.com/kraftwatch/kraftwatch/engine"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/kafkaconn"
 	"github.com/kraftwatch/kraftwatch/observer"
@@ -483,7 +484,7 @@ func registerStages(reg *prometheus.Registry, info []string, obs *observer.Obser
 		kind: prometheus.CounterValue,
 		values: func(yield func(float64, ...string)) {
 			for k, n := range eng.Stats().DecisionReasons {
-				yield(float64(n), groups.ReasonKind(k).String())
+				yield(float64(n), events.ReasonKind(k).String())
 			}
 		},
 	})

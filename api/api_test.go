@@ -17,6 +17,7 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/api"
 	"github.com/kraftwatch/kraftwatch/engine"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/hashcache"
@@ -125,7 +126,7 @@ func TestOpenAPI(t *testing.T) {
 		for _, stop := range [][2]int64{{0, 4}, {0, 161}, {1, 200}, {1, 1 << 40}} {
 			v := fixtureView(t, version, int32(stop[0]), stop[1])
 			v.History = engine.NewHistory(4)
-			v.History.Record(groups.GroupKey{Type: groups.ConsumerGroup, ID: "g-list"}, engine.HistoryEvent{Type: publish.EventType, ID: "kw1-x",
+			v.History.Record(events.GroupKey{Type: events.ConsumerGroup, ID: "g-list"}, engine.HistoryEvent{Type: publish.EventType, ID: "kw1-x",
 				CoordinatorEpoch: 3, HasPreviousHash: true, PreviousHash: -5, NewHash: 7, Summary: "partitions_added orders 3->5"})
 			srv := server(t, v)
 			status, body := val.get(srv.URL + "/v1/groups")
@@ -167,7 +168,7 @@ func TestOpenAPI(t *testing.T) {
 // image is the fixture's last, in which payments was deleted and recreated: the
 // partitions pending revocation are of the old id, which has no name any more.
 func TestDetailReconciling(t *testing.T) {
-	k := groups.GroupKey{Type: groups.ConsumerGroup, ID: "g-list"}
+	k := events.GroupKey{Type: events.ConsumerGroup, ID: "g-list"}
 	d, ok := api.Detail(fixtureView(t, "4.3.1", 0, 161), k)
 	if !ok {
 		t.Fatal("g-list missing")
@@ -212,7 +213,7 @@ func TestDetailStreamsTasks(t *testing.T) {
 			}
 		}
 		v := syncedView(t, s, loaded.Image)
-		d, ok := api.Detail(v, groups.GroupKey{Type: groups.StreamsGroup, ID: "kw-streams"})
+		d, ok := api.Detail(v, events.GroupKey{Type: events.StreamsGroup, ID: "kw-streams"})
 		if !ok || len(d.Members) != 1 {
 			t.Fatalf("%s: kw-streams %+v, %v", version, d, ok)
 		}
@@ -255,18 +256,18 @@ func TestListPaging(t *testing.T) {
 	for _, q := range []api.ListQuery{
 		{Limit: 7},
 		{Limit: 1000},
-		{Type: groups.ShareGroup, Limit: 33},
+		{Type: events.ShareGroup, Limit: 33},
 		{Prefix: "group-00", Limit: 10},
 		{State: groups.StateAssigning, Limit: 100}, // the streams groups (no target assignment record)
 	} {
-		var want []groups.GroupKey
+		var want []events.GroupKey
 		for _, k := range s.Keys() {
 			g, _ := s.Group(k)
-			if (q.Type == groups.UnknownGroup || k.Type == q.Type) && strings.HasPrefix(k.ID, q.Prefix) && (q.State == groups.UnknownState || g.State() == q.State) {
+			if (q.Type == events.UnknownGroup || k.Type == q.Type) && strings.HasPrefix(k.ID, q.Prefix) && (q.State == groups.UnknownState || g.State() == q.State) {
 				want = append(want, k)
 			}
 		}
-		var got []groups.GroupKey
+		var got []events.GroupKey
 		for pages := 0; ; pages++ {
 			page := api.List(v, q)
 			if page.Matched != len(want) {

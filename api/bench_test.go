@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kraftwatch/kraftwatch/api"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/image"
@@ -30,14 +31,14 @@ func BenchmarkAPI(b *testing.B) {
 	if s.Len() != 100000 {
 		b.Fatalf("%d groups", s.Len())
 	}
-	mid := groups.GroupKey{Type: groups.ConsumerGroup, ID: "group-12500"}
+	mid := events.GroupKey{Type: events.ConsumerGroup, ID: "group-12500"}
 	for _, bc := range []struct {
 		name string
 		q    api.ListQuery
 	}{
 		{"list/first-page", api.ListQuery{}},
 		{"list/page-after-cursor", api.ListQuery{After: &mid}},
-		{"list/consumer-stable-prefix", api.ListQuery{Type: groups.ConsumerGroup, State: groups.StateStable, Prefix: "group-1"}},
+		{"list/consumer-stable-prefix", api.ListQuery{Type: events.ConsumerGroup, State: groups.StateStable, Prefix: "group-1"}},
 		{"list/1000", api.ListQuery{Limit: 1000}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
@@ -51,7 +52,7 @@ func BenchmarkAPI(b *testing.B) {
 			reportCPU(b, cpu0)
 		})
 	}
-	k := groups.GroupKey{Type: groups.ConsumerGroup, ID: "group-12345"}
+	k := events.GroupKey{Type: events.ConsumerGroup, ID: "group-12345"}
 	b.Run("detail", func(b *testing.B) {
 		b.ReportAllocs()
 		cpu0 := cpuTime()

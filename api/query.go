@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kraftwatch/kraftwatch/engine"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
@@ -29,45 +30,45 @@ var ErrBadQuery = errors.New("api: bad query")
 // State (UnknownState: every state), whose id starts with Prefix, after the cursor
 // After, at most Limit of them, in (type, id) order.
 type ListQuery struct {
-	Type   groups.GroupType
+	Type   events.GroupType
 	State  groups.GroupState
 	Prefix string
-	After  *groups.GroupKey
+	After  *events.GroupKey
 	Limit  int
 }
 
 // Cursor is the opaque form of a key for ListQuery.After.
-func Cursor(k groups.GroupKey) string {
+func Cursor(k events.GroupKey) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(k.Type.String() + "/" + k.ID))
 }
 
 // ParseCursor is the inverse of Cursor.
-func ParseCursor(s string) (groups.GroupKey, error) {
+func ParseCursor(s string) (events.GroupKey, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return groups.GroupKey{}, fmt.Errorf("%w: cursor %q: %v", ErrBadQuery, s, err)
+		return events.GroupKey{}, fmt.Errorf("%w: cursor %q: %v", ErrBadQuery, s, err)
 	}
 	t, id, _ := strings.Cut(string(b), "/")
 	return ParseGroupKey(t, id)
 }
 
 // ParseGroupKey reads a group type name ("consumer", ...) and an id.
-func ParseGroupKey(typ, id string) (groups.GroupKey, error) {
+func ParseGroupKey(typ, id string) (events.GroupKey, error) {
 	t, err := ParseGroupType(typ)
-	if err != nil || t == groups.UnknownGroup {
-		return groups.GroupKey{}, fmt.Errorf("%w: group type %q (classic, consumer, share or streams)", ErrBadQuery, typ)
+	if err != nil || t == events.UnknownGroup {
+		return events.GroupKey{}, fmt.Errorf("%w: group type %q (classic, consumer, share or streams)", ErrBadQuery, typ)
 	}
-	return groups.GroupKey{Type: t, ID: id}, nil
+	return events.GroupKey{Type: t, ID: id}, nil
 }
 
 // ParseGroupType reads a group type name; "" is UnknownGroup (any).
-func ParseGroupType(s string) (groups.GroupType, error) {
-	for _, t := range []groups.GroupType{groups.UnknownGroup, groups.ClassicGroup, groups.ConsumerGroup, groups.ShareGroup, groups.StreamsGroup} {
-		if s == t.String() || (s == "" && t == groups.UnknownGroup) {
+func ParseGroupType(s string) (events.GroupType, error) {
+	for _, t := range []events.GroupType{events.UnknownGroup, events.ClassicGroup, events.ConsumerGroup, events.ShareGroup, events.StreamsGroup} {
+		if s == t.String() || (s == "" && t == events.UnknownGroup) {
 			return t, nil
 		}
 	}
-	return groups.UnknownGroup, fmt.Errorf("%w: group type %q (classic, consumer, share or streams)", ErrBadQuery, s)
+	return events.UnknownGroup, fmt.Errorf("%w: group type %q (classic, consumer, share or streams)", ErrBadQuery, s)
 }
 
 // keyHeap is a max-heap of keys: the page being selected, its greatest key on top.
@@ -95,7 +96,7 @@ func List(v *engine.View, q ListQuery) GroupList {
 	page := make(keyHeap, 0, limit+1)
 	matched, after := 0, 0 // matching groups, and those after the cursor
 	for g := range v.State.All() {
-		if (q.Type != groups.UnknownGroup && g.Key.Type != q.Type) || !strings.HasPrefix(g.Key.ID, q.Prefix) {
+		if (q.Type != events.UnknownGroup && g.Key.Type != q.Type) || !strings.HasPrefix(g.Key.ID, q.Prefix) {
 			continue
 		}
 		if q.State != groups.UnknownState && g.State() != q.State {
@@ -142,7 +143,7 @@ func summary(v *engine.View, g *groups.Group) GroupSummary {
 func ptr[T any](v T) *T { return &v }
 
 // Detail answers GET /v1/groups/{type}/{id} from v; ok is false for an unknown group.
-func Detail(v *engine.View, k groups.GroupKey) (d GroupDetail, ok bool) {
+func Detail(v *engine.View, k events.GroupKey) (d GroupDetail, ok bool) {
 	g, ok := v.State.Group(k)
 	if !ok {
 		return d, false
@@ -206,7 +207,7 @@ func hashes(v *engine.View, g *groups.Group, topics []string) Hashes {
 			h.Murmur3 = Hash(c.GroupHash(cl, topics))
 		}
 	}
-	if g.HasMetadata && g.Key.Type != groups.ClassicGroup && g.MetadataHash != 0 {
+	if g.HasMetadata && g.Key.Type != events.ClassicGroup && g.MetadataHash != 0 {
 		h.CoordinatorMetadataHash = ptr(Hash(g.MetadataHash))
 		h.CoordinatorAgrees = ptr(g.MetadataHash == int64(h.Kafka))
 	}
@@ -216,7 +217,7 @@ func hashes(v *engine.View, g *groups.Group, topics []string) Hashes {
 func member(v *engine.View, g *groups.Group, m *groups.Member) MemberInfo {
 	mi := MemberInfo{MemberID: m.ID, InstanceID: m.InstanceID, ClientID: m.ClientID, ClientHost: m.ClientHost, RackID: m.RackID,
 		SubscribedTopicNames: nonNil(slices.Clone(m.SubscribedTopicNames)), SubscribedTopicRegex: m.SubscribedTopicRegex}
-	if g.Key.Type != groups.ClassicGroup {
+	if g.Key.Type != events.ClassicGroup {
 		mi.Reconciled = ptr(m.Assignment.ReconciledTo(max(g.TargetAssignmentEpoch, 0)))
 	}
 	a := m.Assignment
@@ -226,7 +227,7 @@ func member(v *engine.View, g *groups.Group, m *groups.Member) MemberInfo {
 	if a.HasCurrent {
 		mi.MemberEpoch, mi.MemberState = ptr(a.MemberEpoch), ptr(a.State.String())
 	}
-	if t := a.Tasks; g.Key.Type == groups.StreamsGroup { // tasks, not partitions
+	if t := a.Tasks; g.Key.Type == events.StreamsGroup { // tasks, not partitions
 		if a.HasCurrent && t != nil {
 			mi.AssignedTasks, mi.TasksPendingRevocation = tasks(t.Assigned), tasks(t.PendingRevocation)
 		}
@@ -237,7 +238,7 @@ func member(v *engine.View, g *groups.Group, m *groups.Member) MemberInfo {
 	}
 	if a.HasCurrent {
 		mi.Assigned = partitions(v.Image, a.Assigned)
-		if g.Key.Type == groups.ConsumerGroup {
+		if g.Key.Type == events.ConsumerGroup {
 			mi.PendingRevocation = partitions(v.Image, a.PendingRevocation)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/api"
 	"github.com/kraftwatch/kraftwatch/engine"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 )
@@ -86,10 +87,10 @@ func Groups(args, environ []string, stdout, stderr io.Writer) int {
 type groupSource interface {
 	list(q url.Values) (api.GroupList, error)
 	// detail returns the group, false when there is none.
-	detail(k groups.GroupKey) (api.GroupDetail, bool, error)
+	detail(k events.GroupKey) (api.GroupDetail, bool, error)
 	// timeline is what happened to the group: the sidecar's events, or the state
 	// transitions seen in the replay.
-	timeline(k groups.GroupKey, d api.GroupDetail) (title string, rows [][]string)
+	timeline(k events.GroupKey, d api.GroupDetail) (title string, rows [][]string)
 }
 
 // httpSource reads a running kraftwatch's API.
@@ -136,7 +137,7 @@ func (h *httpSource) list(q url.Values) (api.GroupList, error) {
 	}
 }
 
-func (h *httpSource) detail(k groups.GroupKey) (api.GroupDetail, bool, error) {
+func (h *httpSource) detail(k events.GroupKey) (api.GroupDetail, bool, error) {
 	var d api.GroupDetail
 	status, err := h.get("/v1/groups/"+k.Type.String()+"/"+url.PathEscape(k.ID), nil, &d)
 	if status == http.StatusNotFound {
@@ -145,7 +146,7 @@ func (h *httpSource) detail(k groups.GroupKey) (api.GroupDetail, bool, error) {
 	return d, err == nil, err
 }
 
-func (h *httpSource) timeline(_ groups.GroupKey, d api.GroupDetail) (string, [][]string) {
+func (h *httpSource) timeline(_ events.GroupKey, d api.GroupDetail) (string, [][]string) {
 	rows := [][]string{{"TIME", "EVENT", "COORDINATOR_EPOCH", "HASH", "WHAT"}}
 	for _, e := range d.Events {
 		hash := "-"
@@ -162,14 +163,14 @@ func (h *httpSource) timeline(_ groups.GroupKey, d api.GroupDetail) (string, [][
 // transitions of one group recorded during the replay.
 type replaySource struct {
 	view  *engine.View
-	trans map[groups.GroupKey][][]string
+	trans map[events.GroupKey][][]string
 }
 
 // kafkaSource replays __consumer_offsets over the metadata log, recording the state
 // transitions of the groups whose id is id (all types), when id is not "".
 func kafkaSource(dir, controllers string, environ []string, bootstrap, scheme, id string, stderr io.Writer) (*replaySource, error) {
-	r := &replaySource{trans: map[groups.GroupKey][][]string{}}
-	last := map[groups.GroupKey]string{}
+	r := &replaySource{trans: map[events.GroupKey][][]string{}}
+	last := map[events.GroupKey]string{}
 	im, state, cache, err := inspectInputsWatching(dir, controllers, environ, bootstrap, scheme, stderr,
 		func(m groups.Message, rec groups.Record, s *groups.State) {
 			if id == "" || rec.GroupID != id || rec.Type.IsOffsetCommit() {
@@ -238,12 +239,12 @@ func (r *replaySource) list(q url.Values) (api.GroupList, error) {
 	}
 }
 
-func (r *replaySource) detail(k groups.GroupKey) (api.GroupDetail, bool, error) {
+func (r *replaySource) detail(k events.GroupKey) (api.GroupDetail, bool, error) {
 	d, ok := api.Detail(r.view, k)
 	return d, ok, nil
 }
 
-func (r *replaySource) timeline(k groups.GroupKey, _ api.GroupDetail) (string, [][]string) {
+func (r *replaySource) timeline(k events.GroupKey, _ api.GroupDetail) (string, [][]string) {
 	rows := [][]string{{"TIME", "RECORD", "TYPE", "STATE", "EPOCH/TARGET", "MEMBERS", "RECONCILING"}}
 	return "STATE CHANGES (from the records, oldest first)", append(rows, r.trans[k]...)
 }
@@ -272,13 +273,13 @@ func printGroups(w io.Writer, src groupSource, q url.Values) error {
 
 // printGroup prints one group; without typ, the id is looked up in every type.
 func printGroup(w io.Writer, src groupSource, typ, id string) error {
-	var keys []groups.GroupKey
+	var keys []events.GroupKey
 	if typ != "" {
 		k, err := api.ParseGroupKey(typ, id)
 		if err != nil {
 			return err
 		}
-		keys = []groups.GroupKey{k}
+		keys = []events.GroupKey{k}
 	} else {
 		list, err := src.list(url.Values{"prefix": {id}})
 		if err != nil {

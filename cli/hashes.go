@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
@@ -97,7 +98,7 @@ func VerifyEnv(args, environ []string, stdout, stderr io.Writer) int {
 	checked, bad := 0, 0
 	for _, k := range state.Keys() {
 		g, _ := state.Group(k)
-		if !g.HasMetadata || k.Type == groups.ClassicGroup {
+		if !g.HasMetadata || k.Type == events.ClassicGroup {
 			continue // classic groups store no MetadataHash
 		}
 		checked++

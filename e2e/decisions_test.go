@@ -18,6 +18,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
@@ -37,7 +38,7 @@ type kwSide struct {
 	synced  bool         // Tracker.Sync done: updates go to the Tracker
 	ds      []kwDecision
 	updates []kwUpdate
-	coord   map[groups.GroupKey][]coordState // the coordinator's epoch and hash, as written
+	coord   map[events.GroupKey][]coordState // the coordinator's epoch and hash, as written
 	errs    []string
 }
 
@@ -68,7 +69,7 @@ func startKraftwatch(ctx context.Context, t *testing.T, c *kafkatest.Cluster) *k
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &kwSide{state: groups.NewState(), coord: map[groups.GroupKey][]coordState{}}
+	k := &kwSide{state: groups.NewState(), coord: map[events.GroupKey][]coordState{}}
 	k.tracker = groups.NewTracker(k.state, cache)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	o, err := observer.New(observer.Config{Dir: c.Nodes[0].MetadataLogDir(), Logger: logger, Handler: k.onMetadata})
@@ -148,7 +149,7 @@ type view struct {
 	members int
 }
 
-func (k *kwSide) view(key groups.GroupKey) view {
+func (k *kwSide) view(key events.GroupKey) view {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var v view
@@ -183,7 +184,7 @@ func (k *kwSide) image() *image.Image {
 
 // decisionGroup is one group of the test and its member.
 type decisionGroup struct {
-	key    groups.GroupKey
+	key    events.GroupKey
 	kind   string
 	topics []string
 	regex  string
@@ -194,8 +195,8 @@ type decisionCase struct {
 	name   string
 	act    func(ctx context.Context) error
 	ready  func(im *image.Image) bool // the change is in kraftwatch's image (negatives)
-	expect []groups.GroupKey          // decided by kraftwatch and bumped by the coordinator
-	kwOnly []groups.GroupKey          // decided by kraftwatch, not bumped (see the README)
+	expect []events.GroupKey          // decided by kraftwatch and bumped by the coordinator
+	kwOnly []events.GroupKey          // decided by kraftwatch, not bumped (see the README)
 	early  bool                       // kraftwatch is expected to decide before the coordinator can
 }
 
@@ -257,14 +258,14 @@ func TestDecisions(t *testing.T) {
 	must("create topics", admin.CreateTopics(ctx, append(append(tcs, offsets), streamsInternalTopics()...)...))
 	streams := startStreams(ctx, t, c)
 	gs := []*decisionGroup{
-		{key: groups.GroupKey{Type: groups.ConsumerGroup, ID: "kw-add"}, kind: kafkatest.KindConsumer, topics: []string{"t-add"}},
-		{key: groups.GroupKey{Type: groups.ShareGroup, ID: "kw-share"}, kind: kafkatest.KindShare, topics: []string{"t-add", "t-neg"}},
-		{key: groups.GroupKey{Type: groups.ConsumerGroup, ID: "kw-rack"}, kind: kafkatest.KindConsumer, topics: []string{"t-rack"}},
-		{key: groups.GroupKey{Type: groups.ConsumerGroup, ID: "kw-neg"}, kind: kafkatest.KindConsumer, topics: []string{"t-neg"}},
-		{key: groups.GroupKey{Type: groups.ConsumerGroup, ID: "kw-del"}, kind: kafkatest.KindConsumer, topics: []string{"t-del", "t-keep"}},
-		{key: groups.GroupKey{Type: groups.ClassicGroup, ID: "kw-classic"}, kind: kafkatest.KindClassic, topics: []string{"t-del", "t-neg"}},
-		{key: groups.GroupKey{Type: groups.ConsumerGroup, ID: "kw-rec"}, kind: kafkatest.KindConsumer, topics: []string{"t-rec"}},
-		{key: groups.GroupKey{Type: groups.ConsumerGroup, ID: "kw-regex"}, kind: kafkatest.KindConsumer, regex: `kw-re\..*`},
+		{key: events.GroupKey{Type: events.ConsumerGroup, ID: "kw-add"}, kind: kafkatest.KindConsumer, topics: []string{"t-add"}},
+		{key: events.GroupKey{Type: events.ShareGroup, ID: "kw-share"}, kind: kafkatest.KindShare, topics: []string{"t-add", "t-neg"}},
+		{key: events.GroupKey{Type: events.ConsumerGroup, ID: "kw-rack"}, kind: kafkatest.KindConsumer, topics: []string{"t-rack"}},
+		{key: events.GroupKey{Type: events.ConsumerGroup, ID: "kw-neg"}, kind: kafkatest.KindConsumer, topics: []string{"t-neg"}},
+		{key: events.GroupKey{Type: events.ConsumerGroup, ID: "kw-del"}, kind: kafkatest.KindConsumer, topics: []string{"t-del", "t-keep"}},
+		{key: events.GroupKey{Type: events.ClassicGroup, ID: "kw-classic"}, kind: kafkatest.KindClassic, topics: []string{"t-del", "t-neg"}},
+		{key: events.GroupKey{Type: events.ConsumerGroup, ID: "kw-rec"}, kind: kafkatest.KindConsumer, topics: []string{"t-rec"}},
+		{key: events.GroupKey{Type: events.ConsumerGroup, ID: "kw-regex"}, kind: kafkatest.KindConsumer, regex: `kw-re\..*`},
 	}
 	var joins []e2etest.Join
 	for _, g := range gs {
@@ -284,7 +285,7 @@ func TestDecisions(t *testing.T) {
 			if v.bumps == 0 || v.members == 0 || !v.kwOK {
 				return fmt.Errorf("baseline: %s has no coordinator record, member or kraftwatch hash yet", g.key)
 			}
-			if g.key.Type != groups.ClassicGroup && v.kwHash != v.coord.Hash {
+			if g.key.Type != events.ClassicGroup && v.kwHash != v.coord.Hash {
 				return fmt.Errorf("baseline: %s: kraftwatch's hash %016x, the coordinator's %016x", g.key, uint64(v.kwHash), uint64(v.coord.Hash))
 			}
 		}
@@ -298,14 +299,14 @@ func TestDecisions(t *testing.T) {
 		t.Logf("baseline %-28s epoch %d, coordinator hash %016x, kraftwatch %016x", g.key, v.coord.Epoch, uint64(v.coord.Hash), uint64(v.kwHash))
 	}
 
-	key := func(id string) groups.GroupKey {
+	key := func(id string) events.GroupKey {
 		for _, g := range gs {
 			if strings.HasPrefix(g.key.ID, id) {
 				return g.key
 			}
 		}
 		t.Fatalf("no group %s", id)
-		return groups.GroupKey{}
+		return events.GroupKey{}
 	}
 	rackB := "r2b"
 	// New partitions and topics avoid node 2, so that its restart with another rack
@@ -352,7 +353,7 @@ func TestDecisions(t *testing.T) {
 			act: func(ctx context.Context) error {
 				return addPartitions(ctx, c, "t-add", "1:3,3:1,1:3")
 			},
-			expect: []groups.GroupKey{key("kw-add"), key("kw-share"), streamsKey},
+			expect: []events.GroupKey{key("kw-add"), key("kw-share"), streamsKey},
 		},
 		{
 			name: "negative: streams internal topic config change (changelog and repartition topic retention.ms)",
@@ -368,7 +369,7 @@ func TestDecisions(t *testing.T) {
 			act: func(ctx context.Context) error {
 				return admin.CreateTopics(ctx, assigned("kw-re.b", []int{3, 1}))
 			},
-			expect: []groups.GroupKey{key("kw-regex")},
+			expect: []events.GroupKey{key("kw-regex")},
 			early:  true,
 		},
 		{
@@ -382,15 +383,15 @@ func TestDecisions(t *testing.T) {
 				_, err = m.WaitFor(ctx, "assigned ")
 				return err
 			},
-			expect: []groups.GroupKey{key("kw-classic")},
+			expect: []events.GroupKey{key("kw-classic")},
 		},
 		{
 			name: "subscribed topic deleted (t-del)",
 			act: func(ctx context.Context) error {
 				return c.DeleteTopic(ctx, "t-del")
 			},
-			expect: []groups.GroupKey{key("kw-del")},
-			kwOnly: []groups.GroupKey{key("kw-classic")},
+			expect: []events.GroupKey{key("kw-del")},
+			kwOnly: []events.GroupKey{key("kw-classic")},
 		},
 		{
 			name: "subscribed topic deleted and recreated (t-rec)",
@@ -409,14 +410,14 @@ func TestDecisions(t *testing.T) {
 				}
 				return admin.CreateTopics(ctx, assigned("t-rec", []int{1, 3}, []int{3, 1}))
 			},
-			expect: []groups.GroupKey{key("kw-rec"), streamsKey},
+			expect: []events.GroupKey{key("kw-rec"), streamsKey},
 		},
 		{
 			name: "broker 2 restarted with broker.rack r2b (t-rack)",
 			act: func(ctx context.Context) error {
 				return c.Nodes[1].Restart(ctx, &rackB)
 			},
-			expect: []groups.GroupKey{key("kw-rack"), streamsKey},
+			expect: []events.GroupKey{key("kw-rack"), streamsKey},
 			early:  true,
 		},
 		{
@@ -436,12 +437,12 @@ func TestDecisions(t *testing.T) {
 				_, err := c.Tool(ctx, "org.apache.kafka.tools.ClusterTool", "unregister", "--bootstrap-server", c.Nodes[0].BrokerAddr, "--id", "2")
 				return err
 			},
-			kwOnly: []groups.GroupKey{key("kw-rack"), streamsKey},
+			kwOnly: []events.GroupKey{key("kw-rack"), streamsKey},
 			early:  true,
 		},
 	}
 
-	results := make([]map[groups.GroupKey]caseResult, len(cases))
+	results := make([]map[events.GroupKey]caseResult, len(cases))
 	for i, cs := range cases {
 		results[i] = runDecisionCase(ctx, t, c, k, gs, cs)
 	}
@@ -463,7 +464,7 @@ func TestDecisions(t *testing.T) {
 				if r.bumps > 1 {
 					co += fmt.Sprintf(" (%d records)", r.bumps)
 				}
-				if g.key.Type != groups.ClassicGroup {
+				if g.key.Type != events.ClassicGroup {
 					co += fmt.Sprintf(", hash changed=%v", r.hashChanged)
 				}
 			}
@@ -485,9 +486,9 @@ func TestDecisions(t *testing.T) {
 
 // runDecisionCase performs one case and compares, for every group, kraftwatch's
 // decisions with the coordinator's epoch bumps.
-func runDecisionCase(ctx context.Context, t *testing.T, c *kafkatest.Cluster, k *kwSide, gs []*decisionGroup, cs decisionCase) map[groups.GroupKey]caseResult {
+func runDecisionCase(ctx context.Context, t *testing.T, c *kafkatest.Cluster, k *kwSide, gs []*decisionGroup, cs decisionCase) map[events.GroupKey]caseResult {
 	t.Helper()
-	before := map[groups.GroupKey]view{}
+	before := map[events.GroupKey]view{}
 	for _, g := range gs {
 		before[g.key] = k.view(g.key)
 	}
@@ -496,7 +497,7 @@ func runDecisionCase(ctx context.Context, t *testing.T, c *kafkatest.Cluster, k 
 	if err := cs.act(ctx); err != nil {
 		t.Fatalf("%s: %v", cs.name, err)
 	}
-	expected, kwOnly := map[groups.GroupKey]bool{}, map[groups.GroupKey]bool{}
+	expected, kwOnly := map[events.GroupKey]bool{}, map[events.GroupKey]bool{}
 	for _, key := range cs.expect {
 		expected[key] = true
 	}
@@ -512,7 +513,7 @@ func runDecisionCase(ctx context.Context, t *testing.T, c *kafkatest.Cluster, k 
 			v := k.view(key)
 			decided := slices.ContainsFunc(ds, func(d kwDecision) bool { return d.Group == key })
 			if !decided || expected[key] && (v.coord.Epoch == before[key].coord.Epoch ||
-				key.Type != groups.ClassicGroup && v.coord.Hash != v.kwHash) {
+				key.Type != events.ClassicGroup && v.coord.Hash != v.kwHash) {
 				return fmt.Errorf("%s not decided and bumped yet", key)
 			}
 		}
@@ -533,7 +534,7 @@ func runDecisionCase(ctx context.Context, t *testing.T, c *kafkatest.Cluster, k 
 	time.Sleep(3 * time.Second)
 
 	ds := k.since(d0)
-	out := map[groups.GroupKey]caseResult{}
+	out := map[events.GroupKey]caseResult{}
 	for _, g := range gs {
 		v0, v := before[g.key], k.view(g.key)
 		var r caseResult
@@ -564,7 +565,7 @@ func runDecisionCase(ctx context.Context, t *testing.T, c *kafkatest.Cluster, k 
 		switch {
 		case kwOnly[g.key]:
 			r.ok = r.kwDecided && !r.bumped
-		case g.key.Type == groups.ShareGroup:
+		case g.key.Type == events.ShareGroup:
 			// A share group's epoch also moves when new share partitions are
 			// initialized, with the same hash; compare the hash-changing bumps.
 			r.ok = r.kwDecided == want && r.hashChanged == want && (!want || r.bumped)
@@ -572,14 +573,14 @@ func runDecisionCase(ctx context.Context, t *testing.T, c *kafkatest.Cluster, k 
 			r.ok = r.kwDecided == want && r.bumped == want
 		}
 		if kwOnly[g.key] && len(mine) > 0 {
-			if g.key.Type == groups.ClassicGroup {
+			if g.key.Type == events.ClassicGroup {
 				r.note = " (its Java client first retries committing the deleted partition's offsets: see the README)"
 			} else if cs.early {
 				r.note = " (" + strings.TrimPrefix(earlyEvidence(k, mine[0], g), "; ") + ")"
 			}
 		}
 		switch {
-		case g.key.Type == groups.ClassicGroup:
+		case g.key.Type == events.ClassicGroup:
 		case kwOnly[g.key]:
 			// kraftwatch is ahead: the coordinator still holds the hash kraftwatch
 			// had before its decision.
@@ -615,7 +616,7 @@ func runDecisionCase(ctx context.Context, t *testing.T, c *kafkatest.Cluster, k 
 }
 
 // firstBumpAfter returns when the first epoch bump of group key after t0 was read.
-func firstBumpAfter(k *kwSide, key groups.GroupKey, t0 time.Time) time.Time {
+func firstBumpAfter(k *kwSide, key events.GroupKey, t0 time.Time) time.Time {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, s := range k.coord[key] {

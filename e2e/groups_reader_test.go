@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
 )
@@ -63,7 +64,7 @@ func TestGroupsReader(t *testing.T) {
 	subscribed := func(group string) []string {
 		mu.Lock()
 		defer mu.Unlock()
-		g, ok := state.Group(groups.GroupKey{Type: groups.ConsumerGroup, ID: group})
+		g, ok := state.Group(events.GroupKey{Type: events.ConsumerGroup, ID: group})
 		if !ok {
 			return nil
 		}
@@ -93,7 +94,7 @@ func TestGroupsReader(t *testing.T) {
 	err = e2etest.Wait(ctx, 0, func() error {
 		mu.Lock()
 		defer mu.Unlock()
-		if g, ok := state.Group(groups.GroupKey{Type: groups.ConsumerGroup, ID: "r-after-restart"}); !ok || !slices.Equal(g.SubscribedRegexes(), []string{"r-.*"}) {
+		if g, ok := state.Group(events.GroupKey{Type: events.ConsumerGroup, ID: "r-after-restart"}); !ok || !slices.Equal(g.SubscribedRegexes(), []string{"r-.*"}) {
 			return errors.New("r-after-restart not in state")
 		}
 		return nil

@@ -24,6 +24,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
 	"github.com/kraftwatch/kraftwatch/kafkaconn"
@@ -467,7 +468,7 @@ func (r *testReader) replayErrors() int {
 func (r *testReader) subscribed(group string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	g, ok := r.state.Group(groups.GroupKey{Type: groups.ConsumerGroup, ID: group})
+	g, ok := r.state.Group(events.GroupKey{Type: events.ConsumerGroup, ID: group})
 	if !ok {
 		return nil
 	}

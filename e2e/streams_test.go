@@ -14,7 +14,7 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/api"
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
-	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
 )
 
@@ -24,7 +24,7 @@ import (
 const streamsID = "kw-streams"
 
 var (
-	streamsKey         = groups.GroupKey{Type: groups.StreamsGroup, ID: streamsID}
+	streamsKey         = events.GroupKey{Type: events.StreamsGroup, ID: streamsID}
 	streamsChangelog   = streamsID + "-counts-changelog"
 	streamsRepartition = streamsID + "-rekey-repartition"
 	// streamsSources are read by name: one topic of each positive case (partitions

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/publish"
@@ -53,7 +53,7 @@ func BenchmarkCoveredTopics(b *testing.B) {
 			e.img = img
 			e.applyRecord(member(b, "g", 1, names...))
 			e.tracker.Sync(img)
-			k := groups.GroupKey{Type: groups.ConsumerGroup, ID: "g"}
+			k := events.GroupKey{Type: events.ConsumerGroup, ID: "g"}
 			ts, _ := publish.FitTopics(e.coveredTopics(k), publish.MaxTopicsBytes)
 			if len(ts) != n {
 				b.Fatalf("%d topics listed, want %d", len(ts), n)

@@ -3,7 +3,7 @@ package engine
 import (
 	"time"
 
-	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 )
 
@@ -28,7 +28,7 @@ type coordinatorCheck struct {
 	// kafka hashes with the kafka scheme when the published scheme is another one; it
 	// is emptied before each check, so it never holds a stale topic hash.
 	kafka *hashcache.Cache
-	since map[groups.GroupKey]mismatch
+	since map[events.GroupKey]mismatch
 
 	checked, mismatches int // of the last check
 }
@@ -54,7 +54,7 @@ func (e *Engine) checkCoordinator(now time.Time) {
 	c.checked, c.mismatches = 0, 0
 	for _, k := range e.state.Keys() {
 		g, _ := e.state.Group(k)
-		if k.Type == groups.ClassicGroup || !g.HasMetadata || g.MetadataHash == 0 || g.NumMembers() == 0 || !e.wanted(k) {
+		if k.Type == events.ClassicGroup || !g.HasMetadata || g.MetadataHash == 0 || g.NumMembers() == 0 || !e.wanted(k) {
 			delete(c.since, k)
 			continue
 		}

@@ -35,6 +35,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
@@ -85,17 +86,13 @@ type Stats struct {
 	Decisions uint64
 	// DecisionReasons counts the decisions by the kinds of their reasons: a decision
 	// counts once under each distinct kind it gives.
-	DecisionReasons [NumReasonKinds]uint64
+	DecisionReasons [events.NumReasonKinds]uint64
 	DecodeErrors    uint64
 	Cache           hashcache.Stats
 	// CoordinatorChecked is how many groups the last coordinator check compared;
 	// CoordinatorMismatches how many of them had disagreed for MismatchAfter or longer.
 	CoordinatorChecked, CoordinatorMismatches int
 }
-
-// NumReasonKinds is the number of groups.ReasonKind values, the indexes of
-// Stats.DecisionReasons.
-const NumReasonKinds = int(groups.RegexMatched) + 1
 
 // Engine decides rebalance-needed events. Create it with New, feed it with
 // OnMetadata and OnGroupRecord, and run it with Run.
@@ -115,16 +112,16 @@ type Engine struct {
 	cache    *hashcache.Cache
 	state    *groups.State
 	tracker  *groups.Tracker
-	position map[groups.GroupKey]groupsPosition // last __consumer_offsets record applied per group
+	position map[events.GroupKey]groupsPosition // last __consumer_offsets record applied per group
 	// announced is the hash of each group's last event (published, or read back from
 	// JetStream at start-up). It outlives the group's records: a group deleted by the
 	// coordinator and created again chains its next event to the one before.
-	announced map[groups.GroupKey]int64
+	announced map[events.GroupKey]int64
 	history   *History
 	// sinceQuery counts the records applied since the last Query was served.
 	sinceQuery int
 	decided    uint64
-	byReason   [NumReasonKinds]uint64
+	byReason   [events.NumReasonKinds]uint64
 	decodeEr   uint64
 	coord      coordinatorCheck
 	rebal      rebalances
@@ -162,13 +159,13 @@ func New(cfg Config) (*Engine, error) {
 		cache:     cache,
 		state:     state,
 		tracker:   groups.NewTracker(state, cache),
-		position:  map[groups.GroupKey]groupsPosition{},
-		announced: map[groups.GroupKey]int64{},
+		position:  map[events.GroupKey]groupsPosition{},
+		announced: map[events.GroupKey]int64{},
 		img:       image.Empty,
 		history:   NewHistory(cfg.HistorySize),
 	}
 	e.rebal = newRebalances()
-	e.coord = coordinatorCheck{grace: cmp.Or(cfg.MismatchAfter, DefaultMismatchAfter), since: map[groups.GroupKey]mismatch{}}
+	e.coord = coordinatorCheck{grace: cmp.Or(cfg.MismatchAfter, DefaultMismatchAfter), since: map[events.GroupKey]mismatch{}}
 	if cfg.Scheme != hashcache.SchemeKafka {
 		e.coord.kafka, _ = hashcache.New(hashcache.Config{Scheme: hashcache.SchemeKafka})
 	}
@@ -301,9 +298,8 @@ func (e *Engine) startup(ctx context.Context) error {
 	}
 	for k, l := range last {
 		if l.HashScheme == e.cfg.Scheme {
-			gk := groups.GroupKey{Type: groups.GroupType(k.Type), ID: k.ID}
-			e.tracker.Seed(gk, l.Hash)
-			e.announced[gk] = l.Hash
+			e.tracker.Seed(k, l.Hash)
+			e.announced[k] = l.Hash
 		}
 	}
 	st := newStamper(e.img)
@@ -313,7 +309,7 @@ func (e *Engine) startup(ctx context.Context) error {
 			subscribed = p.time
 		}
 		var reasons []publish.Reason
-		l, ok := last[publish.GroupKey{Type: publish.GroupType(d.Group.Type), ID: d.Group.ID}]
+		l, ok := last[d.Group]
 		if ok && l.HashScheme == e.cfg.Scheme {
 			reasons = downtimeReasons(st, l, e.coveredTopics(d.Group), subscribed, e.regexOf(d.Group))
 		}
@@ -357,7 +353,7 @@ func (e *Engine) applyRecord(m groups.Message) (groups.Change, bool) {
 // subscriptionReasons lists the topics a group reads, for an event whose cause is not
 // known: the group's first event, or one whose last event does not explain the move.
 // at is the time of the group's last record, zero when not known.
-func (e *Engine) subscriptionReasons(k groups.GroupKey, at time.Time) []publish.Reason {
+func (e *Engine) subscriptionReasons(k events.GroupKey, at time.Time) []publish.Reason {
 	var rs []publish.Reason
 	for _, name := range e.tracker.Topics(k) {
 		r := publish.Reason{Kind: publish.SubscriptionChanged, Topic: name, Time: at}
@@ -371,7 +367,7 @@ func (e *Engine) subscriptionReasons(k groups.GroupKey, at time.Time) []publish.
 
 // regexOf returns, for downtimeReasons, the regex by which group k reads a topic it
 // does not name.
-func (e *Engine) regexOf(k groups.GroupKey) func(topic string) string {
+func (e *Engine) regexOf(k events.GroupKey) func(topic string) string {
 	return func(topic string) string {
 		if g, ok := e.state.Group(k); ok && !g.SubscribesToName(topic) {
 			re, _ := e.state.MatchingRegex(k, topic)
@@ -386,7 +382,7 @@ func (e *Engine) regexOf(k groups.GroupKey) func(topic string) string {
 func (e *Engine) liveReasons(st *stamper, d groups.Decision, at time.Time) []publish.Reason {
 	out := make([]publish.Reason, 0, len(d.Reasons))
 	for _, r := range d.Reasons {
-		pr := publish.Reason{Kind: publish.ReasonKind(r.Kind), Topic: r.Topic,
+		pr := publish.Reason{Kind: r.Kind, Topic: r.Topic,
 			OldPartitions: r.OldPartitions, NewPartitions: r.NewPartitions, Regex: r.Regex}
 		if r.TopicID != (image.UUID{}) {
 			pr.TopicID = r.TopicID.String()
@@ -406,7 +402,7 @@ func (e *Engine) liveReasons(st *stamper, d groups.Decision, at time.Time) []pub
 
 // coveredTopics lists the existing topics the group's hash covers, with their
 // topic hashes, sorted by name; empty, not nil, when none.
-func (e *Engine) coveredTopics(k groups.GroupKey) []publish.CoveredTopic {
+func (e *Engine) coveredTopics(k events.GroupKey) []publish.CoveredTopic {
 	names := e.tracker.Topics(k)
 	out := make([]publish.CoveredTopic, 0, len(names))
 	cl := hashcache.ImageCluster{Image: e.img}
@@ -424,7 +420,7 @@ func (e *Engine) coveredTopics(k groups.GroupKey) []publish.CoveredTopic {
 	return out
 }
 
-func (e *Engine) wanted(k groups.GroupKey) bool {
+func (e *Engine) wanted(k events.GroupKey) bool {
 	return (e.cfg.Include == nil || e.cfg.Include.MatchString(k.ID)) &&
 		(e.cfg.Exclude == nil || !e.cfg.Exclude.MatchString(k.ID))
 }
@@ -439,7 +435,7 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, 
 	}
 	ev := publish.Event{
 		GroupID:          d.Group.ID,
-		GroupType:        publish.GroupType(d.Group.Type),
+		GroupType:        d.Group.Type,
 		NewHash:          publish.Hash(d.Hash),
 		Reasons:          reasons,
 		CoordinatorEpoch: -1,
@@ -470,9 +466,9 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, 
 	}
 	e.announced[d.Group] = d.Hash
 	e.decided++
-	var kinds [NumReasonKinds]bool
+	var kinds [events.NumReasonKinds]bool
 	for _, r := range reasons {
-		if int(r.Kind) < NumReasonKinds && !kinds[r.Kind] {
+		if int(r.Kind) < events.NumReasonKinds && !kinds[r.Kind] {
 			kinds[r.Kind] = true
 			e.byReason[r.Kind]++
 		}
@@ -514,6 +510,6 @@ func (e *Engine) recordAnnounced(ev publish.Event) string {
 		}
 	}
 	h.Summary = b.String()
-	e.history.Record(groups.GroupKey{Type: groups.GroupType(ev.GroupType), ID: ev.GroupID}, h)
+	e.history.Record(events.GroupKey{Type: ev.GroupType, ID: ev.GroupID}, h)
 	return h.ID
 }

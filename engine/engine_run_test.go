@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/image"
@@ -104,7 +105,7 @@ func run(t *testing.T, nc *nats.Conn, meta observer.Update, records ...groups.Me
 }
 
 // events returns the events stored for group so far, oldest first.
-func events(t *testing.T, js jetstream.JetStream, group string) []publish.Envelope {
+func storedEvents(t *testing.T, js jetstream.JetStream, group string) []publish.Envelope {
 	t.Helper()
 	ctx := context.Background()
 	s, err := js.Stream(ctx, "KRAFTWATCH_cluster-1")
@@ -141,7 +142,7 @@ func waitEvents(t *testing.T, js jetstream.JetStream, group string, n int) []pub
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		evs := events(t, js, group)
+		evs := storedEvents(t, js, group)
 		if len(evs) >= n || time.Now().After(deadline) {
 			if len(evs) != n {
 				t.Fatalf("group %s has %d events, want %d", group, len(evs), n)
@@ -192,13 +193,13 @@ func TestRunStartupLiveRestart(t *testing.T) {
 	if late := waitEvents(t, js, "late", 1)[0]; !late.Time.Equal(joined.Time) {
 		t.Fatalf("live group event time %v, want its record's %v", late.Time, joined.Time)
 	}
-	if got := events(t, js, "skip-me"); len(got) != 0 {
+	if got := storedEvents(t, js, "skip-me"); len(got) != 0 {
 		t.Fatalf("excluded group announced: %+v", got)
 	}
 	// billing's first event and late's are subscription_changed, billing's second
 	// partitions_added.
-	var byReason [NumReasonKinds]uint64
-	byReason[groups.SubscriptionChanged], byReason[groups.PartitionsAdded] = 2, 1
+	var byReason [events.NumReasonKinds]uint64
+	byReason[events.SubscriptionChanged], byReason[events.PartitionsAdded] = 2, 1
 	if s := e.Stats(); s.Groups != 3 || s.Decisions != 3 || s.DecisionReasons != byReason {
 		t.Fatalf("stats: %+v", s)
 	}
@@ -232,7 +233,7 @@ func TestPreviousHashIsLastAnnounced(t *testing.T) {
 	m0 := replay(t, image.Empty, 10, "RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a")
 	e, stop := run(t, nc, m0, member(t, "early", 1, "later"))
 	defer stop()
-	if got := events(t, js, "early"); len(got) != 0 {
+	if got := storedEvents(t, js, "early"); len(got) != 0 {
 		t.Fatalf("a group reading no existing topic was announced: %+v", got)
 	}
 	later := "AAAAAAAAAAAAAAAAAAAAAg"

@@ -3,7 +3,7 @@ package engine
 import (
 	"time"
 
-	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/events"
 )
 
 // DefaultHistorySize is the number of events kept per group when Config.HistorySize
@@ -32,7 +32,7 @@ type HistoryEvent struct {
 // first. It is owned by the engine's goroutine; Query hands it to readers.
 type History struct {
 	size    int
-	byGroup map[groups.GroupKey][]HistoryEvent
+	byGroup map[events.GroupKey][]HistoryEvent
 }
 
 // NewHistory returns an empty History of size events per group (0: DefaultHistorySize).
@@ -40,13 +40,13 @@ func NewHistory(size int) *History {
 	if size <= 0 {
 		size = DefaultHistorySize
 	}
-	return &History{size: size, byGroup: map[groups.GroupKey][]HistoryEvent{}}
+	return &History{size: size, byGroup: map[events.GroupKey][]HistoryEvent{}}
 }
 
 // Record adds ev to k's history, dropping the oldest beyond the size. Events of both
 // types go through it: rebalance-needed from announce, rebalanced from whoever
 // publishes them.
-func (h *History) Record(k groups.GroupKey, ev HistoryEvent) {
+func (h *History) Record(k events.GroupKey, ev HistoryEvent) {
 	evs := h.byGroup[k]
 	if len(evs) == h.size {
 		copy(evs, evs[1:])
@@ -58,8 +58,8 @@ func (h *History) Record(k groups.GroupKey, ev HistoryEvent) {
 }
 
 // Events returns k's events, oldest first. The slice belongs to the History.
-func (h *History) Events(k groups.GroupKey) []HistoryEvent { return h.byGroup[k] }
+func (h *History) Events(k events.GroupKey) []HistoryEvent { return h.byGroup[k] }
 
 // forget drops k's events (the group was removed), so the history stays bounded
 // by the groups that exist.
-func (h *History) forget(k groups.GroupKey) { delete(h.byGroup, k) }
+func (h *History) forget(k events.GroupKey) { delete(h.byGroup, k) }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/image"
@@ -33,13 +34,13 @@ func (discard) LoadLastPublished(context.Context) (map[publish.GroupKey]publish.
 //	go test ./engine -run '^$' -bench RecordsWhileQueried
 func BenchmarkRecordsWhileQueried(b *testing.B) {
 	log := groupstest.Synthetic(groupstest.SyntheticConfig{Groups: 1000, Members: 3, Topics: 500, TopicsPerMember: 3, Assignments: true, OffsetCommits: 20})
-	last := groups.GroupKey{Type: groups.ClassicGroup, ID: "classic-group-00999"}
+	last := events.GroupKey{Type: events.ClassicGroup, ID: "classic-group-00999"}
 	for _, bc := range []struct {
 		name  string
 		query func(*View)
 	}{
 		{"no-reader", nil},
-		{"detail-reader", func(v *View) { v.State.Group(groups.GroupKey{Type: groups.ConsumerGroup, ID: "group-00500"}) }},
+		{"detail-reader", func(v *View) { v.State.Group(events.GroupKey{Type: events.ConsumerGroup, ID: "group-00500"}) }},
 		{"walk-every-group-reader", func(v *View) {
 			n := 0
 			for g := range v.State.All() {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/publish"
@@ -47,15 +48,15 @@ type bump struct {
 // goroutine.
 type rebalances struct {
 	rb          *groups.Rebalances
-	predictions map[groups.GroupKey][]prediction
+	predictions map[events.GroupKey][]prediction
 	live        []bump                     // read since the last flush, in sync
-	replayed    map[groups.GroupKey][]bump // read before in sync
+	replayed    map[events.GroupKey][]bump // read before in sync
 	dropped     int                        // replayed bumps beyond maxReplayedBumps
 }
 
 func newRebalances() rebalances {
-	return rebalances{rb: groups.NewRebalances(), predictions: map[groups.GroupKey][]prediction{},
-		replayed: map[groups.GroupKey][]bump{}}
+	return rebalances{rb: groups.NewRebalances(), predictions: map[events.GroupKey][]prediction{},
+		replayed: map[events.GroupKey][]bump{}}
 }
 
 // noteBump keeps a bump read from m for announcing.
@@ -110,7 +111,7 @@ func (e *Engine) flushLive(ctx context.Context) error {
 }
 
 // predicted remembers a rebalance-needed event for the group's next bump.
-func (e *Engine) predicted(k groups.GroupKey, id string, hash int64, at time.Time) {
+func (e *Engine) predicted(k events.GroupKey, id string, hash int64, at time.Time) {
 	ps := e.rebal.predictions[k]
 	if len(ps) == maxPredictions {
 		ps = append(ps[:0], ps[1:]...)
@@ -123,7 +124,7 @@ func (e *Engine) predicted(k groups.GroupKey, id string, hash int64, at time.Tim
 // hash is the coordinator's, so the last prediction of that hash is it; with another
 // scheme, the group's last prediction is it when the kafka-scheme hash of the group's
 // topics in the current image is the stored hash.
-func (e *Engine) link(k groups.GroupKey, stored int64, at time.Time) *publish.Prediction {
+func (e *Engine) link(k events.GroupKey, stored int64, at time.Time) *publish.Prediction {
 	ps := e.rebal.predictions[k]
 	i := len(ps) - 1
 	if e.coord.kafka == nil {
@@ -161,7 +162,7 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 	ev := publish.Rebalanced{
 		ClusterID:       e.cfg.ClusterID,
 		GroupID:         rb.Group.ID,
-		GroupType:       publish.GroupType(rb.Group.Type),
+		GroupType:       rb.Group.Type,
 		NewEpoch:        rb.NewEpoch,
 		MetadataHash:    publish.Hash(rb.MetadataHash),
 		ConsumerOffsets: publish.OffsetsPosition{Partition: b.partition, Offset: b.offset},
@@ -174,14 +175,14 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 	}
 	for i := range rb.Causes {
 		c := &rb.Causes[i]
-		pc := publish.RebalanceCause{Kind: publish.CauseKind(c.Kind), MemberID: c.MemberID, InstanceID: c.InstanceID,
+		pc := publish.RebalanceCause{Kind: c.Kind, MemberID: c.MemberID, InstanceID: c.InstanceID,
 			ClientID: c.ClientID, ClientHost: c.ClientHost, RackID: c.RackID,
 			SubscribedTopicNames: c.Topics, PreviousSubscribedTopicNames: c.OldTopics, PreviousSubscribedTopicRegex: c.OldRegex,
 			TopicsAdded: c.TopicsAdded, TopicsRemoved: c.TopicsRemoved, PreviousValue: c.OldValue, NewValue: c.NewValue}
 		switch c.Kind {
-		case groups.CauseRegexResolutionChanged:
+		case events.CauseRegexResolutionChanged:
 			pc.Regex = c.Regex
-		case groups.CauseMetadata:
+		case events.CauseMetadata:
 			old, cur := publish.Hash(c.OldHash), publish.Hash(c.NewHash)
 			pc.PreviousHash, pc.NewHash = &old, &cur
 			if live {

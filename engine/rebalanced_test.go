@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/hashcache"
@@ -87,7 +88,7 @@ func TestRunRebalanced(t *testing.T) {
 
 	e, stop := run(t, nc, m0, records...)
 	first := rebalancedEvents(t, js, "billing", 1)[0]
-	if d := first.Data; d.PreviousEpoch != nil || d.NewEpoch != 1 || len(d.Causes) != 1 || d.Causes[0].Kind != publish.CauseKind(groups.UnknownCause) {
+	if d := first.Data; d.PreviousEpoch != nil || d.NewEpoch != 1 || len(d.Causes) != 1 || d.Causes[0].Kind != events.UnknownCause {
 		t.Fatalf("replayed bump: %+v", d)
 	}
 	joined := member(t, "billing", 2, "orders")
@@ -104,8 +105,8 @@ func TestRunRebalanced(t *testing.T) {
 	if d.PreviousEpoch == nil || *d.PreviousEpoch != 1 || d.NewEpoch != 2 || d.ConsumerOffsets.Offset != 3 || !second.Time.Equal(t0.Add(1500*time.Millisecond)) {
 		t.Fatalf("live bump: %+v at %v", d, second.Time)
 	}
-	if len(d.Causes) != 2 || d.Causes[0].Kind != publish.CauseKind(groups.CauseMemberJoined) || d.Causes[0].MemberID != "m1" ||
-		d.Causes[1].Kind != publish.CauseKind(groups.CauseMetadata) {
+	if len(d.Causes) != 2 || d.Causes[0].Kind != events.CauseMemberJoined || d.Causes[0].MemberID != "m1" ||
+		d.Causes[1].Kind != events.CauseMetadata {
 		t.Fatalf("live bump causes: %+v", d.Causes)
 	}
 	p := d.Causes[1].PredictedBy
@@ -116,7 +117,7 @@ func TestRunRebalanced(t *testing.T) {
 	// recorded before the Query is served, in the same goroutine as its event.
 	var evs []HistoryEvent
 	if err := e.Query(context.Background(), func(v *View) {
-		evs = slices.Clone(v.History.Events(groups.GroupKey{Type: groups.ConsumerGroup, ID: "billing"}))
+		evs = slices.Clone(v.History.Events(events.GroupKey{Type: events.ConsumerGroup, ID: "billing"}))
 	}); err != nil {
 		t.Fatal(err)
 	}

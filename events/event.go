@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -36,7 +38,7 @@ const (
 	SchemeKafka   = "kafka"
 )
 
-// GroupType is the kind of Kafka group. The values follow kraftwatch's groups.GroupType.
+// GroupType is the kind of Kafka group.
 type GroupType uint8
 
 // Group types. String gives Kafka's lower-case names, which the subject and the JSON use.
@@ -49,6 +51,9 @@ const (
 )
 
 var groupTypeNames = [...]string{"unknown", "classic", "consumer", "share", "streams"}
+
+// NumGroupTypes is the number of group types, UnknownGroup included.
+const NumGroupTypes = len(groupTypeNames)
 
 // String returns "classic", "consumer", "share", "streams" or "unknown".
 func (t GroupType) String() string { return enumName(groupTypeNames[:], t) }
@@ -81,25 +86,37 @@ type ReasonKind uint8
 
 // Reason kinds; String gives the JSON names.
 const (
+	// UnknownReason: the hash of a subscribed topic changed in a way none of the other
+	// kinds describes. It is never published (MarshalText refuses it).
 	UnknownReason ReasonKind = iota
-	// TopicCreated: a subscribed topic name now exists.
+	// TopicCreated: a topic the group names now exists.
 	TopicCreated
-	// TopicDeleted: a subscribed topic was deleted.
+	// TopicDeleted: a topic the group read was deleted.
 	TopicDeleted
-	// TopicRecreated: a subscribed name now has a new topic id (OldTopicID is the old one).
+	// TopicRecreated: a topic the group reads was deleted and created again with a new
+	// id within one metadata update (OldTopicID is the old id).
 	TopicRecreated
-	// PartitionsAdded: a subscribed topic grew (OldPartitions -> NewPartitions).
+	// PartitionsAdded: a topic the group reads grew (OldPartitions -> NewPartitions).
 	PartitionsAdded
-	// RacksChanged: the racks of a subscribed topic's replicas changed.
+	// RacksChanged: the racks of a topic's replicas changed: a broker came back with
+	// another broker.rack, was unregistered or registered, or a reassignment moved
+	// replicas to other racks.
 	RacksChanged
-	// SubscriptionChanged: the group subscribed to or unsubscribed from the topic.
+	// SubscriptionChanged: the group's members (or topology) started or stopped reading
+	// an existing topic. NewPartitions is set for a topic the group now reads,
+	// OldPartitions for one it no longer reads.
 	SubscriptionChanged
-	// RegexMatched: a topic matching one of the group's regexes appeared (Regex is it).
+	// RegexMatched: a topic was created whose name a regex of the group (and no
+	// subscribed name) matches in full (Regex is that regex).
 	RegexMatched
 )
 
 var reasonNames = [...]string{"unknown", "created", "deleted", "recreated", "partitions_added",
 	"racks_changed", "subscription_changed", "regex_matched"}
+
+// NumReasonKinds is the number of reason kinds, UnknownReason included: the kinds are
+// 0 to NumReasonKinds-1, so an array indexed by kind covers a kind added later.
+const NumReasonKinds = len(reasonNames)
 
 // String returns the reason's JSON name, or "unknown".
 func (k ReasonKind) String() string { return enumName(reasonNames[:], k) }
@@ -350,10 +367,23 @@ type RebalanceNeeded struct {
 // Key returns the event's group.
 func (e *RebalanceNeeded) Key() GroupKey { return GroupKey{Type: e.GroupType, ID: e.GroupID} }
 
-// GroupKey names a group.
+// GroupKey identifies a group. Kafka gives one group id one type at a time, but a group
+// converted between classic and consumer leaves records of both kinds in
+// __consumer_offsets, so the type is part of the key.
 type GroupKey struct {
 	Type GroupType
 	ID   string
+}
+
+// String gives "type:id" with the id quoted.
+func (k GroupKey) String() string { return fmt.Sprintf("%s:%q", k.Type, k.ID) }
+
+// Compare orders keys by type, then id.
+func (k GroupKey) Compare(o GroupKey) int {
+	if c := cmp.Compare(k.Type, o.Type); c != 0 {
+		return c
+	}
+	return strings.Compare(k.ID, o.ID)
 }
 
 // Envelope is a structured-mode CloudEvents 1.0 JSON event with data of type D, as it

@@ -14,7 +14,7 @@ import (
 const TypeGroupRebalanced = "kraftwatch.group.rebalanced.v1"
 
 // CauseKind says what the coordinator wrote, with or before an epoch bump, that explains
-// it. The values follow kraftwatch's groups.CauseKind.
+// it.
 type CauseKind uint8
 
 // Cause kinds; String gives the JSON names.
@@ -22,13 +22,15 @@ const (
 	// UnknownCause: nothing the coordinator wrote since the previous epoch explains the
 	// bump. It is a valid kind on the wire ("unknown"), said plainly, never guessed.
 	UnknownCause CauseKind = iota
-	// CauseMetadata: the group's stored MetadataHash changed; PredictedBy links the
-	// rebalance-needed event that announced the new hash, when kraftwatch published one.
+	// CauseMetadata: the group's stored MetadataHash changed (OldHash -> NewHash);
+	// PredictedBy links the rebalance-needed event that announced the new hash, when
+	// kraftwatch published one.
 	CauseMetadata
 	// CauseMemberJoined: a member record for a member the group did not have.
 	CauseMemberJoined
-	// CauseMemberLeft: a member's record was deleted (it left or was fenced: the records
-	// are the same).
+	// CauseMemberLeft: the tombstone of a member's record (or, for classic groups, a
+	// member missing from the new generation): it left or was fenced, the records are
+	// the same.
 	CauseMemberLeft
 	// CauseSubscriptionChanged: a member's topic names or regex changed.
 	CauseSubscriptionChanged
@@ -39,8 +41,8 @@ const (
 	// (ShareGroupStatePartitionMetadata) was written; TopicsAdded are the topics newly
 	// being or having been initialized (absent in events of older kraftwatch).
 	CauseSharePartitionsInitialized
-	// CauseAssignorChanged: a member's server assignor, or a classic group's protocol,
-	// changed.
+	// CauseAssignorChanged: a consumer member's ServerAssignor, or a classic group's
+	// selected protocol, changed (OldValue -> NewValue).
 	CauseAssignorChanged
 	// CauseConfigChanged: a streams group's assignment configs changed.
 	CauseConfigChanged
@@ -51,6 +53,9 @@ const (
 var causeNames = [...]string{"unknown", "metadata", "member_joined", "member_left", "subscription_changed",
 	"regex_resolution_changed", "share_partitions_initialized", "assignor_changed", "config_changed",
 	"topology_changed"}
+
+// NumCauseKinds is the number of cause kinds, UnknownCause included.
+const NumCauseKinds = len(causeNames)
 
 // String returns the kind's JSON name.
 func (k CauseKind) String() string { return enumName(causeNames[:], k) }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kraftwatch/kraftwatch/events"
 )
 
 // MemberAssignment is what a member of a consumer, share or streams group owns and
@@ -237,10 +239,10 @@ func (g *Group) State() GroupState {
 		return StateEmpty
 	}
 	switch g.Key.Type {
-	case ClassicGroup, ShareGroup:
+	case events.ClassicGroup, events.ShareGroup:
 		return StateStable
-	case StreamsGroup, ConsumerGroup:
-		if g.Key.Type == StreamsGroup && (g.Topology == nil || g.Topology.Epoch != g.ValidatedTopologyEpoch) {
+	case events.StreamsGroup, events.ConsumerGroup:
+		if g.Key.Type == events.StreamsGroup && (g.Topology == nil || g.Topology.Epoch != g.ValidatedTopologyEpoch) {
 			return StateNotReady
 		}
 		target := g.targetEpoch()
@@ -260,7 +262,7 @@ func (g *Group) State() GroupState {
 // Reconciling counts the members not reconciled to the target assignment epoch
 // (consumer, share and streams groups; 0 for classic groups).
 func (g *Group) Reconciling() int {
-	if g.Key.Type == ClassicGroup {
+	if g.Key.Type == events.ClassicGroup {
 		return 0
 	}
 	n, target := 0, g.targetEpoch()

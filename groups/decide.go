@@ -5,55 +5,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
 )
 
-// ReasonKind says why a topic changed a group's hash.
-type ReasonKind uint8
-
-// Reason kinds. String gives the names the published events use.
-const (
-	// UnknownReason: the hash of a subscribed topic changed in a way none of the
-	// other kinds describes (a partition count that shrank, which Kafka never
-	// writes).
-	UnknownReason ReasonKind = iota
-	// TopicCreated: a topic the group names now exists.
-	TopicCreated
-	// TopicDeleted: a topic the group read was deleted.
-	TopicDeleted
-	// TopicRecreated: a topic the group reads was deleted and created again with a
-	// new id within one metadata update (Reason.OldTopicID is the old id).
-	TopicRecreated
-	// PartitionsAdded: a topic the group reads grew.
-	PartitionsAdded
-	// RacksChanged: the racks of a topic's replicas changed: a broker came back
-	// with another broker.rack, was unregistered or registered, or a reassignment
-	// moved replicas to other racks.
-	RacksChanged
-	// SubscriptionChanged: the group's members (or topology) started or stopped
-	// reading an existing topic. Reason.NewPartitions is set for a topic the group
-	// now reads, Reason.OldPartitions for one it no longer reads.
-	SubscriptionChanged
-	// RegexMatched: a topic was created whose name a regex of the group (and no
-	// subscribed name) matches in full (Reason.Regex is that regex).
-	RegexMatched
-)
-
-var reasonNames = [...]string{"unknown", "created", "deleted", "recreated", "partitions_added",
-	"racks_changed", "subscription_changed", "regex_matched"}
-
-// String returns the kind's name, such as "partitions_added", or "unknown".
-func (k ReasonKind) String() string {
-	if int(k) < len(reasonNames) {
-		return reasonNames[k]
-	}
-	return "unknown"
-}
-
 // Reason is one topic's part in a change of a group's hash.
 type Reason struct {
-	Kind  ReasonKind
+	Kind  events.ReasonKind
 	Topic string
 	// TopicID is the topic's id: the new one, or the old one for TopicDeleted. It
 	// is zero for a SubscriptionChanged reason about a topic that no longer exists.
@@ -96,7 +55,7 @@ func compareReasons(a, b Reason) int {
 // Decision is a group whose hash changed: kraftwatch's call that the group needs a
 // rebalance.
 type Decision struct {
-	Group GroupKey
+	Group events.GroupKey
 	// PreviousHash is the hash the Tracker last computed (or was given by Seed) for
 	// the group; HasPrevious is false when it had none, and PreviousHash is then 0.
 	PreviousHash int64
@@ -166,7 +125,7 @@ type Tracker struct {
 	state *State
 	cache *hashcache.Cache
 	image *image.Image
-	hs    map[GroupKey]*tracked
+	hs    map[events.GroupKey]*tracked
 	// ranked is true while every entry of hs has its rank: its position in key order
 	// among the entries when they were ranked (rerank). Adding an entry clears it;
 	// removing one keeps the others in order.
@@ -225,7 +184,7 @@ func NewTracker(s *State, c *hashcache.Cache) *Tracker {
 		state: s,
 		cache: c,
 		image: image.Empty,
-		hs:    make(map[GroupKey]*tracked),
+		hs:    make(map[events.GroupKey]*tracked),
 		memo:  memo{topicHashes: make(map[string]int64), matches: make(map[string][]string)},
 	}
 }
@@ -234,7 +193,7 @@ func NewTracker(s *State, c *hashcache.Cache) *Tracker {
 func (t *Tracker) Image() *image.Image { return t.image }
 
 // Hash returns the hash last computed (or seeded) for group k.
-func (t *Tracker) Hash(k GroupKey) (int64, bool) {
+func (t *Tracker) Hash(k events.GroupKey) (int64, bool) {
 	tr := t.hs[k]
 	if tr == nil || !tr.hasHash {
 		return 0, false
@@ -244,7 +203,7 @@ func (t *Tracker) Hash(k GroupKey) (int64, bool) {
 
 // Topics returns the existing topics the last computed hash of group k covers,
 // sorted; nil when the group has not been computed. Do not modify the slice.
-func (t *Tracker) Topics(k GroupKey) []string {
+func (t *Tracker) Topics(k events.GroupKey) []string {
 	if tr := t.hs[k]; tr != nil && tr.known {
 		return tr.topics
 	}
@@ -257,7 +216,7 @@ func (t *Tracker) Len() int { return len(t.hs) }
 // Seed sets the previous hash of group k, for example the hash of the last event
 // published for it, so that the next decision about the group compares with it.
 // The group is recomputed in full the next time it is looked at.
-func (t *Tracker) Seed(k GroupKey, hash int64) {
+func (t *Tracker) Seed(k events.GroupKey, hash int64) {
 	tr := t.entry(k)
 	*tr = tracked{owner: t, hash: hash, hasHash: true, rank: tr.rank}
 }
@@ -329,14 +288,14 @@ func (t *Tracker) subscriptionReasons(before, after []string) []Reason {
 		switch {
 		case len(after) == 0 || len(before) > 0 && before[0] < after[0]:
 			// The topic exists: a deleted one would have left before via Metadata.
-			r := Reason{Kind: SubscriptionChanged, Topic: before[0]}
+			r := Reason{Kind: events.SubscriptionChanged, Topic: before[0]}
 			if tp, ok := t.image.TopicByName(before[0]); ok {
 				r.TopicID, r.OldPartitions = tp.ID(), int32(tp.NumPartitions())
 			}
 			reasons = append(reasons, r)
 			before = before[1:]
 		case len(before) == 0 || after[0] < before[0]:
-			r := Reason{Kind: SubscriptionChanged, Topic: after[0]}
+			r := Reason{Kind: events.SubscriptionChanged, Topic: after[0]}
 			if tp, ok := t.image.TopicByName(after[0]); ok {
 				r.TopicID, r.NewPartitions = tp.ID(), int32(tp.NumPartitions())
 			}
@@ -350,7 +309,7 @@ func (t *Tracker) subscriptionReasons(before, after []string) []Reason {
 }
 
 // entry returns the tracked entry of k, adding an empty one.
-func (t *Tracker) entry(k GroupKey) *tracked {
+func (t *Tracker) entry(k events.GroupKey) *tracked {
 	tr := t.hs[k]
 	if tr == nil {
 		tr = &tracked{owner: t}
@@ -372,7 +331,7 @@ func (t *Tracker) entryOf(g *Group) *tracked {
 }
 
 // forget drops the entry of k; a Group that still points to it no longer finds it.
-func (t *Tracker) forget(k GroupKey) {
+func (t *Tracker) forget(k events.GroupKey) {
 	if tr := t.hs[k]; tr != nil {
 		tr.owner = nil
 		delete(t.hs, k)
@@ -382,11 +341,11 @@ func (t *Tracker) forget(k GroupKey) {
 // rerank gives every entry its rank (tracked.rank): one sort of all the groups' keys,
 // which spares sorting the affected groups by key in each Metadata call.
 func (t *Tracker) rerank() {
-	keys := make([]GroupKey, 0, len(t.hs))
+	keys := make([]events.GroupKey, 0, len(t.hs))
 	for k := range t.hs {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, GroupKey.Compare)
+	slices.SortFunc(keys, events.GroupKey.Compare)
 	for i, k := range keys {
 		t.hs[k].rank = uint32(i)
 	}
@@ -396,7 +355,7 @@ func (t *Tracker) rerank() {
 // rehash computes the group hash of tr.topics and returns a decision when it moved.
 // ev, when not nil, is the only change since the hash was last computed: one topic
 // of tr.topics whose hash moved (see groupHash).
-func (t *Tracker) rehash(k GroupKey, tr *tracked, reasons []Reason, ev *topicEvent) (Decision, bool) {
+func (t *Tracker) rehash(k events.GroupKey, tr *tracked, reasons []Reason, ev *topicEvent) (Decision, bool) {
 	h := t.groupHash(tr, ev)
 	d := Decision{Group: k, PreviousHash: tr.hash, HasPrevious: tr.hasHash, Hash: h, Reasons: reasons}
 	tr.hash, tr.hasHash = h, true
@@ -567,7 +526,7 @@ func (e *topicEvents) reset() {
 
 // sortKey orders the pending groups without chasing their pointers.
 type sortKey struct {
-	key GroupKey
+	key events.GroupKey
 	i   int32
 }
 
@@ -604,7 +563,7 @@ func (a *affectedGroups) add(t *Tracker, g *Group, i int, ev *topicEvent, rs []R
 	}
 	p := &a.list[tr.affected]
 	if p.last == i {
-		if r := &p.reasons[len(p.reasons)-1]; r.Kind == RegexMatched && rs[0].Regex < r.Regex {
+		if r := &p.reasons[len(p.reasons)-1]; r.Kind == events.RegexMatched && rs[0].Regex < r.Regex {
 			if p.shared {
 				p.reasons, p.shared = slices.Clone(p.reasons), false
 				r = &p.reasons[len(p.reasons)-1]
@@ -811,7 +770,7 @@ func (t *Tracker) collectAffectedGroups(old, cur *image.Image) {
 			rs := ev.reasons
 			if ev.created != nil && !ev.recreated() {
 				r := rs[0]
-				r.Kind, r.Regex = RegexMatched, re
+				r.Kind, r.Regex = events.RegexMatched, re
 				rs = []Reason{r}
 			}
 			t.affected.add(t, g, i, ev, rs)
@@ -856,14 +815,14 @@ func (t *Tracker) eventReasons(ev *topicEvent, old, cur *image.Image) bool {
 		ev.reasons = []Reason{recreatedReason(ev, old, cur)}
 		return true
 	case ev.created != nil:
-		r := Reason{Kind: TopicCreated, Topic: ev.name, TopicID: ev.created.ID}
+		r := Reason{Kind: events.TopicCreated, Topic: ev.name, TopicID: ev.created.ID}
 		if tp, ok := cur.Topic(r.TopicID); ok {
 			r.NewPartitions = int32(tp.NumPartitions())
 		}
 		ev.reasons, ev.membership = []Reason{r}, true
 		return true
 	case ev.deleted != nil:
-		r := Reason{Kind: TopicDeleted, Topic: ev.name, TopicID: ev.deleted.ID}
+		r := Reason{Kind: events.TopicDeleted, Topic: ev.name, TopicID: ev.deleted.ID}
 		if tp, ok := old.Topic(r.TopicID); ok {
 			r.OldPartitions = int32(tp.NumPartitions())
 		}
@@ -885,7 +844,7 @@ func (t *Tracker) eventReasons(ev *topicEvent, old, cur *image.Image) bool {
 // recreatedReason is the TopicRecreated reason of an event whose topic was
 // deleted and created again.
 func recreatedReason(ev *topicEvent, old, cur *image.Image) Reason {
-	r := Reason{Kind: TopicRecreated, Topic: ev.name, TopicID: ev.created.ID, OldTopicID: ev.created.PreviousID}
+	r := Reason{Kind: events.TopicRecreated, Topic: ev.name, TopicID: ev.created.ID, OldTopicID: ev.created.PreviousID}
 	if ev.deleted != nil {
 		r.OldTopicID = ev.deleted.ID
 	}
@@ -909,12 +868,12 @@ func changedReasons(ev *topicEvent, old, cur *image.Image) []Reason {
 	tc := ev.changed
 	if tc == nil || tc.Partitions == tc.OldPartitions {
 		// Same id, name and partition count: only racks can have moved the hash.
-		r.Kind = RacksChanged
+		r.Kind = events.RacksChanged
 		return []Reason{r}
 	}
 	r.OldPartitions = int32(tc.OldPartitions)
 	if tc.Partitions > tc.OldPartitions {
-		r.Kind = PartitionsAdded
+		r.Kind = events.PartitionsAdded
 	} // else UnknownReason: Kafka never shrinks a topic
 	rs := []Reason{r}
 	parts := tc.Changed
@@ -922,7 +881,7 @@ func changedReasons(ev *topicEvent, old, cur *image.Image) []Reason {
 		parts = nil // every partition that existed before
 	}
 	if racksMoved(old, cur, tc, parts) {
-		r.Kind = RacksChanged
+		r.Kind = events.RacksChanged
 		rs = append(rs, r)
 	}
 	return rs

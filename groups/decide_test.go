@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/hashcache"
@@ -202,7 +203,7 @@ func (w *world) run(t *testing.T, c scripttest.Case) []string {
 		if err != nil {
 			t.Fatalf("%s: %v", c.Pos, err)
 		}
-		w.tracker.Seed(groups.GroupKey{Type: typ, ID: plain[1]}, int64(h))
+		w.tracker.Seed(events.GroupKey{Type: typ, ID: plain[1]}, int64(h))
 		return nil
 	case "hashes":
 		var out []string
@@ -231,13 +232,13 @@ func decisionLines(ds []groups.Decision) []string {
 	return out
 }
 
-func groupType(s string) (groups.GroupType, error) {
-	for _, t := range []groups.GroupType{groups.ClassicGroup, groups.ConsumerGroup, groups.ShareGroup, groups.StreamsGroup} {
+func groupType(s string) (events.GroupType, error) {
+	for _, t := range []events.GroupType{events.ClassicGroup, events.ConsumerGroup, events.ShareGroup, events.StreamsGroup} {
 		if t.String() == s {
 			return t, nil
 		}
 	}
-	return groups.UnknownGroup, fmt.Errorf("unknown group type %q", s)
+	return events.UnknownGroup, fmt.Errorf("unknown group type %q", s)
 }
 
 // groupRecord parses one group record of a script:

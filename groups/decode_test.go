@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 )
@@ -452,12 +453,12 @@ func TestRecordTypeNames(t *testing.T) {
 	if got := groups.RecordType(25).String(); got != "RecordType(25)" {
 		t.Errorf("String of 25 = %q", got)
 	}
-	if got := groups.StreamsGroupTopology.GroupType(); got != groups.StreamsGroup {
-		t.Errorf("GroupType = %v", got)
+	if got := groups.StreamsGroupTopology.GroupType(); got != events.StreamsGroup {
+		t.Errorf("events.GroupType = %v", got)
 	}
-	for _, gt := range []groups.GroupType{groups.UnknownGroup, groups.ClassicGroup, groups.ConsumerGroup, groups.ShareGroup, groups.StreamsGroup} {
+	for _, gt := range []events.GroupType{events.UnknownGroup, events.ClassicGroup, events.ConsumerGroup, events.ShareGroup, events.StreamsGroup} {
 		if gt.String() == "" {
-			t.Errorf("GroupType %d has no name", gt)
+			t.Errorf("events.GroupType %d has no name", gt)
 		}
 	}
 }

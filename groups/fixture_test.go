@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/internal/fixture"
@@ -217,7 +218,7 @@ func TestFixtureStates(t *testing.T) {
 			var b bytes.Buffer
 			fmt.Fprintf(&b, "# %s: each change of a group's state, after the record that caused it.\n", filepath.ToSlash(path))
 			s := groups.NewState()
-			last := map[groups.GroupKey]string{}
+			last := map[events.GroupKey]string{}
 			for _, r := range readFixture(t, path) {
 				rec, err := groups.Decode(r.Key, r.Value)
 				if err != nil {
@@ -259,7 +260,7 @@ func TestFixturesStreamsTasks(t *testing.T) {
 			if _, err := s.Replay(fr.Key, fr.Value); err != nil {
 				t.Fatalf("%s %s/%s: %v", path, fr.Partition, fr.Offset, err)
 			}
-			g, _ := s.Group(groups.GroupKey{Type: groups.StreamsGroup, ID: rec.GroupID})
+			g, _ := s.Group(events.GroupKey{Type: events.StreamsGroup, ID: rec.GroupID})
 			var a *groups.MemberAssignment
 			if g != nil {
 				if m, ok := g.Member(rec.MemberID); ok {

@@ -4,62 +4,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kraftwatch/kraftwatch/events"
 )
-
-// CauseKind says what the coordinator wrote, with or before a group epoch bump, that
-// explains the bump. The values follow kraftwatch's events.CauseKind.
-type CauseKind uint8
-
-// Cause kinds; String gives the names the rebalanced event's JSON uses.
-const (
-	// UnknownCause: nothing the coordinator wrote since the previous epoch explains
-	// the bump (it is said plainly, never guessed).
-	UnknownCause CauseKind = iota
-	// CauseMetadata: the group's stored MetadataHash changed (OldHash -> NewHash).
-	CauseMetadata
-	// CauseMemberJoined: a member record for a member the group did not have.
-	CauseMemberJoined
-	// CauseMemberLeft: the tombstone of a member's record (or, for classic groups, a
-	// member missing from the new generation). Left and fenced look the same.
-	CauseMemberLeft
-	// CauseSubscriptionChanged: a member's subscribed topic names or regex changed.
-	CauseSubscriptionChanged
-	// CauseRegexResolutionChanged: the coordinator resolved one of the group's
-	// regexes to other topics (TopicsAdded, TopicsRemoved).
-	CauseRegexResolutionChanged
-	// CauseSharePartitionsInitialized: a share group's ShareGroupStatePartitionMetadata
-	// record was written (share partitions being or having been initialized); TopicsAdded
-	// are the topics it names as initializing or initialized that the group's previous
-	// one did not name as initialized.
-	CauseSharePartitionsInitialized
-	// CauseAssignorChanged: a consumer member's ServerAssignor, or a classic group's
-	// selected protocol, changed (OldValue -> NewValue).
-	CauseAssignorChanged
-	// CauseConfigChanged: a streams group's assignment configs changed.
-	CauseConfigChanged
-	// CauseTopologyChanged: a streams group's topology changed the topics it requires.
-	CauseTopologyChanged
-)
-
-var causeNames = [...]string{"unknown", "metadata", "member_joined", "member_left", "subscription_changed",
-	"regex_resolution_changed", "share_partitions_initialized", "assignor_changed", "config_changed",
-	"topology_changed"}
-
-// NumCauseKinds is the number of cause kinds, UnknownCause included.
-const NumCauseKinds = len(causeNames)
-
-// String returns the kind's JSON name, or "unknown".
-func (k CauseKind) String() string {
-	if int(k) < len(causeNames) {
-		return causeNames[k]
-	}
-	return "unknown"
-}
 
 // RebalanceCause is one thing the coordinator wrote that explains a bump. Which
 // fields are set depends on Kind (see the kinds).
 type RebalanceCause struct {
-	Kind CauseKind
+	Kind events.CauseKind
 	// MemberID is set for member_joined, member_left, subscription_changed and a
 	// member's assignor_changed.
 	MemberID string
@@ -87,7 +39,7 @@ type RebalanceCause struct {
 
 // Rebalance is one group epoch bump the coordinator wrote.
 type Rebalance struct {
-	Group GroupKey
+	Group events.GroupKey
 	// OldEpoch is the epoch before the bump; HasOldEpoch is false when the group's
 	// metadata record was not seen before (a new group, or one whose earlier records
 	// were compacted away).
@@ -143,7 +95,7 @@ func (c *RebalanceCause) String() string {
 	if c.TopicsAdded != nil || c.TopicsRemoved != nil {
 		fmt.Fprintf(&b, " added=%s removed=%s", list(c.TopicsAdded), list(c.TopicsRemoved))
 	}
-	if c.Kind == CauseMetadata {
+	if c.Kind == events.CauseMetadata {
 		fmt.Fprintf(&b, " hash=%#016x->%#016x", uint64(c.OldHash), uint64(c.NewHash))
 	}
 	if c.OldValue != "" || c.NewValue != "" {
@@ -167,21 +119,21 @@ func (c *RebalanceCause) String() string {
 //
 // A Rebalances is not safe for concurrent use; it does no I/O.
 type Rebalances struct {
-	pending map[GroupKey][]RebalanceCause
+	pending map[events.GroupKey][]RebalanceCause
 	// assignor is, per group, the non-empty ServerAssignor of each consumer member
 	// that has one.
-	assignor map[GroupKey]map[string]string
+	assignor map[events.GroupKey]map[string]string
 	// configs is each streams group's last assignment configs (configString).
-	configs map[GroupKey]string
+	configs map[events.GroupKey]string
 	// initialized is, per share group, the topics its last
 	// ShareGroupStatePartitionMetadata names as initialized.
-	initialized map[GroupKey][]string
+	initialized map[events.GroupKey][]string
 }
 
 // NewRebalances returns a Rebalances with nothing pending.
 func NewRebalances() *Rebalances {
-	return &Rebalances{pending: map[GroupKey][]RebalanceCause{}, assignor: map[GroupKey]map[string]string{},
-		configs: map[GroupKey]string{}, initialized: map[GroupKey][]string{}}
+	return &Rebalances{pending: map[events.GroupKey][]RebalanceCause{}, assignor: map[events.GroupKey]map[string]string{},
+		configs: map[events.GroupKey]string{}, initialized: map[events.GroupKey][]string{}}
 }
 
 // Pending returns the number of groups with causes waiting for a bump.
@@ -223,7 +175,7 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 // noteSharePartitions notes a ShareGroupStatePartitionMetadata record. Kafka writes one
 // when initializing starts and one when it is done: they make one cause, whose
 // TopicsAdded are those newly initializing or initialized.
-func (r *Rebalances) noteSharePartitions(k GroupKey, v *ShareGroupStatePartitionMetadataValue) {
+func (r *Rebalances) noteSharePartitions(k events.GroupKey, v *ShareGroupStatePartitionMetadataValue) {
 	if v == nil {
 		v = &ShareGroupStatePartitionMetadataValue{}
 	}
@@ -242,16 +194,16 @@ func (r *Rebalances) noteSharePartitions(k GroupKey, v *ShareGroupStatePartition
 		}
 	}
 	r.initialized[k] = initialized
-	i := slices.IndexFunc(r.pending[k], func(c RebalanceCause) bool { return c.Kind == CauseSharePartitionsInitialized })
+	i := slices.IndexFunc(r.pending[k], func(c RebalanceCause) bool { return c.Kind == events.CauseSharePartitionsInitialized })
 	if i < 0 {
-		r.add(k, RebalanceCause{Kind: CauseSharePartitionsInitialized})
+		r.add(k, RebalanceCause{Kind: events.CauseSharePartitionsInitialized})
 		i = len(r.pending[k]) - 1
 	}
 	c := &r.pending[k][i]
 	c.TopicsAdded = slices.Compact(slices.Sorted(slices.Values(append(c.TopicsAdded, added...))))
 }
 
-func (r *Rebalances) add(k GroupKey, c RebalanceCause) {
+func (r *Rebalances) add(k events.GroupKey, c RebalanceCause) {
 	r.pending[k] = append(r.pending[k], c)
 }
 
@@ -272,16 +224,16 @@ func (r *Rebalances) noteTombstone(g *Group, rec *Record) {
 		delete(r.initialized, k)
 	case ConsumerGroupMemberMetadata, ShareGroupMemberMetadata, StreamsGroupMemberMetadata:
 		if m, ok := g.Member(rec.MemberID); ok {
-			r.add(k, RebalanceCause{Kind: CauseMemberLeft, MemberID: m.ID, Topics: m.SubscribedTopicNames, Regex: m.SubscribedTopicRegex})
+			r.add(k, RebalanceCause{Kind: events.CauseMemberLeft, MemberID: m.ID, Topics: m.SubscribedTopicNames, Regex: m.SubscribedTopicRegex})
 		}
 		r.setAssignor(k, rec.MemberID, "")
 	case ConsumerGroupRegularExpression:
 		if v, ok := g.ResolvedRegex(rec.Regex); ok && len(v.Topics) > 0 {
-			r.add(k, RebalanceCause{Kind: CauseRegexResolutionChanged, Regex: rec.Regex, TopicsRemoved: v.Topics})
+			r.add(k, RebalanceCause{Kind: events.CauseRegexResolutionChanged, Regex: rec.Regex, TopicsRemoved: v.Topics})
 		}
 	case StreamsGroupTopology:
 		if len(g.required) > 0 {
-			r.add(k, RebalanceCause{Kind: CauseTopologyChanged, TopicsRemoved: g.required})
+			r.add(k, RebalanceCause{Kind: events.CauseTopologyChanged, TopicsRemoved: g.required})
 		}
 	}
 }
@@ -298,7 +250,7 @@ func (r *Rebalances) note(g *Group, rec *Record) *Rebalance {
 	case *StreamsGroupMetadataValue:
 		after := configString(v.AssignmentConfigs)
 		if before, ok := r.configs[k]; ok && before != after {
-			r.add(k, RebalanceCause{Kind: CauseConfigChanged, OldValue: before, NewValue: after})
+			r.add(k, RebalanceCause{Kind: events.CauseConfigChanged, OldValue: before, NewValue: after})
 		}
 		r.configs[k] = after
 		return r.bump(g, k, v.Epoch, v.MetadataHash)
@@ -309,7 +261,7 @@ func (r *Rebalances) note(g *Group, rec *Record) *Rebalance {
 		r.noteMember(g, k, &RebalanceCause{MemberID: rec.MemberID, InstanceID: v.InstanceID, ClientID: v.ClientID,
 			ClientHost: v.ClientHost, RackID: v.RackID, Topics: sortedSet(v.SubscribedTopicNames), Regex: v.SubscribedTopicRegex})
 		if old, joined := r.assignor[k][rec.MemberID], g == nil || !g.hasMember(rec.MemberID); !joined && old != v.ServerAssignor {
-			r.add(k, RebalanceCause{Kind: CauseAssignorChanged, MemberID: rec.MemberID, OldValue: old, NewValue: v.ServerAssignor})
+			r.add(k, RebalanceCause{Kind: events.CauseAssignorChanged, MemberID: rec.MemberID, OldValue: old, NewValue: v.ServerAssignor})
 		}
 		r.setAssignor(k, rec.MemberID, v.ServerAssignor)
 	case *ShareGroupMemberMetadataValue:
@@ -317,7 +269,7 @@ func (r *Rebalances) note(g *Group, rec *Record) *Rebalance {
 			RackID: v.RackID, Topics: sortedSet(v.SubscribedTopicNames)})
 	case *StreamsGroupMemberMetadataValue:
 		if g == nil || !g.hasMember(rec.MemberID) {
-			r.add(k, RebalanceCause{Kind: CauseMemberJoined, MemberID: rec.MemberID, InstanceID: v.InstanceID,
+			r.add(k, RebalanceCause{Kind: events.CauseMemberJoined, MemberID: rec.MemberID, InstanceID: v.InstanceID,
 				ClientID: v.ClientID, ClientHost: v.ClientHost, RackID: v.RackID})
 		}
 	case *ConsumerGroupRegularExpressionValue:
@@ -328,7 +280,7 @@ func (r *Rebalances) note(g *Group, rec *Record) *Rebalance {
 			}
 		}
 		if added, removed := diff(before, sortedSet(v.Topics)); added != nil || removed != nil {
-			r.add(k, RebalanceCause{Kind: CauseRegexResolutionChanged, Regex: rec.Regex, TopicsAdded: added, TopicsRemoved: removed})
+			r.add(k, RebalanceCause{Kind: events.CauseRegexResolutionChanged, Regex: rec.Regex, TopicsAdded: added, TopicsRemoved: removed})
 		}
 	case *StreamsGroupTopologyValue:
 		var before []string
@@ -336,14 +288,14 @@ func (r *Rebalances) note(g *Group, rec *Record) *Rebalance {
 			before = g.required
 		}
 		if added, removed := diff(before, v.RequiredTopics()); added != nil || removed != nil {
-			r.add(k, RebalanceCause{Kind: CauseTopologyChanged, TopicsAdded: added, TopicsRemoved: removed})
+			r.add(k, RebalanceCause{Kind: events.CauseTopologyChanged, TopicsAdded: added, TopicsRemoved: removed})
 		}
 	}
 	return nil
 }
 
 // setAssignor keeps a member's non-empty ServerAssignor ("" forgets it).
-func (r *Rebalances) setAssignor(k GroupKey, member, assignor string) {
+func (r *Rebalances) setAssignor(k events.GroupKey, member, assignor string) {
 	m := r.assignor[k]
 	switch {
 	case assignor != "" && m == nil:
@@ -360,27 +312,27 @@ func (r *Rebalances) setAssignor(k GroupKey, member, assignor string) {
 
 // noteMember notes a consumer or share member record: joined, or its subscription
 // changed. c holds the new record's fields.
-func (r *Rebalances) noteMember(g *Group, k GroupKey, c *RebalanceCause) {
+func (r *Rebalances) noteMember(g *Group, k events.GroupKey, c *RebalanceCause) {
 	var old *Member
 	if g != nil {
 		old, _ = g.Member(c.MemberID)
 	}
 	if old == nil {
-		c.Kind, c.Topics = CauseMemberJoined, nonNilStrings(c.Topics)
+		c.Kind, c.Topics = events.CauseMemberJoined, nonNilStrings(c.Topics)
 		r.add(k, *c)
 		return
 	}
 	if !slices.Equal(old.SubscribedTopicNames, c.Topics) || old.SubscribedTopicRegex != c.Regex {
-		r.add(k, RebalanceCause{Kind: CauseSubscriptionChanged, MemberID: c.MemberID,
+		r.add(k, RebalanceCause{Kind: events.CauseSubscriptionChanged, MemberID: c.MemberID,
 			OldTopics: nonNilStrings(old.SubscribedTopicNames), OldRegex: old.SubscribedTopicRegex,
 			Topics: nonNilStrings(c.Topics), Regex: c.Regex})
 	}
 }
 
 // noteClassic compares a classic group's new generation record with its members.
-func (r *Rebalances) noteClassic(g *Group, k GroupKey, v *GroupMetadataValue) {
+func (r *Rebalances) noteClassic(g *Group, k events.GroupKey, v *GroupMetadataValue) {
 	if g != nil && g.Protocol != "" && v.Protocol != "" && g.Protocol != v.Protocol {
-		r.add(k, RebalanceCause{Kind: CauseAssignorChanged, OldValue: g.Protocol, NewValue: v.Protocol})
+		r.add(k, RebalanceCause{Kind: events.CauseAssignorChanged, OldValue: g.Protocol, NewValue: v.Protocol})
 	}
 	seen := make(map[string]bool, len(v.Members))
 	for i := range v.Members {
@@ -397,10 +349,10 @@ func (r *Rebalances) noteClassic(g *Group, k GroupKey, v *GroupMetadataValue) {
 		}
 		switch {
 		case old == nil:
-			r.add(k, RebalanceCause{Kind: CauseMemberJoined, MemberID: m.MemberID, InstanceID: m.GroupInstanceID,
+			r.add(k, RebalanceCause{Kind: events.CauseMemberJoined, MemberID: m.MemberID, InstanceID: m.GroupInstanceID,
 				ClientID: m.ClientID, ClientHost: m.ClientHost, RackID: rack, Topics: nonNilStrings(topics)})
 		case !slices.Equal(old.SubscribedTopicNames, topics):
-			r.add(k, RebalanceCause{Kind: CauseSubscriptionChanged, MemberID: m.MemberID,
+			r.add(k, RebalanceCause{Kind: events.CauseSubscriptionChanged, MemberID: m.MemberID,
 				OldTopics: nonNilStrings(old.SubscribedTopicNames), Topics: nonNilStrings(topics)})
 		}
 	}
@@ -409,14 +361,14 @@ func (r *Rebalances) noteClassic(g *Group, k GroupKey, v *GroupMetadataValue) {
 	}
 	for _, m := range g.Members() {
 		if !seen[m.ID] {
-			r.add(k, RebalanceCause{Kind: CauseMemberLeft, MemberID: m.ID, Topics: m.SubscribedTopicNames})
+			r.add(k, RebalanceCause{Kind: events.CauseMemberLeft, MemberID: m.ID, Topics: m.SubscribedTopicNames})
 		}
 	}
 }
 
 // bump returns the Rebalance when epoch differs from the group's, with the causes
 // pending and the hash change, and forgets them.
-func (r *Rebalances) bump(g *Group, k GroupKey, epoch int32, hash int64) *Rebalance {
+func (r *Rebalances) bump(g *Group, k events.GroupKey, epoch int32, hash int64) *Rebalance {
 	has := g != nil && g.HasMetadata
 	if !has && epoch == 0 {
 		// A classic group's first record, written before any generation: the group
@@ -426,7 +378,7 @@ func (r *Rebalances) bump(g *Group, k GroupKey, epoch int32, hash int64) *Rebala
 	if has && g.Epoch == epoch {
 		if g.MetadataHash != hash {
 			// A hash stored without a bump: remembered for the next one.
-			r.add(k, RebalanceCause{Kind: CauseMetadata, OldHash: g.MetadataHash, NewHash: hash})
+			r.add(k, RebalanceCause{Kind: events.CauseMetadata, OldHash: g.MetadataHash, NewHash: hash})
 		}
 		return nil
 	}
@@ -437,10 +389,10 @@ func (r *Rebalances) bump(g *Group, k GroupKey, epoch int32, hash int64) *Rebala
 		rb.OldEpoch, rb.HasOldEpoch, oldHash = g.Epoch, true, g.MetadataHash
 	}
 	if hash != oldHash {
-		rb.Causes = append(rb.Causes, RebalanceCause{Kind: CauseMetadata, OldHash: oldHash, NewHash: hash})
+		rb.Causes = append(rb.Causes, RebalanceCause{Kind: events.CauseMetadata, OldHash: oldHash, NewHash: hash})
 	}
 	if len(rb.Causes) == 0 {
-		rb.Causes = []RebalanceCause{{Kind: UnknownCause}}
+		rb.Causes = []RebalanceCause{{Kind: events.UnknownCause}}
 	}
 	return rb
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/internal/fixture"
@@ -23,7 +24,7 @@ func TestRebalancesFixtures(t *testing.T) {
 			var b bytes.Buffer
 			fmt.Fprintf(&b, "# %s: every group epoch bump, with its causes (partition/offset of the bump record).\n", filepath.ToSlash(path))
 			s, r := groups.NewState(), groups.NewRebalances()
-			kinds := map[groups.CauseKind]int{}
+			kinds := map[events.CauseKind]int{}
 			for _, rec := range readFixture(t, path) {
 				_, rb, err := r.Replay(s, rec.Key, rec.Value)
 				if err != nil {
@@ -42,12 +43,12 @@ func TestRebalancesFixtures(t *testing.T) {
 				fmt.Fprintf(&b, "%s/%s %s\n", rec.Partition, rec.Offset, rb)
 			}
 			b.WriteString("\n# causes\n")
-			for k := groups.CauseKind(0); int(k) < groups.NumCauseKinds; k++ {
+			for k := events.CauseKind(0); int(k) < events.NumCauseKinds; k++ {
 				if kinds[k] > 0 {
 					fmt.Fprintf(&b, "%s %d\n", k, kinds[k])
 				}
 			}
-			for _, want := range []groups.CauseKind{groups.CauseMemberJoined, groups.CauseMemberLeft, groups.CauseMetadata, groups.CauseRegexResolutionChanged} {
+			for _, want := range []events.CauseKind{events.CauseMemberJoined, events.CauseMemberLeft, events.CauseMetadata, events.CauseRegexResolutionChanged} {
 				if kinds[want] == 0 {
 					t.Errorf("no %s cause in %s", want, path)
 				}
@@ -73,7 +74,7 @@ func TestRebalancesLiveSequences(t *testing.T) {
 			var b bytes.Buffer
 			fmt.Fprintf(&b, "# %s: every epoch bump of g-rb, with its causes.\n", filepath.ToSlash(path))
 			s, r := groups.NewState(), groups.NewRebalances()
-			kinds := map[groups.CauseKind]int{}
+			kinds := map[events.CauseKind]int{}
 			for _, rec := range readFixture(t, path) {
 				_, rb, err := r.Replay(s, rec.Key, rec.Value)
 				if err != nil {
@@ -87,13 +88,13 @@ func TestRebalancesLiveSequences(t *testing.T) {
 				}
 				fmt.Fprintf(&b, "%s/%s %s\n", rec.Partition, rec.Offset, rb)
 			}
-			want := map[groups.CauseKind]int{groups.CauseMemberJoined: 2, groups.CauseMemberLeft: 2, groups.CauseSubscriptionChanged: 1}
+			want := map[events.CauseKind]int{events.CauseMemberJoined: 2, events.CauseMemberLeft: 2, events.CauseSubscriptionChanged: 1}
 			for k, n := range want {
 				if kinds[k] != n {
 					t.Errorf("%d %s causes, want %d", kinds[k], k, n)
 				}
 			}
-			if kinds[groups.UnknownCause] != 0 || kinds[groups.CauseMetadata] < 3 {
+			if kinds[events.UnknownCause] != 0 || kinds[events.CauseMetadata] < 3 {
 				t.Errorf("causes %v: want no unknown and a metadata cause for the join, the new topic and the new partition", kinds)
 			}
 			golden(t, filepath.Join("testdata", version, "rebalances-sequences.golden"), b.Bytes())
@@ -104,7 +105,7 @@ func TestRebalancesLiveSequences(t *testing.T) {
 // TestRebalancesSequences shows the attribution of sequences the fixtures lack, written
 // in Kafka's record order (member records, then the epoch record, in one batch).
 func TestRebalancesSequences(t *testing.T) {
-	g := groups.GroupKey{Type: groups.ConsumerGroup, ID: "g"}
+	g := events.GroupKey{Type: events.ConsumerGroup, ID: "g"}
 	member := func(id string, topics []string, regex, assignor string) groups.Record {
 		return groups.Record{Type: groups.ConsumerGroupMemberMetadata, GroupID: "g", MemberID: id,
 			Value: &groups.ConsumerGroupMemberMetadataValue{ClientID: "c-" + id, ClientHost: "/10.0.0.1", RackID: "r1",

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/kraftwatch/kraftwatch/events"
 )
 
 // RecordType is the int16 that starts every __consumer_offsets key. The constants
@@ -58,34 +60,34 @@ const (
 
 var recordTypes = [maxRecordType + 1]struct {
 	name  string
-	group GroupType
+	group events.GroupType
 	key   keyShape
 }{
-	LegacyOffsetCommit:                           {"LegacyOffsetCommit", UnknownGroup, keyOffsetCommit},
-	OffsetCommit:                                 {"OffsetCommit", UnknownGroup, keyOffsetCommit},
-	GroupMetadata:                                {"GroupMetadata", ClassicGroup, keyGroup},
-	ConsumerGroupMetadata:                        {"ConsumerGroupMetadata", ConsumerGroup, keyGroup},
-	ConsumerGroupPartitionMetadata:               {"ConsumerGroupPartitionMetadata", ConsumerGroup, keyGroup},
-	ConsumerGroupMemberMetadata:                  {"ConsumerGroupMemberMetadata", ConsumerGroup, keyGroupMember},
-	ConsumerGroupTargetAssignmentMetadata:        {"ConsumerGroupTargetAssignmentMetadata", ConsumerGroup, keyGroup},
-	ConsumerGroupTargetAssignmentMember:          {"ConsumerGroupTargetAssignmentMember", ConsumerGroup, keyGroupMember},
-	ConsumerGroupCurrentMemberAssignment:         {"ConsumerGroupCurrentMemberAssignment", ConsumerGroup, keyGroupMember},
-	ShareGroupPartitionMetadata:                  {"ShareGroupPartitionMetadata", ShareGroup, keyGroup},
-	ShareGroupMemberMetadata:                     {"ShareGroupMemberMetadata", ShareGroup, keyGroupMember},
-	ShareGroupMetadata:                           {"ShareGroupMetadata", ShareGroup, keyGroup},
-	ShareGroupTargetAssignmentMetadata:           {"ShareGroupTargetAssignmentMetadata", ShareGroup, keyGroup},
-	ShareGroupTargetAssignmentMember:             {"ShareGroupTargetAssignmentMember", ShareGroup, keyGroupMember},
-	ShareGroupCurrentMemberAssignment:            {"ShareGroupCurrentMemberAssignment", ShareGroup, keyGroupMember},
-	ShareGroupStatePartitionMetadata:             {"ShareGroupStatePartitionMetadata", ShareGroup, keyGroup},
-	ConsumerGroupRegularExpression:               {"ConsumerGroupRegularExpression", ConsumerGroup, keyGroupRegex},
-	StreamsGroupMetadata:                         {"StreamsGroupMetadata", StreamsGroup, keyGroup},
-	StreamsGroupPartitionMetadata:                {"StreamsGroupPartitionMetadata", StreamsGroup, keyGroup},
-	StreamsGroupMemberMetadata:                   {"StreamsGroupMemberMetadata", StreamsGroup, keyGroupMember},
-	StreamsGroupTargetAssignmentMetadata:         {"StreamsGroupTargetAssignmentMetadata", StreamsGroup, keyGroup},
-	StreamsGroupTargetAssignmentMember:           {"StreamsGroupTargetAssignmentMember", StreamsGroup, keyGroupMember},
-	StreamsGroupCurrentMemberAssignment:          {"StreamsGroupCurrentMemberAssignment", StreamsGroup, keyGroupMember},
-	StreamsGroupTopology:                         {"StreamsGroupTopology", StreamsGroup, keyGroup},
-	StreamsGroupTargetAssignmentResolvedTopicIDs: {"StreamsGroupTargetAssignmentResolvedTopicIds", StreamsGroup, keyGroup},
+	LegacyOffsetCommit:                           {"LegacyOffsetCommit", events.UnknownGroup, keyOffsetCommit},
+	OffsetCommit:                                 {"OffsetCommit", events.UnknownGroup, keyOffsetCommit},
+	GroupMetadata:                                {"GroupMetadata", events.ClassicGroup, keyGroup},
+	ConsumerGroupMetadata:                        {"ConsumerGroupMetadata", events.ConsumerGroup, keyGroup},
+	ConsumerGroupPartitionMetadata:               {"ConsumerGroupPartitionMetadata", events.ConsumerGroup, keyGroup},
+	ConsumerGroupMemberMetadata:                  {"ConsumerGroupMemberMetadata", events.ConsumerGroup, keyGroupMember},
+	ConsumerGroupTargetAssignmentMetadata:        {"ConsumerGroupTargetAssignmentMetadata", events.ConsumerGroup, keyGroup},
+	ConsumerGroupTargetAssignmentMember:          {"ConsumerGroupTargetAssignmentMember", events.ConsumerGroup, keyGroupMember},
+	ConsumerGroupCurrentMemberAssignment:         {"ConsumerGroupCurrentMemberAssignment", events.ConsumerGroup, keyGroupMember},
+	ShareGroupPartitionMetadata:                  {"ShareGroupPartitionMetadata", events.ShareGroup, keyGroup},
+	ShareGroupMemberMetadata:                     {"ShareGroupMemberMetadata", events.ShareGroup, keyGroupMember},
+	ShareGroupMetadata:                           {"ShareGroupMetadata", events.ShareGroup, keyGroup},
+	ShareGroupTargetAssignmentMetadata:           {"ShareGroupTargetAssignmentMetadata", events.ShareGroup, keyGroup},
+	ShareGroupTargetAssignmentMember:             {"ShareGroupTargetAssignmentMember", events.ShareGroup, keyGroupMember},
+	ShareGroupCurrentMemberAssignment:            {"ShareGroupCurrentMemberAssignment", events.ShareGroup, keyGroupMember},
+	ShareGroupStatePartitionMetadata:             {"ShareGroupStatePartitionMetadata", events.ShareGroup, keyGroup},
+	ConsumerGroupRegularExpression:               {"ConsumerGroupRegularExpression", events.ConsumerGroup, keyGroupRegex},
+	StreamsGroupMetadata:                         {"StreamsGroupMetadata", events.StreamsGroup, keyGroup},
+	StreamsGroupPartitionMetadata:                {"StreamsGroupPartitionMetadata", events.StreamsGroup, keyGroup},
+	StreamsGroupMemberMetadata:                   {"StreamsGroupMemberMetadata", events.StreamsGroup, keyGroupMember},
+	StreamsGroupTargetAssignmentMetadata:         {"StreamsGroupTargetAssignmentMetadata", events.StreamsGroup, keyGroup},
+	StreamsGroupTargetAssignmentMember:           {"StreamsGroupTargetAssignmentMember", events.StreamsGroup, keyGroupMember},
+	StreamsGroupCurrentMemberAssignment:          {"StreamsGroupCurrentMemberAssignment", events.StreamsGroup, keyGroupMember},
+	StreamsGroupTopology:                         {"StreamsGroupTopology", events.StreamsGroup, keyGroup},
+	StreamsGroupTargetAssignmentResolvedTopicIDs: {"StreamsGroupTargetAssignmentResolvedTopicIds", events.StreamsGroup, keyGroup},
 }
 
 // Known reports whether t is a record type this package recognizes.
@@ -102,42 +104,15 @@ func (t RecordType) String() string {
 
 // GroupType returns the kind of group a record of this type belongs to, or
 // UnknownGroup for offset commits and unknown types.
-func (t RecordType) GroupType() GroupType {
+func (t RecordType) GroupType() events.GroupType {
 	if t.Known() {
 		return recordTypes[t].group
 	}
-	return UnknownGroup
+	return events.UnknownGroup
 }
 
 // IsOffsetCommit reports whether t is type 0 or 1.
 func (t RecordType) IsOffsetCommit() bool { return t == LegacyOffsetCommit || t == OffsetCommit }
-
-// GroupType is the kind of a Kafka group.
-type GroupType int8
-
-// Group types. String gives Kafka's lower-case names.
-const (
-	UnknownGroup GroupType = iota
-	ClassicGroup
-	ConsumerGroup
-	ShareGroup
-	StreamsGroup
-)
-
-// String returns "classic", "consumer", "share", "streams" or "unknown".
-func (g GroupType) String() string {
-	switch g {
-	case ClassicGroup:
-		return "classic"
-	case ConsumerGroup:
-		return "consumer"
-	case ShareGroup:
-		return "share"
-	case StreamsGroup:
-		return "streams"
-	}
-	return "unknown"
-}
 
 // PeekType returns the record type of a key from its first two bytes without
 // decoding anything else. ok is false when the key is shorter than two bytes.
@@ -173,7 +148,9 @@ type Value interface {
 }
 
 // GroupKey returns the key of the group the record belongs to.
-func (r *Record) GroupKey() GroupKey { return GroupKey{Type: r.Type.GroupType(), ID: r.GroupID} }
+func (r *Record) GroupKey() events.GroupKey {
+	return events.GroupKey{Type: r.Type.GroupType(), ID: r.GroupID}
+}
 
 // String gives a one-line readable form, for logs and golden files.
 func (r *Record) String() string {

@@ -1,33 +1,15 @@
 package groups
 
 import (
-	"cmp"
 	"fmt"
 	"iter"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/kraftwatch/kraftwatch/events"
 )
-
-// GroupKey identifies a group. Kafka gives one group id one type at a time, but a
-// group converted between classic and consumer leaves records of both kinds in the
-// log, so the type is part of the key.
-type GroupKey struct {
-	Type GroupType
-	ID   string
-}
-
-// String gives "type:id" with the id quoted.
-func (k GroupKey) String() string { return fmt.Sprintf("%s:%q", k.Type, k.ID) }
-
-// Compare orders keys by type, then id.
-func (k GroupKey) Compare(o GroupKey) int {
-	if c := cmp.Compare(k.Type, o.Type); c != 0 {
-		return c
-	}
-	return strings.Compare(k.ID, o.ID)
-}
 
 // Member is one member of a group as the State knows it.
 type Member struct {
@@ -57,7 +39,7 @@ type Member struct {
 // Group is the State's view of one group. Read it; do not modify it or keep it
 // across the next Apply.
 type Group struct {
-	Key GroupKey
+	Key events.GroupKey
 
 	// HasMetadata reports that the group's metadata record (type 2, 3, 11 or 17) is
 	// present; Epoch and MetadataHash come from it.
@@ -190,14 +172,14 @@ func (v Via) String() string {
 
 // Subscriber is a group that subscribes to a topic, and how.
 type Subscriber struct {
-	Group GroupKey
+	Group events.GroupKey
 	Via   Via
 }
 
 // Change tells what applying one record did to the State. The zero Change means
 // nothing changed.
 type Change struct {
-	Group        GroupKey
+	Group        events.GroupKey
 	Created      bool // the group was not in the State before
 	Removed      bool // the group was removed
 	Metadata     bool // Epoch or MetadataHash changed
@@ -221,7 +203,7 @@ type regexEntry struct {
 // applied as Kafka's coordinator replays them, tombstones of things it does not hold
 // are ignored.
 type State struct {
-	groups  map[GroupKey]*Group
+	groups  map[events.GroupKey]*Group
 	byTopic map[string]map[*Group]struct{}
 	regexes map[string]*regexEntry
 	dec     *Decoder   // interns the strings of Replay
@@ -231,7 +213,7 @@ type State struct {
 // NewState returns an empty State.
 func NewState() *State {
 	return &State{
-		groups:  make(map[GroupKey]*Group),
+		groups:  make(map[events.GroupKey]*Group),
 		byTopic: make(map[string]map[*Group]struct{}),
 		regexes: make(map[string]*regexEntry),
 		dec:     NewDecoder(),
@@ -242,7 +224,7 @@ func NewState() *State {
 func (s *State) Len() int { return len(s.groups) }
 
 // Group returns one group.
-func (s *State) Group(k GroupKey) (*Group, bool) {
+func (s *State) Group(k events.GroupKey) (*Group, bool) {
 	g, ok := s.groups[k]
 	return g, ok
 }
@@ -252,35 +234,35 @@ func (s *State) Group(k GroupKey) (*Group, bool) {
 func (s *State) All() iter.Seq[*Group] { return maps.Values(s.groups) }
 
 // Keys returns the keys of every group, sorted.
-func (s *State) Keys() []GroupKey {
+func (s *State) Keys() []events.GroupKey {
 	out := slices.Collect(maps.Keys(s.groups))
-	slices.SortFunc(out, GroupKey.Compare)
+	slices.SortFunc(out, events.GroupKey.Compare)
 	return out
 }
 
 // GroupsByName returns the groups that subscribe to topic by name, sorted. The cost
 // is proportional to their number.
-func (s *State) GroupsByName(topic string) []GroupKey {
+func (s *State) GroupsByName(topic string) []events.GroupKey {
 	set := s.byTopic[topic]
 	if len(set) == 0 {
 		return nil
 	}
-	out := make([]GroupKey, 0, len(set))
+	out := make([]events.GroupKey, 0, len(set))
 	for g := range set {
 		out = append(out, g.Key)
 	}
-	slices.SortFunc(out, GroupKey.Compare)
+	slices.SortFunc(out, events.GroupKey.Compare)
 	return out
 }
 
 // GroupsByRegex returns the groups one of whose members' valid regexes fully matches
 // topic, sorted. The cost is one match per distinct regex in the State.
-func (s *State) GroupsByRegex(topic string) []GroupKey {
-	var out []GroupKey
+func (s *State) GroupsByRegex(topic string) []events.GroupKey {
+	var out []events.GroupKey
 	for _, g := range s.groupsMatching(topic) {
 		out = append(out, g.Key)
 	}
-	slices.SortFunc(out, GroupKey.Compare)
+	slices.SortFunc(out, events.GroupKey.Compare)
 	return slices.Compact(out)
 }
 
@@ -307,7 +289,7 @@ func (s *State) Subscribers(topic string) []Subscriber {
 }
 
 // groupMatches reports whether a valid regex of group k matches topic.
-func (s *State) groupMatches(k GroupKey, topic string) bool {
+func (s *State) groupMatches(k events.GroupKey, topic string) bool {
 	g := s.groups[k]
 	if g == nil {
 		return false
@@ -397,7 +379,7 @@ func (s *State) matchesAny(res []string, topic string) bool {
 
 // MatchingRegex returns the smallest of group k's valid regexes that fully matches
 // topic, false when none does (or k is unknown): the Regex of a RegexMatched reason.
-func (s *State) MatchingRegex(k GroupKey, topic string) (string, bool) {
+func (s *State) MatchingRegex(k events.GroupKey, topic string) (string, bool) {
 	g := s.groups[k]
 	if g == nil {
 		return "", false
@@ -419,7 +401,7 @@ func (s *State) MatchingRegex(k GroupKey, topic string) (string, bool) {
 // (Group.ResolvedRegex) are kept for comparison only, as they lag: Kafka resolves
 // at most every 10 s, from a heartbeat, and only when a topic was created or the
 // refresh interval passed (docs/consumer-offsets.md#regex-subscriptions).
-func (s *State) SubscribedTopics(k GroupKey, existing TopicNames) []string {
+func (s *State) SubscribedTopics(k events.GroupKey, existing TopicNames) []string {
 	g := s.groups[k]
 	if g == nil {
 		return nil
@@ -564,7 +546,7 @@ func nonNil(t []TopicMetadata) []TopicMetadata {
 	return t
 }
 
-func (s *State) applyTombstone(rec *Record, k GroupKey) Change {
+func (s *State) applyTombstone(rec *Record, k events.GroupKey) Change {
 	g := s.groups[k]
 	if g == nil {
 		return Change{}
@@ -599,7 +581,7 @@ func (s *State) applyTombstone(rec *Record, k GroupKey) Change {
 	return ch
 }
 
-func (s *State) group(k GroupKey) (*Group, bool) {
+func (s *State) group(k events.GroupKey) (*Group, bool) {
 	if g := s.groups[k]; g != nil {
 		return g, false
 	}
@@ -850,7 +832,7 @@ func (s *State) String() string {
 		} else {
 			b.WriteString(" (no metadata record)")
 		}
-		if k.Type == ClassicGroup {
+		if k.Type == events.ClassicGroup {
 			fmt.Fprintf(&b, " protocol_type=%q protocol=%q", g.ProtocolType, g.Protocol)
 		}
 		if g.TopicsUnknown {

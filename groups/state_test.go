@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 )
@@ -55,10 +56,10 @@ func classic(g string, gen int32, members map[string][]string) groups.Record {
 func sortedMapKeys(m map[string][]string) []string { return slices.Sorted(maps.Keys(m)) }
 
 var (
-	cg = groups.GroupKey{Type: groups.ConsumerGroup, ID: "cg"}
-	sg = groups.GroupKey{Type: groups.ShareGroup, ID: "sg"}
-	st = groups.GroupKey{Type: groups.StreamsGroup, ID: "app"}
-	kg = groups.GroupKey{Type: groups.ClassicGroup, ID: "cg"}
+	cg = events.GroupKey{Type: events.ConsumerGroup, ID: "cg"}
+	sg = events.GroupKey{Type: events.ShareGroup, ID: "sg"}
+	st = events.GroupKey{Type: events.StreamsGroup, ID: "app"}
+	kg = events.GroupKey{Type: events.ClassicGroup, ID: "cg"}
 )
 
 func TestStateConsumerGroup(t *testing.T) {
@@ -102,7 +103,7 @@ func TestStateConsumerGroup(t *testing.T) {
 	if got, want := s.SubscribedTopics(cg, existing), []string{"a", "orders.eu", "orders.us"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("SubscribedTopics = %q, want %q", got, want)
 	}
-	if got := s.GroupsByName("b"); !reflect.DeepEqual(got, []groups.GroupKey{cg}) {
+	if got := s.GroupsByName("b"); !reflect.DeepEqual(got, []events.GroupKey{cg}) {
 		t.Errorf("GroupsByName(b) = %v", got)
 	}
 	if got := s.GroupsByName("orders.eu"); got != nil {
@@ -170,14 +171,14 @@ func TestStateMetadataTombstoneRemovesEverything(t *testing.T) {
 		consumerMember("other", "m1", "t.*", "a"),
 		tombstone(groups.ConsumerGroupMetadata, "cg", ""),
 	)
-	other := groups.GroupKey{Type: groups.ConsumerGroup, ID: "other"}
+	other := events.GroupKey{Type: events.ConsumerGroup, ID: "other"}
 	if _, ok := s.Group(cg); ok {
 		t.Fatal("group survived its metadata tombstone")
 	}
-	if got := s.GroupsByName("a"); !reflect.DeepEqual(got, []groups.GroupKey{other}) {
+	if got := s.GroupsByName("a"); !reflect.DeepEqual(got, []events.GroupKey{other}) {
 		t.Errorf("GroupsByName(a) = %v", got)
 	}
-	if got := s.GroupsByRegex("t1"); !reflect.DeepEqual(got, []groups.GroupKey{other}) {
+	if got := s.GroupsByRegex("t1"); !reflect.DeepEqual(got, []events.GroupKey{other}) {
 		t.Errorf("GroupsByRegex(t1) = %v", got)
 	}
 	if s.NumRegexes() != 1 {
@@ -221,7 +222,7 @@ func TestStateShareGroup(t *testing.T) {
 		t.Errorf("after m2 left: %q", got)
 	}
 	replay(t, s, tombstone(groups.ShareGroupMetadata, "sg", ""))
-	if got := s.Keys(); !reflect.DeepEqual(got, []groups.GroupKey{{Type: groups.ConsumerGroup, ID: "sg"}}) {
+	if got := s.Keys(); !reflect.DeepEqual(got, []events.GroupKey{{Type: events.ConsumerGroup, ID: "sg"}}) {
 		t.Errorf("Keys = %v", got)
 	}
 }
@@ -241,7 +242,7 @@ func TestStateStreamsGroup(t *testing.T) {
 	if !ch[2].Subscription || ch[1].Subscription {
 		t.Fatalf("changes %+v", ch)
 	}
-	if got := s.GroupsByName("app-chg"); !reflect.DeepEqual(got, []groups.GroupKey{st}) {
+	if got := s.GroupsByName("app-chg"); !reflect.DeepEqual(got, []events.GroupKey{st}) {
 		t.Errorf("GroupsByName(app-chg) = %v", got)
 	}
 	if got := s.GroupsByRegex("ignored.x"); got != nil {
