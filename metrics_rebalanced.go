@@ -4,7 +4,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kraftwatch/kraftwatch/events"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // rebalanceMetrics counts the rebalanced events the engine hands to the publisher
@@ -34,7 +33,7 @@ func newRebalanceMetrics() *rebalanceMetrics {
 }
 
 // observe is the engine's OnRebalanced.
-func (m *rebalanceMetrics) observe(ev publish.Rebalanced) {
+func (m *rebalanceMetrics) observe(ev events.GroupRebalanced) {
 	var seen [events.NumCauseKinds]bool
 	for _, c := range ev.Causes {
 		if int(c.Kind) < len(seen) && !seen[c.Kind] {

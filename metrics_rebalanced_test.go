@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/kraftwatch/kraftwatch/events"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // TestRebalanceMetrics: a bump counts once under each distinct cause kind, its linked
@@ -21,12 +20,12 @@ func TestRebalanceMetrics(t *testing.T) {
 		t.Fatalf("%d series, want %d", n, len(groupTypes)*events.NumCauseKinds)
 	}
 	joined, meta := events.CauseMemberJoined, events.CauseMetadata
-	m.observe(publish.Rebalanced{GroupType: publish.ConsumerGroup, Causes: []publish.RebalanceCause{
+	m.observe(events.GroupRebalanced{GroupType: events.ConsumerGroup, Causes: []events.RebalanceCause{
 		{Kind: joined, MemberID: "a"}, {Kind: joined, MemberID: "b"},
-		{Kind: meta, PredictedBy: &publish.Prediction{LeadTimeMs: 1500}},
+		{Kind: meta, PredictedBy: &events.Prediction{LeadTimeMs: 1500}},
 	}})
-	m.observe(publish.Rebalanced{GroupType: publish.ShareGroup, Causes: []publish.RebalanceCause{
-		{Kind: meta, PredictedBy: &publish.Prediction{LeadTimeMs: -3}},
+	m.observe(events.GroupRebalanced{GroupType: events.ShareGroup, Causes: []events.RebalanceCause{
+		{Kind: meta, PredictedBy: &events.Prediction{LeadTimeMs: -3}},
 	}})
 	for _, c := range []struct {
 		typ, cause string

@@ -24,7 +24,6 @@ import (
 	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/fixture"
 	"github.com/kraftwatch/kraftwatch/observer"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // fixtureView replays version's __consumer_offsets fixture up to (and including)
@@ -126,7 +125,7 @@ func TestOpenAPI(t *testing.T) {
 		for _, stop := range [][2]int64{{0, 4}, {0, 161}, {1, 200}, {1, 1 << 40}} {
 			v := fixtureView(t, version, int32(stop[0]), stop[1])
 			v.History = engine.NewHistory(4)
-			v.History.Record(events.GroupKey{Type: events.ConsumerGroup, ID: "g-list"}, engine.HistoryEvent{Type: publish.EventType, ID: "kw1-x",
+			v.History.Record(events.GroupKey{Type: events.ConsumerGroup, ID: "g-list"}, engine.HistoryEvent{Type: events.TypeRebalanceNeeded, ID: "kw1-x",
 				CoordinatorEpoch: 3, HasPreviousHash: true, PreviousHash: -5, NewHash: 7, Summary: "partitions_added orders 3->5"})
 			srv := server(t, v)
 			status, body := val.get(srv.URL + "/v1/groups")

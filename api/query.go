@@ -14,7 +14,6 @@ import (
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // Page size bounds of ListQuery.Limit.
@@ -182,7 +181,7 @@ func Detail(v *engine.View, k events.GroupKey) (d GroupDetail, ok bool) {
 			if e.HasPreviousHash {
 				ev.PreviousHash = ptr(Hash(e.PreviousHash))
 			}
-			if e.Type == publish.EventType {
+			if e.Type == events.TypeRebalanceNeeded {
 				ev.NewHash = ptr(Hash(e.NewHash))
 			}
 			d.Events = append(d.Events, ev)

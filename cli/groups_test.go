@@ -18,7 +18,6 @@ import (
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/internal/fixture"
 	"github.com/kraftwatch/kraftwatch/observer"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // groupsServer serves the API over the 4.3.1 fixture replayed up to partition 0
@@ -43,7 +42,7 @@ func groupsServer(t *testing.T) *httptest.Server {
 	tr := groups.NewTracker(s, cache)
 	tr.Sync(loaded.Image)
 	h := engine.NewHistory(0)
-	h.Record(events.GroupKey{Type: events.ConsumerGroup, ID: "g-list"}, engine.HistoryEvent{Type: publish.EventType, ID: "kw1-0123",
+	h.Record(events.GroupKey{Type: events.ConsumerGroup, ID: "g-list"}, engine.HistoryEvent{Type: events.TypeRebalanceNeeded, ID: "kw1-0123",
 		Time:             time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
 		CoordinatorEpoch: 3, HasPreviousHash: true, PreviousHash: 1, NewHash: 2, Summary: "subscription_changed payments"})
 	v := &engine.View{State: s, Image: loaded.Image, Tracker: tr, Scheme: hashcache.SchemeKafka, History: h, Synced: true}

@@ -13,10 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 const watchUsage = `usage: kraftwatch watch [--nats URL] [--prefix P] [--cluster ID] [--since DURATION | --from-seq N] [--core] [--json] [--count N]
@@ -37,7 +36,7 @@ func Watch(args, environ []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), watchUsage); fs.PrintDefaults() }
 	url := fs.String("nats", envOr(environ, "KRAFTWATCH_NATS_URL", nats.DefaultURL), "NATS server URLs, comma-separated")
-	prefix := fs.String("prefix", envOr(environ, "KRAFTWATCH_SUBJECT_PREFIX", publish.DefaultPrefix), "subject prefix")
+	prefix := fs.String("prefix", envOr(environ, "KRAFTWATCH_SUBJECT_PREFIX", events.DefaultPrefix), "subject prefix")
 	cluster := fs.String("cluster", "", "only this Kafka cluster id (default: every cluster)")
 	since := fs.Duration("since", 0, "first replay the events stored in the last DURATION (e.g. 1h)")
 	fromSeq := fs.Uint64("from-seq", 0, "first replay the cluster's stream from sequence N (needs --cluster)")
@@ -69,7 +68,7 @@ func Watch(args, environ []string, stdout, stderr io.Writer) int {
 	}
 	root := *prefix
 	if *cluster != "" {
-		root += "." + publish.EscapeToken(*cluster)
+		root += "." + events.EscapeToken(*cluster)
 	}
 	var mu sync.Mutex // serialises what the NATS callbacks and the consumers print on stderr
 	say := func(format string, args ...any) {
@@ -141,9 +140,9 @@ func Watch(args, environ []string, stdout, stderr io.Writer) int {
 				continue
 			}
 			var line string
-			if env, err := publish.Decode(m.data); err == nil {
+			if env, err := events.DecodeRebalanceNeeded(m.data); err == nil {
 				line = describeEvent(env)
-			} else if renv, rerr := publish.DecodeRebalanced(m.data); rerr == nil {
+			} else if renv, rerr := events.DecodeGroupRebalanced(m.data); rerr == nil {
 				line = describeRebalanced(renv)
 			} else {
 				say("%s: not a kraftwatch event: %v", m.subject, err)
@@ -227,7 +226,7 @@ func (f *follower) streams(ctx context.Context) ([]string, error) {
 		}
 		return names, l.Err()
 	}
-	names, err := list(publish.InternalPrefix + "." + f.root + ".>")
+	names, err := list(events.InternalPrefix + "." + f.root + ".>")
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +321,7 @@ func (f *follower) stop() {
 }
 
 // describeEvent renders an event on one readable line.
-func describeEvent(env publish.Envelope) string {
+func describeEvent(env events.Envelope[events.RebalanceNeeded]) string {
 	e := env.Data
 	prev := "none"
 	if e.PreviousHash.Valid {
@@ -347,7 +346,7 @@ func describeEvent(env publish.Envelope) string {
 }
 
 // describeRebalanced renders a rebalanced event on one readable line.
-func describeRebalanced(env publish.RebalancedEnvelope) string {
+func describeRebalanced(env events.Envelope[events.GroupRebalanced]) string {
 	e := env.Data
 	prev := "?"
 	if e.PreviousEpoch != nil {

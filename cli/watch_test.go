@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
@@ -93,8 +94,8 @@ func announce(t *testing.T, p *publish.Publisher, group string, offset int64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := p.Enqueue(ctx, publish.Event{GroupID: group, GroupType: publish.GroupType(1), NewHash: publish.Hash(offset),
-		Reasons: []publish.Reason{}, Cause: publish.Cause{MetadataOffset: offset}, CoordinatorEpoch: -1})
+	err := p.Enqueue(ctx, events.RebalanceNeeded{GroupID: group, GroupType: events.GroupType(1), NewHash: events.Hash(offset),
+		Reasons: []events.Reason{}, Cause: events.Cause{MetadataOffset: offset}, CoordinatorEpoch: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

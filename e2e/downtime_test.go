@@ -17,8 +17,8 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // metaRecord is one record of `kraftwatch dump --records --json`.
@@ -62,7 +62,7 @@ func groupEvents(ctx context.Context, js jetstream.JetStream, clusterID, g strin
 	if err != nil {
 		return nil, err
 	}
-	subject := publish.DefaultPrefix + "." + publish.EscapeToken(clusterID) + ".group.consumer." + publish.EscapeToken(g)
+	subject := events.DefaultPrefix + "." + events.EscapeToken(clusterID) + ".group.consumer." + events.EscapeToken(g)
 	info, err := s.Info(ctx, jetstream.WithSubjectFilter(subject))
 	if err != nil {
 		return nil, err
@@ -222,7 +222,7 @@ func TestDowntimeReasons(t *testing.T) {
 		t.Errorf("previous_hash %+v, want the last announced %d", d.PreviousHash, last.NewHash)
 	}
 	var latest time.Time
-	got := map[string]publish.Reason{}
+	got := map[string]events.Reason{}
 	for _, r := range d.Reasons {
 		got[r.Kind.String()+" "+r.Topic] = r
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/api"
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
-	"github.com/kraftwatch/kraftwatch/publish"
+	"github.com/kraftwatch/kraftwatch/events"
 )
 
 // TestGroupAPI: a KIP-848 group of Kafka's Java consumers on a 4-partition topic, one
@@ -81,9 +81,9 @@ func TestGroupAPI(t *testing.T) {
 	var needed, joined int
 	for _, e := range d.Events {
 		switch {
-		case e.Type == publish.EventType && e.Summary == "subscription_changed ga-orders":
+		case e.Type == events.TypeRebalanceNeeded && e.Summary == "subscription_changed ga-orders":
 			needed++
-		case e.Type == publish.RebalancedType && strings.Contains(e.Summary, "member_joined"):
+		case e.Type == events.TypeGroupRebalanced && strings.Contains(e.Summary, "member_joined"):
 			joined++
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
-	"github.com/kraftwatch/kraftwatch/publish"
+	"github.com/kraftwatch/kraftwatch/events"
 )
 
 // TestNoEventsStream runs the binary with KRAFTWATCH_EVENTS_STREAM=none: a group joins
@@ -39,7 +39,7 @@ func TestNoEventsStream(t *testing.T) {
 	if len(names) != 1 || names[0] != e2etest.StreamName {
 		t.Fatalf("streams %v, want only %s", names, e2etest.StreamName)
 	}
-	public := publish.Subject(publish.DefaultPrefix, s.Cluster.ClusterID, publish.ConsumerGroup, "ne-billing")
+	public := events.Subject(events.DefaultPrefix, s.Cluster.ClusterID, events.ConsumerGroup, "ne-billing")
 	lookup, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if name, err := js.StreamNameBySubject(lookup, public); !errors.Is(err, jetstream.ErrStreamNotFound) {

@@ -22,10 +22,10 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
 	"github.com/kraftwatch/kraftwatch/observer"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // The quorum tests run kraftwatch's network source (KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS:
@@ -532,7 +532,7 @@ func TestQuorumSmoke(t *testing.T) {
 	off := sameImage(ctx, t, "partitions added", c, netw, disk)
 	phase("compared")
 	last := netw.stream(t).Group("qs-g")[1]
-	if r := last.Reason(t); r.Kind != publish.PartitionsAdded || r.OldPartitions != 1 || r.NewPartitions != 3 {
+	if r := last.Reason(t); r.Kind != events.PartitionsAdded || r.OldPartitions != 1 || r.NewPartitions != 3 {
 		t.Fatalf("event %v: reason %+v, want partitions_added 1 -> 3", last, r)
 	}
 	q := invisible(ctx, t, c)
@@ -730,7 +730,7 @@ func TestQuorumLeaderKill(t *testing.T) {
 	for _, g := range groups {
 		evs := netw.stream(t).Group(g)
 		for i, e := range evs[1:] {
-			if r := e.Reason(t); r.Kind != publish.PartitionsAdded || r.NewPartitions != int32(i+2) {
+			if r := e.Reason(t); r.Kind != events.PartitionsAdded || r.NewPartitions != int32(i+2) {
 				t.Fatalf("group %s event %d: %+v, want partitions_added to %d:\n%s", g, i+1, r, i+2, evs)
 			}
 		}
@@ -815,7 +815,7 @@ func followChange(ctx context.Context, t *testing.T, s *side, group, topic strin
 	expectBoth(ctx, t, s.name+": partitions added", map[string]int{group: 2}, s)
 	evs := s.stream(t).Group(group)
 	e2etest.CheckStreamAndCore(t, evs, s.w, group)
-	if r := evs[1].Reason(t); r.Kind != publish.PartitionsAdded || r.NewPartitions != 2 {
+	if r := evs[1].Reason(t); r.Kind != events.PartitionsAdded || r.NewPartitions != 2 {
 		t.Fatalf("%s: event %v, want partitions_added 1 -> 2", s.name, evs[1])
 	}
 }

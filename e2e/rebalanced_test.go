@@ -22,7 +22,6 @@ import (
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
 	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // TestRebalanced runs kraftwatch with KRAFTWATCH_REBALANCED_EVENTS=true beside the shared
@@ -54,10 +53,10 @@ func TestRebalanced(t *testing.T) {
 	url, cluster := s.NATS.URL(), c.ClusterID
 	// wait returns the first stored event of group after the ones in seen that has a
 	// cause of kind (and for which match, when set, holds).
-	wait := func(group string, kind events.CauseKind, match func(publish.RebalanceCause) bool) (publish.RebalancedEnvelope, publish.RebalanceCause) {
+	wait := func(group string, kind events.CauseKind, match func(events.RebalanceCause) bool) (events.Envelope[events.GroupRebalanced], events.RebalanceCause) {
 		t.Helper()
-		var ev publish.RebalancedEnvelope
-		var cause publish.RebalanceCause
+		var ev events.Envelope[events.GroupRebalanced]
+		var cause events.RebalanceCause
 		err := e2etest.Wait(ctx, time.Minute, func() error {
 			evs, err := readRebalanced(url, cluster)
 			if err != nil {
@@ -81,8 +80,8 @@ func TestRebalanced(t *testing.T) {
 		}
 		return ev, cause
 	}
-	member := func(id string) func(publish.RebalanceCause) bool {
-		return func(c publish.RebalanceCause) bool { return c.MemberID == id }
+	member := func(id string) func(events.RebalanceCause) bool {
+		return func(c events.RebalanceCause) bool { return c.MemberID == id }
 	}
 
 	// A member joins.
@@ -93,7 +92,7 @@ func TestRebalanced(t *testing.T) {
 	}
 	// A second member joins and is killed: the coordinator fences it after its session.
 	b := e2etest.StartMembers(ctx, t, c, e2etest.Join{Group: "rb-a", Topics: []string{"rb-orders"}})[0]
-	_, joinedB := wait("rb-a", events.CauseMemberJoined, func(c publish.RebalanceCause) bool { return c.MemberID != joinedA.MemberID })
+	_, joinedB := wait("rb-a", events.CauseMemberJoined, func(c events.RebalanceCause) bool { return c.MemberID != joinedA.MemberID })
 	killed := time.Now()
 	b.Kill()
 	fenced, _ := wait("rb-a", events.CauseMemberLeft, member(joinedB.MemberID))
@@ -114,7 +113,7 @@ func TestRebalanced(t *testing.T) {
 
 	// Partitions added: the bump links the rebalance-needed event that predicted it.
 	s.Admin.AlterPartitions(ctx, t, "rb-orders", 3)
-	grown, meta := wait("rb-a", events.CauseMetadata, func(c publish.RebalanceCause) bool {
+	grown, meta := wait("rb-a", events.CauseMetadata, func(c events.RebalanceCause) bool {
 		return c.PredictedBy != nil && isPartitionsAdded(url, cluster, c.PredictedBy.EventID)
 	})
 	if meta.PredictedBy.LeadTimeMs <= 0 || meta.NewHash == nil || *meta.NewHash != grown.Data.MetadataHash {
@@ -130,11 +129,11 @@ func TestRebalanced(t *testing.T) {
 		e2etest.Join{Group: "rb-sh", Kind: kafkatest.KindShare, Topics: []string{"rb-share"}})
 	joinClassic(ctx, t, c, "rb-classic", "rb-orders")
 	s.Admin.CreateTopic(ctx, t, "rb-re-2", 1)
-	_, re := wait("rb-re", events.CauseRegexResolutionChanged, func(c publish.RebalanceCause) bool { return slices.Contains(c.TopicsAdded, "rb-re-2") })
+	_, re := wait("rb-re", events.CauseRegexResolutionChanged, func(c events.RebalanceCause) bool { return slices.Contains(c.TopicsAdded, "rb-re-2") })
 	if re.Regex != `rb-re-.*` {
 		t.Fatalf("regex_resolution_changed: %+v", re)
 	}
-	wait("rb-sh", events.CauseSharePartitionsInitialized, func(c publish.RebalanceCause) bool { return slices.Equal(c.TopicsAdded, []string{"rb-share"}) })
+	wait("rb-sh", events.CauseSharePartitionsInitialized, func(c events.RebalanceCause) bool { return slices.Equal(c.TopicsAdded, []string{"rb-share"}) })
 	classic, cj := wait("rb-classic", events.CauseMemberJoined, nil)
 	if classic.Data.NewEpoch != 1 || !slices.Equal(cj.SubscribedTopicNames, []string{"rb-orders"}) {
 		t.Fatalf("classic generation: %+v, %+v", classic.Data, cj)
@@ -176,7 +175,7 @@ func TestRebalanced(t *testing.T) {
 
 	// Bumps may still be stored meanwhile (the share group's, the 100 members'): the
 	// stream is read again until the core subscriber has exactly what it holds.
-	var stored []publish.RebalancedEnvelope
+	var stored []events.Envelope[events.GroupRebalanced]
 	err = e2etest.Wait(ctx, 30*time.Second, func() error {
 		var err error
 		if stored, err = readRebalanced(url, cluster); err != nil {
@@ -236,7 +235,7 @@ func isPartitionsAdded(url, cluster, id string) bool {
 	for _, e := range evs {
 		if e.MsgID == id {
 			for _, r := range e.Env.Data.Reasons {
-				if r.Kind == publish.PartitionsAdded {
+				if r.Kind == events.PartitionsAdded {
 					return true
 				}
 			}
@@ -246,24 +245,24 @@ func isPartitionsAdded(url, cluster, id string) bool {
 }
 
 // checkRebalanced validates one message: schema, decoder, subject, Nats-Msg-Id.
-func checkRebalanced(cluster, subject string, hdr nats.Header, data []byte) (publish.RebalancedEnvelope, error) {
+func checkRebalanced(cluster, subject string, hdr nats.Header, data []byte) (events.Envelope[events.GroupRebalanced], error) {
 	sch, err := e2etest.RebalancedSchema()
 	if err != nil {
-		return publish.RebalancedEnvelope{}, err
+		return events.Envelope[events.GroupRebalanced]{}, err
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
-		return publish.RebalancedEnvelope{}, err
+		return events.Envelope[events.GroupRebalanced]{}, err
 	}
 	if err := sch.Validate(doc); err != nil {
-		return publish.RebalancedEnvelope{}, fmt.Errorf("%s: %w\n%s", subject, err, data)
+		return events.Envelope[events.GroupRebalanced]{}, fmt.Errorf("%s: %w\n%s", subject, err, data)
 	}
-	env, err := publish.DecodeRebalanced(data)
+	env, err := events.DecodeGroupRebalanced(data)
 	if err != nil {
 		return env, err
 	}
 	d := env.Data
-	if want := events.RebalancedSubject(publish.DefaultPrefix, cluster, d.GroupType, d.GroupID); subject != want {
+	if want := events.RebalancedSubject(events.DefaultPrefix, cluster, d.GroupType, d.GroupID); subject != want {
 		return env, fmt.Errorf("event of %s on %s, want %s", d.Key(), subject, want)
 	}
 	if hdr.Get(jetstream.MsgIDHeader) != env.ID || env.ID != d.MsgID() {
@@ -274,7 +273,7 @@ func checkRebalanced(cluster, subject string, hdr nats.Header, data []byte) (pub
 
 // readRebalanced reads every rebalanced event of kraftwatch's stream, in stream order,
 // checking each (checkRebalanced) and that no id is stored twice.
-func readRebalanced(url, cluster string) ([]publish.RebalancedEnvelope, error) {
+func readRebalanced(url, cluster string) ([]events.Envelope[events.GroupRebalanced], error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	nc, err := nats.Connect(url)
@@ -290,7 +289,7 @@ func readRebalanced(url, cluster string) ([]publish.RebalancedEnvelope, error) {
 	if err != nil {
 		return nil, err
 	}
-	filter := events.RebalancedSubject(publish.DefaultPrefix, cluster, publish.ConsumerGroup, "x")
+	filter := events.RebalancedSubject(events.DefaultPrefix, cluster, events.ConsumerGroup, "x")
 	filter = strings.TrimSuffix(filter, ".consumer.x") + ".>"
 	info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
 	if err != nil {
@@ -300,7 +299,7 @@ func readRebalanced(url, cluster string) ([]publish.RebalancedEnvelope, error) {
 	for _, n := range info.State.Subjects {
 		total += n
 	}
-	var out []publish.RebalancedEnvelope
+	var out []events.Envelope[events.GroupRebalanced]
 	if total == 0 {
 		return out, nil
 	}
@@ -334,7 +333,7 @@ func readRebalanced(url, cluster string) ([]publish.RebalancedEnvelope, error) {
 
 // checkEpochChains fails t unless each group's stored events have increasing epochs,
 // each previous_epoch the epoch of the group's event before it.
-func checkEpochChains(t *testing.T, evs []publish.RebalancedEnvelope) {
+func checkEpochChains(t *testing.T, evs []events.Envelope[events.GroupRebalanced]) {
 	t.Helper()
 	last := map[string]int32{}
 	for _, e := range evs {
@@ -347,7 +346,7 @@ func checkEpochChains(t *testing.T, evs []publish.RebalancedEnvelope) {
 	}
 }
 
-func describeBump(e publish.RebalancedEnvelope) string {
+func describeBump(e events.Envelope[events.GroupRebalanced]) string {
 	d := e.Data
 	prev := "?"
 	if d.PreviousEpoch != nil {
@@ -389,8 +388,8 @@ func watchRebalanced(t *testing.T, url string) *rebalancedWatcher {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	if _, err := nc.Subscribe(publish.DefaultPrefix+".*."+events.RebalancedFamily+".>", func(m *nats.Msg) {
-		env, err := publish.DecodeRebalanced(m.Data)
+	if _, err := nc.Subscribe(events.DefaultPrefix+".*."+events.RebalancedFamily+".>", func(m *nats.Msg) {
+		env, err := events.DecodeGroupRebalanced(m.Data)
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if err != nil {
@@ -409,7 +408,7 @@ func watchRebalanced(t *testing.T, url string) *rebalancedWatcher {
 
 // exactly reports nil once the subscriber received each stored event once and nothing
 // else.
-func (w *rebalancedWatcher) exactly(stored []publish.RebalancedEnvelope) error {
+func (w *rebalancedWatcher) exactly(stored []events.Envelope[events.GroupRebalanced]) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.errs) > 0 {

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/observer"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // Benchmarks of kraftwatch as a process against a real Kafka and a real nats-server
@@ -187,7 +187,7 @@ func BenchmarkSidecar10kGroups(b *testing.B) {
 		var firstAt, lastAt time.Time
 		for i, e := range evs {
 			r := e.Reason(b)
-			if r.Kind != publish.PartitionsAdded || int(r.NewPartitions) != partitions {
+			if r.Kind != events.PartitionsAdded || int(r.NewPartitions) != partitions {
 				b.Fatalf("event %v: want partitions_added to %d", e, partitions)
 			}
 			if i == 0 {
@@ -223,7 +223,7 @@ func waitPartitionsEvent(ctx context.Context, tb testing.TB, w *e2etest.Watcher,
 			if e.Env.Data.GroupID != group || len(e.Env.Data.Reasons) != 1 {
 				continue
 			}
-			if r := e.Env.Data.Reasons[0]; r.Kind == publish.PartitionsAdded && int(r.NewPartitions) == count {
+			if r := e.Env.Data.Reasons[0]; r.Kind == events.PartitionsAdded && int(r.NewPartitions) == count {
 				found = e
 				return nil
 			}

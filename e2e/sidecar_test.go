@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // The sidecar tests run kraftwatch as an operator would: its own process
@@ -60,10 +60,10 @@ func TestSidecarPartitionsAdded(t *testing.T) {
 	e2etest.StartConsumers(ctx, t, s.Cluster, map[string]string{"pa-billing": "pa-orders", "pa-shipping": "pa-orders", "pa-auditor": "pa-audit"})
 	first := s.Watcher.Expect(ctx, t, map[string]int{"pa-billing": 1, "pa-shipping": 1, "pa-auditor": 1}, time.Minute)
 	topicID := map[string]string{}
-	for g, want := range map[string]publish.Reason{
-		"pa-billing":  {Kind: publish.SubscriptionChanged, Topic: "pa-orders", NewPartitions: 2},
-		"pa-shipping": {Kind: publish.SubscriptionChanged, Topic: "pa-orders", NewPartitions: 2},
-		"pa-auditor":  {Kind: publish.SubscriptionChanged, Topic: "pa-audit", NewPartitions: 1},
+	for g, want := range map[string]events.Reason{
+		"pa-billing":  {Kind: events.SubscriptionChanged, Topic: "pa-orders", NewPartitions: 2},
+		"pa-shipping": {Kind: events.SubscriptionChanged, Topic: "pa-orders", NewPartitions: 2},
+		"pa-auditor":  {Kind: events.SubscriptionChanged, Topic: "pa-audit", NewPartitions: 1},
 	} {
 		e := first[g][0]
 		r := e.Reason(t)
@@ -79,7 +79,7 @@ func TestSidecarPartitionsAdded(t *testing.T) {
 	fresh := e2etest.Hashes(t, s.Cluster)
 	for _, g := range []string{"pa-billing", "pa-shipping"} {
 		e := got[g][1]
-		want := publish.Reason{Kind: publish.PartitionsAdded, Topic: "pa-orders", TopicID: topicID["pa-orders"], OldPartitions: 2, NewPartitions: 4}
+		want := events.Reason{Kind: events.PartitionsAdded, Topic: "pa-orders", TopicID: topicID["pa-orders"], OldPartitions: 2, NewPartitions: 4}
 		if r := e.Reason(t); !e2etest.SameReason(r, want) {
 			t.Fatalf("group %s: %v; want reason %+v", g, e, want)
 		}
@@ -123,7 +123,7 @@ func TestSidecarPartitionsAdded(t *testing.T) {
 		s.Admin.AlterPartitions(ctx, t, "pa-audit", 2)
 		got := s.Watcher.Expect(ctx, t, map[string]int{"pa-billing": 2, "pa-shipping": 2, "pa-auditor": 2}, time.Minute)
 		e := got["pa-auditor"][1]
-		want := publish.Reason{Kind: publish.PartitionsAdded, Topic: "pa-audit", TopicID: topicID["pa-audit"], OldPartitions: 1, NewPartitions: 2}
+		want := events.Reason{Kind: events.PartitionsAdded, Topic: "pa-audit", TopicID: topicID["pa-audit"], OldPartitions: 1, NewPartitions: 2}
 		if r := e.Reason(t); !e2etest.SameReason(r, want) {
 			t.Fatalf("pa-auditor: %v; want reason %+v", e, want)
 		}
@@ -162,7 +162,7 @@ func TestSidecarTwoReplicas(t *testing.T) {
 		evs := got[g]
 		e2etest.CheckChain(t, g, evs)
 		for i, e := range evs[1:] {
-			want := publish.Reason{Kind: publish.PartitionsAdded, Topic: "rr-orders", TopicID: evs[0].Reason(t).TopicID,
+			want := events.Reason{Kind: events.PartitionsAdded, Topic: "rr-orders", TopicID: evs[0].Reason(t).TopicID,
 				OldPartitions: int32(i + 1), NewPartitions: int32(i + 2)}
 			if r := e.Reason(t); !e2etest.SameReason(r, want) {
 				t.Fatalf("group %s event %d: %v; want reason %+v", g, i+1, e, want)
@@ -298,7 +298,7 @@ func TestSidecarSIGKILL(t *testing.T) {
 		catchUp := 0
 		for i, e := range evs[1:] {
 			r := e.Reason(t)
-			if r.Kind != publish.PartitionsAdded {
+			if r.Kind != events.PartitionsAdded {
 				t.Fatalf("group %s: unexpected reason in %v", g, e)
 			}
 			if p := evs[i].Env.Data.Reasons[0]; i > 0 && p.NewPartitions != r.OldPartitions {
@@ -345,7 +345,7 @@ func TestSidecarChangeWhileDown(t *testing.T) {
 		t.Fatalf("event after the restart: %v; want previous %d, new %d", e, first["down-g"][0].Env.Data.NewHash, fresh["down-g"])
 	}
 	// Worded as a live run would: the partitions added while kraftwatch was down.
-	want := publish.Reason{Kind: publish.PartitionsAdded, Topic: "down-orders", TopicID: first["down-g"][0].Reason(t).TopicID, OldPartitions: 2, NewPartitions: 5}
+	want := events.Reason{Kind: events.PartitionsAdded, Topic: "down-orders", TopicID: first["down-g"][0].Reason(t).TopicID, OldPartitions: 2, NewPartitions: 5}
 	if r := e.Reason(t); !e2etest.SameReason(r, want) {
 		t.Fatalf("event after the restart: %v; want reason %+v", e, want)
 	}
@@ -437,7 +437,7 @@ func TestSidecarNATSRestart(t *testing.T) {
 	e2etest.CheckChain(t, "nr-g", evs)
 	fresh := e2etest.Hashes(t, s.Cluster)
 	for i, e := range evs[1:] {
-		want := publish.Reason{Kind: publish.PartitionsAdded, Topic: "nr-orders", TopicID: evs[0].Reason(t).TopicID,
+		want := events.Reason{Kind: events.PartitionsAdded, Topic: "nr-orders", TopicID: evs[0].Reason(t).TopicID,
 			OldPartitions: int32(i + 1), NewPartitions: int32(i + 2)}
 		if r := e.Reason(t); !e2etest.SameReason(r, want) {
 			t.Fatalf("event %d: %v; want reason %+v", i+1, e, want)

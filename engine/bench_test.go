@@ -16,12 +16,12 @@ import (
 // nopPublisher takes events and drops them: the benchmark measures the engine's part.
 type nopPublisher struct{}
 
-func (nopPublisher) Enqueue(context.Context, publish.Event) error { return nil }
-func (nopPublisher) EnqueueRebalanced(context.Context, publish.Rebalanced) error {
+func (nopPublisher) Enqueue(context.Context, events.RebalanceNeeded) error { return nil }
+func (nopPublisher) EnqueueRebalanced(context.Context, events.GroupRebalanced) error {
 	return nil
 }
 func (nopPublisher) Ready() bool { return true }
-func (nopPublisher) LoadLastPublished(context.Context) (map[publish.GroupKey]publish.Last, error) {
+func (nopPublisher) LoadLastPublished(context.Context) (map[events.GroupKey]publish.Last, error) {
 	return nil, nil
 }
 
@@ -54,14 +54,14 @@ func BenchmarkCoveredTopics(b *testing.B) {
 			e.applyRecord(member(b, "g", 1, names...))
 			e.tracker.Sync(img)
 			k := events.GroupKey{Type: events.ConsumerGroup, ID: "g"}
-			ts, _ := publish.FitTopics(e.coveredTopics(k), publish.MaxTopicsBytes)
+			ts, _ := events.FitTopics(e.coveredTopics(k), events.MaxTopicsBytes)
 			if len(ts) != n {
 				b.Fatalf("%d topics listed, want %d", len(ts), n)
 			}
 			b.ReportAllocs()
 			size := 0
 			for b.Loop() {
-				ts, _ := publish.FitTopics(e.coveredTopics(k), publish.MaxTopicsBytes)
+				ts, _ := events.FitTopics(e.coveredTopics(k), events.MaxTopicsBytes)
 				js, err := json.Marshal(ts)
 				if err != nil {
 					b.Fatal(err)
@@ -73,12 +73,12 @@ func BenchmarkCoveredTopics(b *testing.B) {
 	}
 	// The same events' whole JSON body, without the list and with it, for the ratio.
 	for _, n := range []int{1, 100} {
-		ev := publish.Event{ClusterID: "c", GroupID: "g", GroupType: publish.ConsumerGroup, HashScheme: publish.SchemeMurmur3,
-			NewHash: 1, Cause: publish.Cause{MetadataOffset: 1}, CoordinatorEpoch: -1,
-			Reasons: []publish.Reason{{Kind: publish.PartitionsAdded, Topic: "orders.eu-west-00000.v2", TopicID: "b2KQm1tqRBCzb0Y5bXy2WQ",
+		ev := events.RebalanceNeeded{ClusterID: "c", GroupID: "g", GroupType: events.ConsumerGroup, HashScheme: events.SchemeMurmur3,
+			NewHash: 1, Cause: events.Cause{MetadataOffset: 1}, CoordinatorEpoch: -1,
+			Reasons: []events.Reason{{Kind: events.PartitionsAdded, Topic: "orders.eu-west-00000.v2", TopicID: "b2KQm1tqRBCzb0Y5bXy2WQ",
 				OldPartitions: 1, NewPartitions: 2, MetadataOffset: 1, Time: time.Now()}}}
 		for i := range n {
-			ev.Topics = append(ev.Topics, publish.CoveredTopic{Name: fmt.Sprintf("orders.eu-west-%05d.v2", i),
+			ev.Topics = append(ev.Topics, events.CoveredTopic{Name: fmt.Sprintf("orders.eu-west-%05d.v2", i),
 				TopicID: "b2KQm1tqRBCzb0Y5bXy2WQ", Partitions: 12, Hash: -4611686018427387904})
 		}
 		for _, with := range []bool{false, true} {

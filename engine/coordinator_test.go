@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
@@ -14,10 +15,10 @@ import (
 // idlePublisher is what New needs of a publisher when Run does not run.
 type idlePublisher struct{}
 
-func (idlePublisher) Enqueue(context.Context, publish.Event) error                { return nil }
-func (idlePublisher) EnqueueRebalanced(context.Context, publish.Rebalanced) error { return nil }
-func (idlePublisher) Ready() bool                                                 { return true }
-func (idlePublisher) LoadLastPublished(context.Context) (map[publish.GroupKey]publish.Last, error) {
+func (idlePublisher) Enqueue(context.Context, events.RebalanceNeeded) error           { return nil }
+func (idlePublisher) EnqueueRebalanced(context.Context, events.GroupRebalanced) error { return nil }
+func (idlePublisher) Ready() bool                                                     { return true }
+func (idlePublisher) LoadLastPublished(context.Context) (map[events.GroupKey]publish.Last, error) {
 	return nil, nil
 }
 

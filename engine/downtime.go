@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/kbin"
 	"github.com/kraftwatch/kraftwatch/publish"
@@ -26,9 +27,9 @@ func newStamper(img *image.Image) *stamper {
 
 // stamp returns the stamp of the record behind a reason of kind about topic id
 // (for TopicDeleted, the id the topic had), unknown when the image does not know it.
-func (s *stamper) stamp(kind publish.ReasonKind, id image.UUID) image.Stamp {
+func (s *stamper) stamp(kind events.ReasonKind, id image.UUID) image.Stamp {
 	unknown := image.Stamp{Offset: -1, Timestamp: -1}
-	if kind == publish.TopicDeleted {
+	if kind == events.TopicDeleted {
 		st, ok := s.deleted[id]
 		if !ok {
 			st = unknown
@@ -44,11 +45,11 @@ func (s *stamper) stamp(kind publish.ReasonKind, id image.UUID) image.Stamp {
 		return unknown
 	}
 	switch kind {
-	case publish.TopicCreated, publish.TopicRecreated, publish.RegexMatched:
+	case events.TopicCreated, events.TopicRecreated, events.RegexMatched:
 		return t.Created()
-	case publish.PartitionsAdded:
+	case events.PartitionsAdded:
 		return t.PartitionsAdded()
-	case publish.RacksChanged:
+	case events.RacksChanged:
 		return s.racksStamp(t)
 	}
 	return unknown
@@ -78,8 +79,8 @@ func (s *stamper) racksStamp(t *image.Topic) image.Stamp {
 }
 
 // stampReason sets r's metadata offset and time from the image's stamps.
-func (s *stamper) stampReason(r *publish.Reason) {
-	if r.Kind == publish.SubscriptionChanged || r.TopicID == "" {
+func (s *stamper) stampReason(r *events.Reason) {
+	if r.Kind == events.SubscriptionChanged || r.TopicID == "" {
 		return
 	}
 	id, err := kbin.ParseUUID(r.TopicID)
@@ -114,16 +115,16 @@ func (s *stamper) stampReason(r *publish.Reason) {
 // it does not list are judged by their stamps alone: changed after the last event
 // (created, partitions added, racks changed) or not a reason; deletions of unlisted
 // topics are not known. It returns nil when nothing explains the move.
-func downtimeReasons(s *stamper, last publish.Last, now []publish.CoveredTopic, subscribed time.Time, regexOf func(topic string) string) []publish.Reason {
-	before := make(map[string]publish.CoveredTopic, len(last.Topics))
+func downtimeReasons(s *stamper, last publish.Last, now []events.CoveredTopic, subscribed time.Time, regexOf func(topic string) string) []events.Reason {
+	before := make(map[string]events.CoveredTopic, len(last.Topics))
 	for _, t := range last.Topics {
 		before[t.Name] = t
 	}
 	complete := last.Topics != nil && !last.TopicsTruncated
 	since := last.Cause.MetadataOffset
-	var out []publish.Reason
-	add := func(r publish.Reason) {
-		if r.Kind == publish.SubscriptionChanged {
+	var out []events.Reason
+	add := func(r events.Reason) {
+		if r.Kind == events.SubscriptionChanged {
 			r.Time = subscribed
 		} else {
 			s.stampReason(&r)
@@ -137,27 +138,27 @@ func downtimeReasons(s *stamper, last publish.Last, now []publish.CoveredTopic, 
 		t, _ := s.img.TopicByName(n.Name)
 		switch {
 		case listed && b.TopicID != n.TopicID:
-			add(publish.Reason{Kind: publish.TopicRecreated, Topic: n.Name, TopicID: n.TopicID, OldTopicID: b.TopicID,
+			add(events.Reason{Kind: events.TopicRecreated, Topic: n.Name, TopicID: n.TopicID, OldTopicID: b.TopicID,
 				OldPartitions: b.Partitions, NewPartitions: n.Partitions})
 		case listed && n.Partitions > b.Partitions:
-			add(publish.Reason{Kind: publish.PartitionsAdded, Topic: n.Name, TopicID: n.TopicID,
+			add(events.Reason{Kind: events.PartitionsAdded, Topic: n.Name, TopicID: n.TopicID,
 				OldPartitions: b.Partitions, NewPartitions: n.Partitions})
 		case listed && n.Hash != b.Hash:
-			add(publish.Reason{Kind: publish.RacksChanged, Topic: n.Name, TopicID: n.TopicID,
+			add(events.Reason{Kind: events.RacksChanged, Topic: n.Name, TopicID: n.TopicID,
 				OldPartitions: b.Partitions, NewPartitions: n.Partitions})
 		case listed:
 		case t != nil && t.Created().After(since):
-			r := publish.Reason{Kind: publish.TopicCreated, Topic: n.Name, TopicID: n.TopicID, NewPartitions: n.Partitions}
+			r := events.Reason{Kind: events.TopicCreated, Topic: n.Name, TopicID: n.TopicID, NewPartitions: n.Partitions}
 			if r.Regex = regexOf(n.Name); r.Regex != "" {
-				r.Kind = publish.RegexMatched
+				r.Kind = events.RegexMatched
 			}
 			add(r)
 		case complete:
-			add(publish.Reason{Kind: publish.SubscriptionChanged, Topic: n.Name, TopicID: n.TopicID, NewPartitions: n.Partitions})
+			add(events.Reason{Kind: events.SubscriptionChanged, Topic: n.Name, TopicID: n.TopicID, NewPartitions: n.Partitions})
 		case t != nil && t.PartitionsAdded().After(since):
-			add(publish.Reason{Kind: publish.PartitionsAdded, Topic: n.Name, TopicID: n.TopicID, NewPartitions: n.Partitions})
+			add(events.Reason{Kind: events.PartitionsAdded, Topic: n.Name, TopicID: n.TopicID, NewPartitions: n.Partitions})
 		case t != nil && s.racksStamp(t).After(since):
-			add(publish.Reason{Kind: publish.RacksChanged, Topic: n.Name, TopicID: n.TopicID, NewPartitions: n.Partitions})
+			add(events.Reason{Kind: events.RacksChanged, Topic: n.Name, TopicID: n.TopicID, NewPartitions: n.Partitions})
 		}
 	}
 	for _, b := range last.Topics {
@@ -165,13 +166,13 @@ func downtimeReasons(s *stamper, last publish.Last, now []publish.CoveredTopic, 
 			continue
 		}
 		if t, ok := s.img.TopicByName(b.Name); ok {
-			r := publish.Reason{Kind: publish.SubscriptionChanged, Topic: b.Name, TopicID: t.ID().String(), OldPartitions: int32(t.NumPartitions())}
+			r := events.Reason{Kind: events.SubscriptionChanged, Topic: b.Name, TopicID: t.ID().String(), OldPartitions: int32(t.NumPartitions())}
 			add(r)
 			continue
 		}
-		add(publish.Reason{Kind: publish.TopicDeleted, Topic: b.Name, TopicID: b.TopicID, OldPartitions: b.Partitions})
+		add(events.Reason{Kind: events.TopicDeleted, Topic: b.Name, TopicID: b.TopicID, OldPartitions: b.Partitions})
 	}
-	slices.SortFunc(out, func(a, b publish.Reason) int {
+	slices.SortFunc(out, func(a, b events.Reason) int {
 		if a.Topic != b.Topic {
 			if a.Topic < b.Topic {
 				return -1
@@ -184,7 +185,7 @@ func downtimeReasons(s *stamper, last publish.Last, now []publish.CoveredTopic, 
 }
 
 // latest returns the latest time among the reasons, zero when none has one.
-func latest(rs []publish.Reason) time.Time {
+func latest(rs []events.Reason) time.Time {
 	var t time.Time
 	for _, r := range rs {
 		if r.Time.After(t) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
@@ -87,12 +88,12 @@ func TestRestartAfterDowntime(t *testing.T) {
 	defer stop()
 	got := waitEvents(t, js, "billing", 2)[1]
 	type want struct {
-		kind   publish.ReasonKind
+		kind   events.ReasonKind
 		topic  string
 		offset int64
 		time   time.Time
 	}
-	check := func(env publish.Envelope, ws []want) {
+	check := func(env events.Envelope[events.RebalanceNeeded], ws []want) {
 		t.Helper()
 		rs := env.Data.Reasons
 		if len(rs) != len(ws) {
@@ -107,11 +108,11 @@ func TestRestartAfterDowntime(t *testing.T) {
 		}
 	}
 	check(got, []want{
-		{publish.TopicCreated, "fresh", 140, at(6)},
-		{publish.TopicDeleted, "gone", 110, at(3)},
-		{publish.PartitionsAdded, "grow", 120, at(4)},
-		{publish.RacksChanged, "moved", 130, at(5)},
-		{publish.TopicRecreated, "orders", 101, at(2)},
+		{events.TopicCreated, "fresh", 140, at(6)},
+		{events.TopicDeleted, "gone", 110, at(3)},
+		{events.PartitionsAdded, "grow", 120, at(4)},
+		{events.RacksChanged, "moved", 130, at(5)},
+		{events.TopicRecreated, "orders", 101, at(2)},
 	})
 	if r := got.Data.Reasons[4]; r.OldTopicID != id(1) || r.TopicID != id(6) {
 		t.Errorf("recreated: old id %s new id %s, want %s %s", r.OldTopicID, r.TopicID, id(1), id(6))
@@ -130,13 +131,13 @@ func TestRestartAfterDowntime(t *testing.T) {
 	}
 	gotSubs := waitEvents(t, js, "subs", 2)[1]
 	check(gotSubs, []want{
-		{publish.SubscriptionChanged, "extra", 0, at(7)},
-		{publish.TopicRecreated, "orders", 101, at(2)},
+		{events.SubscriptionChanged, "extra", 0, at(7)},
+		{events.TopicRecreated, "orders", 101, at(2)},
 	})
 	gotRx := waitEvents(t, js, "rx", 2)[1]
 	check(gotRx, []want{
-		{publish.RegexMatched, "fresh", 140, at(6)},
-		{publish.PartitionsAdded, "grow", 120, at(4)},
+		{events.RegexMatched, "fresh", 140, at(6)},
+		{events.PartitionsAdded, "grow", 120, at(4)},
 	})
 	if r := gotRx.Data.Reasons[0]; r.Regex != "fr.*" {
 		t.Errorf("rx: regex_matched fresh with regex %q, want fr.*", r.Regex)
@@ -160,20 +161,20 @@ func TestDowntimeReasonsTruncated(t *testing.T) {
 	m = replayAt(t, m.Image, 50, t0.Add(time.Minute), "PartitionRecord TopicID="+id(3)+" PartitionID=1 Replicas=1 ISR=1 Leader=1")
 	m = replayAt(t, m.Image, 60, t0.Add(2*time.Minute), "TopicRecord Name=d TopicID="+id(4),
 		"PartitionRecord TopicID="+id(4)+" PartitionID=0 Replicas=1 ISR=1 Leader=1")
-	cov := func(name string, n byte, parts int32, h int64) publish.CoveredTopic {
-		return publish.CoveredTopic{Name: name, TopicID: id(n), Partitions: parts, Hash: publish.Hash(h)}
+	cov := func(name string, n byte, parts int32, h int64) events.CoveredTopic {
+		return events.CoveredTopic{Name: name, TopicID: id(n), Partitions: parts, Hash: events.Hash(h)}
 	}
-	now := []publish.CoveredTopic{cov("a", 1, 1, 11), cov("b", 2, 1, 12), cov("c", 3, 2, 13), cov("d", 4, 1, 14)}
+	now := []events.CoveredTopic{cov("a", 1, 1, 11), cov("b", 2, 1, 12), cov("c", 3, 2, 13), cov("d", 4, 1, 14)}
 	for _, tc := range []struct {
 		name string
 		last publish.Last
 		want string
 	}{
-		{"truncated", publish.Last{Cause: publish.Cause{MetadataOffset: 40}, Topics: []publish.CoveredTopic{cov("a", 1, 1, 99)}, TopicsTruncated: true},
+		{"truncated", publish.Last{Cause: events.Cause{MetadataOffset: 40}, Topics: []events.CoveredTopic{cov("a", 1, 1, 99)}, TopicsTruncated: true},
 			"racks_changed a @12; partitions_added c @50; regex_matched d @60"},
-		{"absent", publish.Last{Cause: publish.Cause{MetadataOffset: 40}},
+		{"absent", publish.Last{Cause: events.Cause{MetadataOffset: 40}},
 			"partitions_added c @50; regex_matched d @60"},
-		{"complete", publish.Last{Cause: publish.Cause{MetadataOffset: 40}, Topics: []publish.CoveredTopic{cov("a", 1, 1, 11), cov("c", 3, 1, 3)}},
+		{"complete", publish.Last{Cause: events.Cause{MetadataOffset: 40}, Topics: []events.CoveredTopic{cov("a", 1, 1, 11), cov("c", 3, 1, 3)}},
 			"subscription_changed b @0; partitions_added c @50; regex_matched d @60"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

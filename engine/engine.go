@@ -48,10 +48,10 @@ var ErrStopped = errors.New("engine: stopped")
 
 // Publisher is what the engine needs of publish.Publisher.
 type Publisher interface {
-	Enqueue(ctx context.Context, ev publish.Event) error
-	EnqueueRebalanced(ctx context.Context, ev publish.Rebalanced) error
+	Enqueue(ctx context.Context, ev events.RebalanceNeeded) error
+	EnqueueRebalanced(ctx context.Context, ev events.GroupRebalanced) error
 	Ready() bool
-	LoadLastPublished(ctx context.Context) (map[publish.GroupKey]publish.Last, error)
+	LoadLastPublished(ctx context.Context) (map[events.GroupKey]publish.Last, error)
 }
 
 // Config configures an Engine.
@@ -73,7 +73,7 @@ type Config struct {
 	Rebalanced bool
 	// OnRebalanced, when set, is called from Run's goroutine with every bump's
 	// rebalanced event, published or not (metrics); it must not block.
-	OnRebalanced func(publish.Rebalanced)
+	OnRebalanced func(events.GroupRebalanced)
 	Logger       *slog.Logger
 	// HistorySize is the number of events kept per group for Query (History);
 	// 0 means DefaultHistorySize.
@@ -283,7 +283,7 @@ func (e *Engine) Run(ctx context.Context) error {
 // JetStream, retried until it succeeds or ctx ends) and announces the groups whose
 // hash differs now, or that were never announced.
 func (e *Engine) startup(ctx context.Context) error {
-	var last map[publish.GroupKey]publish.Last
+	var last map[events.GroupKey]publish.Last
 	for backoff := 250 * time.Millisecond; ; backoff = min(2*backoff, 10*time.Second) {
 		var err error
 		if last, err = e.cfg.Publisher.LoadLastPublished(ctx); err == nil {
@@ -308,7 +308,7 @@ func (e *Engine) startup(ctx context.Context) error {
 		if p, ok := e.position[d.Group]; ok {
 			subscribed = p.time
 		}
-		var reasons []publish.Reason
+		var reasons []events.Reason
 		l, ok := last[d.Group]
 		if ok && l.HashScheme == e.cfg.Scheme {
 			reasons = downtimeReasons(st, l, e.coveredTopics(d.Group), subscribed, e.regexOf(d.Group))
@@ -353,10 +353,10 @@ func (e *Engine) applyRecord(m groups.Message) (groups.Change, bool) {
 // subscriptionReasons lists the topics a group reads, for an event whose cause is not
 // known: the group's first event, or one whose last event does not explain the move.
 // at is the time of the group's last record, zero when not known.
-func (e *Engine) subscriptionReasons(k events.GroupKey, at time.Time) []publish.Reason {
-	var rs []publish.Reason
+func (e *Engine) subscriptionReasons(k events.GroupKey, at time.Time) []events.Reason {
+	var rs []events.Reason
 	for _, name := range e.tracker.Topics(k) {
-		r := publish.Reason{Kind: publish.SubscriptionChanged, Topic: name, Time: at}
+		r := events.Reason{Kind: events.SubscriptionChanged, Topic: name, Time: at}
 		if t, ok := e.img.TopicByName(name); ok {
 			r.TopicID, r.NewPartitions = t.ID().String(), int32(t.NumPartitions())
 		}
@@ -379,10 +379,10 @@ func (e *Engine) regexOf(k events.GroupKey) func(topic string) string {
 
 // liveReasons turns a live decision's reasons into the event's, each stamped with its
 // metadata record (a subscription change with at, its record's time).
-func (e *Engine) liveReasons(st *stamper, d groups.Decision, at time.Time) []publish.Reason {
-	out := make([]publish.Reason, 0, len(d.Reasons))
+func (e *Engine) liveReasons(st *stamper, d groups.Decision, at time.Time) []events.Reason {
+	out := make([]events.Reason, 0, len(d.Reasons))
 	for _, r := range d.Reasons {
-		pr := publish.Reason{Kind: r.Kind, Topic: r.Topic,
+		pr := events.Reason{Kind: r.Kind, Topic: r.Topic,
 			OldPartitions: r.OldPartitions, NewPartitions: r.NewPartitions, Regex: r.Regex}
 		if r.TopicID != (image.UUID{}) {
 			pr.TopicID = r.TopicID.String()
@@ -390,7 +390,7 @@ func (e *Engine) liveReasons(st *stamper, d groups.Decision, at time.Time) []pub
 		if r.OldTopicID != (image.UUID{}) {
 			pr.OldTopicID = r.OldTopicID.String()
 		}
-		if pr.Kind == publish.SubscriptionChanged {
+		if pr.Kind == events.SubscriptionChanged {
 			pr.Time = at
 		} else {
 			st.stampReason(&pr)
@@ -402,9 +402,9 @@ func (e *Engine) liveReasons(st *stamper, d groups.Decision, at time.Time) []pub
 
 // coveredTopics lists the existing topics the group's hash covers, with their
 // topic hashes, sorted by name; empty, not nil, when none.
-func (e *Engine) coveredTopics(k events.GroupKey) []publish.CoveredTopic {
+func (e *Engine) coveredTopics(k events.GroupKey) []events.CoveredTopic {
 	names := e.tracker.Topics(k)
-	out := make([]publish.CoveredTopic, 0, len(names))
+	out := make([]events.CoveredTopic, 0, len(names))
 	cl := hashcache.ImageCluster{Image: e.img}
 	for _, name := range names {
 		t, ok := e.img.TopicByName(name)
@@ -415,7 +415,7 @@ func (e *Engine) coveredTopics(k events.GroupKey) []publish.CoveredTopic {
 		if !ok {
 			continue
 		}
-		out = append(out, publish.CoveredTopic{Name: name, TopicID: t.ID().String(), Partitions: int32(t.NumPartitions()), Hash: publish.Hash(h)})
+		out = append(out, events.CoveredTopic{Name: name, TopicID: t.ID().String(), Partitions: int32(t.NumPartitions()), Hash: events.Hash(h)})
 	}
 	return out
 }
@@ -429,23 +429,23 @@ func (e *Engine) wanted(k events.GroupKey) bool {
 // cause was written (a __consumer_offsets record's timestamp, or at start-up the latest
 // of the reasons' times); zero means the append time of the metadata batch the image
 // is at. All come from the logs, so replicas agree on them.
-func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, reasons []publish.Reason) error {
+func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, reasons []events.Reason) error {
 	if !e.wanted(d.Group) {
 		return nil
 	}
-	ev := publish.Event{
+	ev := events.RebalanceNeeded{
 		GroupID:          d.Group.ID,
 		GroupType:        d.Group.Type,
-		NewHash:          publish.Hash(d.Hash),
+		NewHash:          events.Hash(d.Hash),
 		Reasons:          reasons,
 		CoordinatorEpoch: -1,
 	}
-	ev.Topics, ev.TopicsTruncated = publish.FitTopics(e.coveredTopics(d.Group), publish.MaxTopicsBytes)
+	ev.Topics, ev.TopicsTruncated = events.FitTopics(e.coveredTopics(d.Group), events.MaxTopicsBytes)
 	// previous_hash is the hash of the group's last event, not the Tracker's last
 	// computed one: a group first seen reading no existing topic (hash 0, not announced)
 	// has none.
 	if h, ok := e.announced[d.Group]; ok {
-		ev.PreviousHash = publish.SomeHash(h)
+		ev.PreviousHash = events.SomeHash(h)
 	}
 	if g, ok := e.state.Group(d.Group); ok && g.HasMetadata {
 		ev.CoordinatorEpoch = g.Epoch
@@ -459,7 +459,7 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, 
 		ev.Time = time.UnixMilli(prov.Timestamp)
 	}
 	if p, ok := e.position[d.Group]; ok {
-		ev.ConsumerOffsets = &publish.OffsetsPosition{Partition: p.partition, Offset: p.offset}
+		ev.ConsumerOffsets = &events.OffsetsPosition{Partition: p.partition, Offset: p.offset}
 	}
 	if err := e.cfg.Publisher.Enqueue(ctx, ev); err != nil {
 		return fmt.Errorf("engine: enqueue event of %s: %w", d.Group, err)
@@ -485,9 +485,9 @@ func (e *Engine) publishStats() {
 }
 
 // recordAnnounced adds a rebalance-needed event to its group's history and returns its id.
-func (e *Engine) recordAnnounced(ev publish.Event) string {
+func (e *Engine) recordAnnounced(ev events.RebalanceNeeded) string {
 	ev.ClusterID, ev.HashScheme = e.cfg.ClusterID, e.cfg.Scheme // as Enqueue fills them
-	h := HistoryEvent{Type: publish.EventType, ID: ev.MsgID(), Time: ev.Time, CoordinatorEpoch: ev.CoordinatorEpoch,
+	h := HistoryEvent{Type: events.TypeRebalanceNeeded, ID: ev.MsgID(), Time: ev.Time, CoordinatorEpoch: ev.CoordinatorEpoch,
 		HasPreviousHash: ev.PreviousHash.Valid, PreviousHash: int64(ev.PreviousHash.Hash), NewHash: int64(ev.NewHash)}
 	var b strings.Builder
 	for i, r := range ev.Reasons {
@@ -502,7 +502,7 @@ func (e *Engine) recordAnnounced(ev publish.Event) string {
 		if r.Topic != "" {
 			b.WriteString(" " + r.Topic)
 		}
-		if r.Kind == publish.PartitionsAdded {
+		if r.Kind == events.PartitionsAdded {
 			fmt.Fprintf(&b, " %d->%d", r.OldPartitions, r.NewPartitions)
 		}
 		if r.Regex != "" {

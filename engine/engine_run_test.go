@@ -105,14 +105,14 @@ func run(t *testing.T, nc *nats.Conn, meta observer.Update, records ...groups.Me
 }
 
 // events returns the events stored for group so far, oldest first.
-func storedEvents(t *testing.T, js jetstream.JetStream, group string) []publish.Envelope {
+func storedEvents(t *testing.T, js jetstream.JetStream, group string) []events.Envelope[events.RebalanceNeeded] {
 	t.Helper()
 	ctx := context.Background()
 	s, err := js.Stream(ctx, "KRAFTWATCH_cluster-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	subject := "kraftwatch.cluster-1.group.consumer." + publish.EscapeToken(group)
+	subject := "kraftwatch.cluster-1.group.consumer." + events.EscapeToken(group)
 	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
 	if err != nil {
 		t.Fatal(err)
@@ -122,13 +122,13 @@ func storedEvents(t *testing.T, js jetstream.JetStream, group string) []publish.
 		t.Fatal(err)
 	}
 	n := int(info.State.Subjects[subject])
-	var out []publish.Envelope
+	var out []events.Envelope[events.RebalanceNeeded]
 	for len(out) < n {
 		msg, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
-		env, err := publish.Decode(msg.Data())
+		env, err := events.DecodeRebalanceNeeded(msg.Data())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func storedEvents(t *testing.T, js jetstream.JetStream, group string) []publish.
 }
 
 // waitEvents waits until group has n stored events.
-func waitEvents(t *testing.T, js jetstream.JetStream, group string, n int) []publish.Envelope {
+func waitEvents(t *testing.T, js jetstream.JetStream, group string, n int) []events.Envelope[events.RebalanceNeeded] {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -167,7 +167,7 @@ func TestRunStartupLiveRestart(t *testing.T) {
 
 	e, stop := run(t, nc, m0, records...)
 	first := waitEvents(t, js, "billing", 1)[0].Data
-	if first.PreviousHash.Valid || len(first.Reasons) != 1 || first.Reasons[0].Kind != publish.SubscriptionChanged {
+	if first.PreviousHash.Valid || len(first.Reasons) != 1 || first.Reasons[0].Kind != events.SubscriptionChanged {
 		t.Fatalf("first event: %+v", first)
 	}
 	m1 := replay(t, m0.Image, 20, "PartitionRecord TopicID="+orders+" PartitionID=1 Replicas=1 ISR=1 Leader=1")
@@ -177,7 +177,7 @@ func TestRunStartupLiveRestart(t *testing.T) {
 	if !second.PreviousHash.Valid || second.PreviousHash.Hash != first.NewHash || second.NewHash == first.NewHash {
 		t.Fatalf("second event hashes: previous %+v new %d, first new %d", second.PreviousHash, second.NewHash, first.NewHash)
 	}
-	if len(second.Reasons) != 1 || second.Reasons[0].Kind != publish.PartitionsAdded ||
+	if len(second.Reasons) != 1 || second.Reasons[0].Kind != events.PartitionsAdded ||
 		second.Reasons[0].OldPartitions != 1 || second.Reasons[0].NewPartitions != 2 {
 		t.Fatalf("second event reasons: %+v", second.Reasons)
 	}

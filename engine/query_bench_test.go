@@ -17,10 +17,10 @@ import (
 // discard is a Publisher that accepts every event.
 type discard struct{}
 
-func (discard) Enqueue(context.Context, publish.Event) error                { return nil }
-func (discard) EnqueueRebalanced(context.Context, publish.Rebalanced) error { return nil }
-func (discard) Ready() bool                                                 { return true }
-func (discard) LoadLastPublished(context.Context) (map[publish.GroupKey]publish.Last, error) {
+func (discard) Enqueue(context.Context, events.RebalanceNeeded) error           { return nil }
+func (discard) EnqueueRebalanced(context.Context, events.GroupRebalanced) error { return nil }
+func (discard) Ready() bool                                                     { return true }
+func (discard) LoadLastPublished(context.Context) (map[events.GroupKey]publish.Last, error) {
 	return nil, nil
 }
 

@@ -124,7 +124,7 @@ func (e *Engine) predicted(k events.GroupKey, id string, hash int64, at time.Tim
 // hash is the coordinator's, so the last prediction of that hash is it; with another
 // scheme, the group's last prediction is it when the kafka-scheme hash of the group's
 // topics in the current image is the stored hash.
-func (e *Engine) link(k events.GroupKey, stored int64, at time.Time) *publish.Prediction {
+func (e *Engine) link(k events.GroupKey, stored int64, at time.Time) *events.Prediction {
 	ps := e.rebal.predictions[k]
 	i := len(ps) - 1
 	if e.coord.kafka == nil {
@@ -149,7 +149,7 @@ func (e *Engine) link(k events.GroupKey, stored int64, at time.Time) *publish.Pr
 	if !p.time.IsZero() && !at.IsZero() {
 		lead = at.Sub(p.time).Milliseconds()
 	}
-	return &publish.Prediction{EventID: p.id, NewHash: publish.Hash(p.hash), Time: p.time, LeadTimeMs: lead}
+	return &events.Prediction{EventID: p.id, NewHash: events.Hash(p.hash), Time: p.time, LeadTimeMs: lead}
 }
 
 // announceBump hands one bump to the publisher as a rebalanced event; live bumps may
@@ -159,14 +159,14 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 	if !e.wanted(rb.Group) {
 		return nil
 	}
-	ev := publish.Rebalanced{
+	ev := events.GroupRebalanced{
 		ClusterID:       e.cfg.ClusterID,
 		GroupID:         rb.Group.ID,
 		GroupType:       rb.Group.Type,
 		NewEpoch:        rb.NewEpoch,
-		MetadataHash:    publish.Hash(rb.MetadataHash),
-		ConsumerOffsets: publish.OffsetsPosition{Partition: b.partition, Offset: b.offset},
-		Causes:          make([]publish.RebalanceCause, 0, len(rb.Causes)),
+		MetadataHash:    events.Hash(rb.MetadataHash),
+		ConsumerOffsets: events.OffsetsPosition{Partition: b.partition, Offset: b.offset},
+		Causes:          make([]events.RebalanceCause, 0, len(rb.Causes)),
 		Time:            b.time,
 	}
 	if rb.HasOldEpoch {
@@ -175,7 +175,7 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 	}
 	for i := range rb.Causes {
 		c := &rb.Causes[i]
-		pc := publish.RebalanceCause{Kind: c.Kind, MemberID: c.MemberID, InstanceID: c.InstanceID,
+		pc := events.RebalanceCause{Kind: c.Kind, MemberID: c.MemberID, InstanceID: c.InstanceID,
 			ClientID: c.ClientID, ClientHost: c.ClientHost, RackID: c.RackID,
 			SubscribedTopicNames: c.Topics, PreviousSubscribedTopicNames: c.OldTopics, PreviousSubscribedTopicRegex: c.OldRegex,
 			TopicsAdded: c.TopicsAdded, TopicsRemoved: c.TopicsRemoved, PreviousValue: c.OldValue, NewValue: c.NewValue}
@@ -183,7 +183,7 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 		case events.CauseRegexResolutionChanged:
 			pc.Regex = c.Regex
 		case events.CauseMetadata:
-			old, cur := publish.Hash(c.OldHash), publish.Hash(c.NewHash)
+			old, cur := events.Hash(c.OldHash), events.Hash(c.NewHash)
 			pc.PreviousHash, pc.NewHash = &old, &cur
 			if live {
 				pc.PredictedBy = e.link(rb.Group, c.NewHash, b.time)
@@ -198,7 +198,7 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 	}
 	// The group's timeline has its bumps whether or not they are published; the id is
 	// the one the event has, or would have.
-	e.history.Record(rb.Group, HistoryEvent{Type: publish.RebalancedType, ID: ev.MsgID(), Time: ev.Time,
+	e.history.Record(rb.Group, HistoryEvent{Type: events.TypeGroupRebalanced, ID: ev.MsgID(), Time: ev.Time,
 		CoordinatorEpoch: ev.NewEpoch, Summary: causesSummary(ev.Causes)})
 	if !e.cfg.Rebalanced {
 		return nil
@@ -212,7 +212,7 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 }
 
 // causesSummary says what a bump's causes are in a few words, for the history and logs.
-func causesSummary(cs []publish.RebalanceCause) string {
+func causesSummary(cs []events.RebalanceCause) string {
 	var b strings.Builder
 	for i, c := range cs {
 		if i == 3 {

@@ -27,14 +27,14 @@ func epochRecord(t *testing.T, group string, offset int64, epoch int32, hash int
 }
 
 // rebalancedEvents returns the rebalanced events stored for a consumer group, oldest first.
-func rebalancedEvents(t *testing.T, js jetstream.JetStream, group string, n int) []publish.RebalancedEnvelope {
+func rebalancedEvents(t *testing.T, js jetstream.JetStream, group string, n int) []events.Envelope[events.GroupRebalanced] {
 	t.Helper()
 	ctx := context.Background()
 	s, err := js.Stream(ctx, "KRAFTWATCH_cluster-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	subject := "kraftwatch.cluster-1.rebalanced.consumer." + publish.EscapeToken(group)
+	subject := "kraftwatch.cluster-1.rebalanced.consumer." + events.EscapeToken(group)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		info, err := s.Info(ctx, jetstream.WithSubjectFilter(subject))
@@ -53,13 +53,13 @@ func rebalancedEvents(t *testing.T, js jetstream.JetStream, group string, n int)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []publish.RebalancedEnvelope
+	var out []events.Envelope[events.GroupRebalanced]
 	for len(out) < n {
 		msg, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
-		env, err := publish.DecodeRebalanced(msg.Data())
+		env, err := events.DecodeGroupRebalanced(msg.Data())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestRunRebalanced(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 3 || evs[2].Type != publish.RebalancedType {
+	if len(evs) != 3 || evs[2].Type != events.TypeGroupRebalanced {
 		t.Fatalf("history: %+v", evs)
 	}
 	stop()

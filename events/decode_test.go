@@ -139,14 +139,14 @@ func TestDecodeCaptured(t *testing.T) {
 	}
 }
 
-// schema is publish/schema/rebalance_needed.v1.json as published, the way subscribers
-// validate; rebalancedSchema is publish/schema/rebalanced.v1.json.
+// schema is events/schema/rebalance_needed.v1.json as published, the way subscribers
+// validate; rebalancedSchema is events/schema/rebalanced.v1.json.
 // strictSchema and strictRebalancedSchema are them read strictly (eventschema.CompileStrict).
 var (
-	schema                 = compiled("../publish/schema/rebalance_needed.v1.json", eventschema.Compile)
-	rebalancedSchema       = compiled("../publish/schema/rebalanced.v1.json", eventschema.Compile)
-	strictSchema           = compiled("../publish/schema/rebalance_needed.v1.json", eventschema.CompileStrict)
-	strictRebalancedSchema = compiled("../publish/schema/rebalanced.v1.json", eventschema.CompileStrict)
+	schema                 = compiled("schema/rebalance_needed.v1.json", eventschema.Compile)
+	rebalancedSchema       = compiled("schema/rebalanced.v1.json", eventschema.Compile)
+	strictSchema           = compiled("schema/rebalance_needed.v1.json", eventschema.CompileStrict)
+	strictRebalancedSchema = compiled("schema/rebalanced.v1.json", eventschema.CompileStrict)
 )
 
 func compiled(path string, compile func([]byte) (*jsonschema.Schema, error)) func(testing.TB) *jsonschema.Schema {
@@ -168,7 +168,7 @@ func compiled(path string, compile func([]byte) (*jsonschema.Schema, error)) fun
 }
 
 // TestDecodeAgreesWithSchema: for each edit of the golden event, Decode accepts it exactly
-// when the JSON Schema (publish/schema/rebalance_needed.v1.json) does, except the cases
+// when the JSON Schema (events/schema/rebalance_needed.v1.json) does, except the cases
 // marked goOnly, where Decode checks more than a schema can (the subject and source agree
 // with the data).
 func TestDecodeAgreesWithSchema(t *testing.T) {

@@ -238,6 +238,11 @@ func ValidPrefix(p string) bool {
 // otherwise (KRAFTWATCH_SUBJECT_PREFIX).
 const DefaultPrefix = "kraftwatch"
 
-// InternalPrefix starts the subjects kraftwatch publishes on before its stream stores
-// the events under their public subjects; subscribers never use them.
+// InternalPrefix is the first token of the subjects kraftwatch publishes to in
+// ModeJetStream: "_kraftwatch.<prefix>.<cluster token>.group.<group type>.<group token>".
+// The stream captures them, stores each event under the public subject (the same without
+// "_kraftwatch.") and republishes only what it stores to that public subject, so core
+// subscribers of "<prefix>.>" see each stored event once and never a refused or
+// de-duplicated attempt. NATS permissions must let kraftwatch publish to
+// "_kraftwatch.<prefix>.>"; subscribers need only "<prefix>.>".
 const InternalPrefix = "_kraftwatch"

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
 )
 
@@ -155,7 +156,7 @@ func TestAckTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	for g := range 3 {
-		if err := p.Enqueue(ctx, Event{GroupID: "g" + string(rune('a'+g)), GroupType: ConsumerGroup, NewHash: 1}); err != nil {
+		if err := p.Enqueue(ctx, events.RebalanceNeeded{GroupID: "g" + string(rune('a'+g)), GroupType: events.ConsumerGroup, NewHash: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -198,11 +199,11 @@ func TestDuplicateAck(t *testing.T) {
 	if _, err := p.LoadLastPublished(ctx); err != nil { // the subject is now believed empty
 		t.Fatal(err)
 	}
-	ev := Event{ClusterID: "c1", HashScheme: SchemeMurmur3, GroupID: "g", GroupType: ConsumerGroup, NewHash: 1}
+	ev := events.RebalanceNeeded{ClusterID: "c1", HashScheme: events.SchemeMurmur3, GroupID: "g", GroupType: events.ConsumerGroup, NewHash: 1}
 	// Stored under another subject of the stream with the event's id: the publisher's
 	// publish expects sequence 0 on its own subject, which holds nothing, and is
 	// refused as a duplicate only by the id.
-	m := nats.NewMsg(internal(p.Subject(ConsumerGroup, "other")))
+	m := nats.NewMsg(internal(p.Subject(events.ConsumerGroup, "other")))
 	m.Header.Set(jetstream.MsgIDHeader, ev.MsgID())
 	m.Data = []byte("{}")
 	if _, err := p.js.PublishMsg(ctx, m); err != nil {

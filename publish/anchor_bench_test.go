@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -57,7 +58,7 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 	bodies := make([][]byte, groups)
 	for g := range bodies {
 		ev := transition(fmt.Sprintf("bench-group-%05d", g), 0)
-		ev.ClusterID, ev.HashScheme = clusterID, publish.SchemeMurmur3
+		ev.ClusterID, ev.HashScheme = clusterID, events.SchemeMurmur3
 		env, err := ev.Wrap(time.Now())
 		if err != nil {
 			b.Fatal(err)
@@ -81,7 +82,7 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 					cfg := jetstream.StreamConfig{Name: n, Subjects: []string{n + ".>"}, MaxMsgsPerSubject: 16,
 						Duplicates: publish.DefaultDuplicateWindow}
 					if mode != "raw" && mode != "headers" {
-						cfg.Subjects = []string{publish.InternalPrefix + "." + n + ".>"}
+						cfg.Subjects = []string{events.InternalPrefix + "." + n + ".>"}
 						cfg.SubjectTransform = &jetstream.SubjectTransformConfig{Source: cfg.Subjects[0], Destination: n + ".>"}
 						if mode != "sourced" {
 							cfg.RePublish = &jetstream.RePublish{Source: n + ".>", Destination: n + ".>"}
@@ -92,9 +93,9 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				var events jetstream.Stream
+				var eventsStream jetstream.Stream
 				if mode == "shape" || mode == "sourced" {
-					if events, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: name + "_EVENTS", Subjects: []string{name + ".>"},
+					if eventsStream, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: name + "_EVENTS", Subjects: []string{name + ".>"},
 						MaxMsgsPerSubject: 16, Sources: []*jetstream.StreamSource{{Name: name}}}); err != nil {
 						b.Fatal(err)
 					}
@@ -104,11 +105,11 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 					n, subject := names[g%len(names)], strconv.Itoa(g)
 					target := n + ".group.consumer."
 					if mode != "raw" && mode != "headers" {
-						target = publish.InternalPrefix + "." + target
+						target = events.InternalPrefix + "." + target
 					}
 					msgs[g] = &nats.Msg{Subject: target + subject, Data: bodies[g]}
 					if mode != "raw" {
-						msgs[g].Header = nats.Header{jetstream.MsgIDHeader: {n + subject}, "Content-Type": {publish.ContentType},
+						msgs[g].Header = nats.Header{jetstream.MsgIDHeader: {n + subject}, "Content-Type": {events.ContentType},
 							jetstream.ExpectedStreamHeader: {n}, jetstream.ExpectedLastSubjSeqHeader: {"0"}}
 					}
 					if mode == "atomic" {
@@ -139,9 +140,9 @@ func BenchmarkJetStreamRaw10k(b *testing.B) {
 				case <-time.After(time.Minute):
 					b.Fatal("acks not all in after a minute")
 				}
-				if events != nil {
-					waitFor(b, time.Minute, "the events stream", func() bool {
-						info, err := events.Info(ctx)
+				if eventsStream != nil {
+					waitFor(b, time.Minute, "the eventsStream stream", func() bool {
+						info, err := eventsStream.Info(ctx)
 						return err == nil && info.State.Msgs == groups
 					})
 				}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -45,7 +46,7 @@ func BenchmarkPublish10k(b *testing.B) {
 	var cpu, srvCPU time.Duration // likewise
 	run := func(b *testing.B, p *publish.Publisher, k int) time.Duration {
 		b.Helper()
-		evs := make([]publish.Event, groups) // made before, as the engine's decisions are
+		evs := make([]events.RebalanceNeeded, groups) // made before, as the engine's decisions are
 		for g := range evs {
 			evs[g] = transition(fmt.Sprintf("bench-group-%05d", g), k)
 		}

@@ -9,8 +9,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // TestRestartReadsNewerEvents: in a rolling upgrade an older kraftwatch reads the last
@@ -30,8 +30,8 @@ func TestRestartReadsNewerEvents(t *testing.T) {
 
 	// The newer kraftwatch announces the next transition with members of its own.
 	next := transition(group, 1)
-	next.ClusterID, next.HashScheme = clusterID, publish.SchemeMurmur3
-	next.Topics = []publish.CoveredTopic{{Name: "t1", TopicID: "AAAAAAAAAAAAAAAAAAAAAA", Partitions: 3, Hash: 7}}
+	next.ClusterID, next.HashScheme = clusterID, events.SchemeMurmur3
+	next.Topics = []events.CoveredTopic{{Name: "t1", TopicID: "AAAAAAAAAAAAAAAAAAAAAA", Partitions: 3, Hash: 7}}
 	env, err := next.Wrap(time.Time{})
 	if err != nil {
 		t.Fatal(err)
@@ -58,9 +58,9 @@ func TestRestartReadsNewerEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg := &nats.Msg{Subject: "_kraftwatch." + p1.Subject(publish.ConsumerGroup, group), Data: body, Header: nats.Header{}}
+	msg := &nats.Msg{Subject: "_kraftwatch." + p1.Subject(events.ConsumerGroup, group), Data: body, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, env.ID)
-	msg.Header.Set("Content-Type", publish.ContentType)
+	msg.Header.Set("Content-Type", events.ContentType)
 	if _, err := js.PublishMsg(ctx, msg); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestRestartReadsNewerEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, ok := last[publish.GroupKey{Type: publish.ConsumerGroup, ID: group}]
+	l, ok := last[events.GroupKey{Type: events.ConsumerGroup, ID: group}]
 	if !ok || l.Hash != int64(next.NewHash) || l.Cause.MetadataOffset != next.MetadataOffset {
 		t.Fatalf("LoadLastPublished = %+v, %v; want the newer event's hash %d at offset %d", l, ok, next.NewHash, next.MetadataOffset)
 	}

@@ -53,7 +53,6 @@ func ParseMode(s string) (Mode, error) {
 
 // Defaults for zero Config fields.
 const (
-	DefaultPrefix            = events.DefaultPrefix
 	DefaultReplicas          = 1
 	DefaultMaxMsgsPerSubject = 16
 	DefaultDuplicateWindow   = 2 * time.Minute
@@ -154,10 +153,10 @@ func (c Config) withDefaults() Config {
 		c.Mode = ModeJetStream
 	}
 	if c.Prefix == "" {
-		c.Prefix = DefaultPrefix
+		c.Prefix = events.DefaultPrefix
 	}
 	if c.HashScheme == "" {
-		c.HashScheme = SchemeMurmur3
+		c.HashScheme = events.SchemeMurmur3
 	}
 	if c.Stream == "" && c.ClusterID != "" {
 		c.Stream = "KRAFTWATCH_" + strings.Map(func(r rune) rune {
@@ -223,23 +222,23 @@ func (c Config) Validate() error {
 	if c.Mode != ModeJetStream && c.Mode != ModeCore {
 		bad("Mode: %d is not jetstream or core", c.Mode)
 	}
-	if !validPrefix(c.Prefix) {
+	if !events.ValidPrefix(c.Prefix) {
 		bad("Prefix %q: want tokens of A-Z a-z 0-9 - _ separated by '.'", c.Prefix)
 	}
 	if c.ClusterID == "" {
 		bad("ClusterID: empty")
 	}
-	if c.HashScheme != SchemeMurmur3 && c.HashScheme != SchemeKafka {
+	if c.HashScheme != events.SchemeMurmur3 && c.HashScheme != events.SchemeKafka {
 		bad("HashScheme %q: want murmur3 or kafka", c.HashScheme)
 	}
 	if c.Mode == ModeJetStream {
-		if first, _, _ := strings.Cut(c.Prefix, "."); first == InternalPrefix {
-			bad("Prefix %q: its first token %s is kept for the subjects kraftwatch publishes to before the stream stores them", c.Prefix, InternalPrefix)
+		if first, _, _ := strings.Cut(c.Prefix, "."); first == events.InternalPrefix {
+			bad("Prefix %q: its first token %s is kept for the subjects kraftwatch publishes to before the stream stores them", c.Prefix, events.InternalPrefix)
 		}
-		if c.ClusterID != "" && c.Stream == "" || c.Stream != "" && !validPrefix(c.Stream) || strings.Contains(c.Stream, ".") {
+		if c.ClusterID != "" && c.Stream == "" || c.Stream != "" && !events.ValidPrefix(c.Stream) || strings.Contains(c.Stream, ".") {
 			bad("Stream %q: want a name of A-Z a-z 0-9 - _", c.Stream)
 		}
-		if c.EventsStream != "" && (!validPrefix(c.EventsStream) || strings.Contains(c.EventsStream, ".")) {
+		if c.EventsStream != "" && (!events.ValidPrefix(c.EventsStream) || strings.Contains(c.EventsStream, ".")) {
 			bad("EventsStream %q: want a name of A-Z a-z 0-9 - _", c.EventsStream)
 		} else if c.EventsStream != "" && c.EventsStream == c.Stream {
 			bad("EventsStream %q: the same name as Stream", c.EventsStream)
@@ -286,14 +285,5 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// InternalPrefix is the first token of the subjects kraftwatch publishes to in
-// ModeJetStream: "_kraftwatch.<prefix>.<cluster token>.group.<group type>.<group token>".
-// The stream captures them, stores each event under the public subject (the same without
-// "_kraftwatch.") and republishes only what it stores to that public subject, so core
-// subscribers of "<prefix>.>" see each stored event once and never a refused or
-// de-duplicated attempt. NATS permissions must let kraftwatch publish to
-// "_kraftwatch.<prefix>.>"; subscribers need only "<prefix>.>".
-const InternalPrefix = events.InternalPrefix
-
 // subjectRoot returns "<prefix>.<cluster token>".
-func (c *Config) subjectRoot() string { return c.Prefix + "." + EscapeToken(c.ClusterID) }
+func (c *Config) subjectRoot() string { return c.Prefix + "." + events.EscapeToken(c.ClusterID) }

@@ -14,7 +14,7 @@ import (
 // FuzzAppendEnvelope), without its reflection and per-field allocations. ok is false
 // when a time is one time.Time's MarshalJSON refuses (jsonTime); json.Marshal then
 // reports the error.
-func appendEnvelope(b []byte, ev *Event, id string, t time.Time) (_ []byte, ok bool) {
+func appendEnvelope(b []byte, ev *events.RebalanceNeeded, id string, t time.Time) (_ []byte, ok bool) {
 	if !jsonTime(t) {
 		return b, false
 	}
@@ -23,17 +23,17 @@ func appendEnvelope(b []byte, ev *Event, id string, t time.Time) (_ []byte, ok b
 			return b, false
 		}
 	}
-	b = append(b, `{"specversion":"`+SpecVersion+`","id":`...)
+	b = append(b, `{"specversion":"`+events.SpecVersion+`","id":`...)
 	b = appendString(b, id)
 	b = append(b, `,"source":"`+events.SourcePrefix...)
 	b = appendStringBody(b, ev.ClusterID)
-	b = append(b, `","type":"`+EventType+`","subject":"group/`...)
+	b = append(b, `","type":"`+events.TypeRebalanceNeeded+`","subject":"group/`...)
 	b = append(b, ev.GroupType.String()...)
 	b = append(b, '/')
 	b = appendStringBody(b, ev.GroupID)
 	b = append(b, `","time":"`...)
 	b = t.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","datacontenttype":"`+DataContentType+`","data":{"cluster_id":`...)
+	b = append(b, `","datacontenttype":"`+events.DataContentType+`","data":{"cluster_id":`...)
 	b = appendString(b, ev.ClusterID)
 	b = append(b, `,"group_id":`...)
 	b = appendString(b, ev.GroupID)
@@ -95,7 +95,7 @@ func appendEnvelope(b []byte, ev *Event, id string, t time.Time) (_ []byte, ok b
 	return append(b, "}}"...), true
 }
 
-func appendReason(b []byte, r *Reason) []byte {
+func appendReason(b []byte, r *events.Reason) []byte {
 	b = append(b, `{"kind":"`...)
 	b = append(b, r.Kind.String()...)
 	b = append(b, `","topic":`...)
@@ -140,7 +140,7 @@ func jsonTime(t time.Time) bool {
 }
 
 // appendHash appends a hash as JSON does (Hash.MarshalText): a decimal string.
-func appendHash(b []byte, h Hash) []byte {
+func appendHash(b []byte, h events.Hash) []byte {
 	b = append(b, '"')
 	b = strconv.AppendInt(b, int64(h), 10)
 	return append(b, '"')

@@ -2,30 +2,7 @@ package publish
 
 import (
 	"errors"
-
-	"github.com/kraftwatch/kraftwatch/events"
 )
-
-// ErrBadToken reports a subject token that EscapeToken cannot have produced
-// (events.ErrBadToken).
-var ErrBadToken = events.ErrBadToken
-
-// ErrHashedToken reports a token that stands for a group id too long to escape whole;
-// UnescapeToken returns the id's prefix with it (events.ErrHashedToken).
-var ErrHashedToken = events.ErrHashedToken
-
-// ErrBadSubject reports a subject that is not <prefix>.<cluster>.group.<type>.<group>
-// (events.ErrBadSubject).
-var ErrBadSubject = events.ErrBadSubject
-
-// ErrInvalidEvent reports an event that Enqueue refuses (unknown group type or reason
-// kind, a cluster id that is not the publisher's, ...); nothing is queued. It is
-// events.ErrInvalidEvent, which Event.Validate and Wrap return.
-var ErrInvalidEvent = events.ErrInvalidEvent
-
-// ErrNotEvent reports bytes that Decode cannot read as a rebalance-needed CloudEvent
-// (events.ErrNotEvent).
-var ErrNotEvent = events.ErrNotEvent
 
 // ErrInvalidConfig reports a Config that Validate refuses; the message names each bad
 // field.

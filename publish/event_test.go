@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kraftwatch/kraftwatch/publish"
+	"github.com/kraftwatch/kraftwatch/events"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite golden files in testdata/")
@@ -19,28 +19,28 @@ var rewrite = flag.Bool("rewrite", false, "rewrite golden files in testdata/")
 const clusterID = "MkU3OEVBNTcwNTJENDM2Qk"
 
 // goldenEvent is the example event of testdata/rebalance_needed.golden.json.
-func goldenEvent() publish.Event {
-	return publish.Event{
+func goldenEvent() events.RebalanceNeeded {
+	return events.RebalanceNeeded{
 		ClusterID:    clusterID,
 		GroupID:      "orders.app",
-		GroupType:    publish.ConsumerGroup,
-		HashScheme:   publish.SchemeMurmur3,
-		PreviousHash: publish.SomeHash(6148914691236517205),
+		GroupType:    events.ConsumerGroup,
+		HashScheme:   events.SchemeMurmur3,
+		PreviousHash: events.SomeHash(6148914691236517205),
 		NewHash:      -6148914691236517206,
-		Reasons: []publish.Reason{
-			{Kind: publish.PartitionsAdded, Topic: "orders", TopicID: "b2KQm1tqRBCzb0Y5bXy2WQ", OldPartitions: 3, NewPartitions: 6,
+		Reasons: []events.Reason{
+			{Kind: events.PartitionsAdded, Topic: "orders", TopicID: "b2KQm1tqRBCzb0Y5bXy2WQ", OldPartitions: 3, NewPartitions: 6,
 				MetadataOffset: 1230, Time: time.Date(2025, 11, 3, 14, 15, 16, 789000000, time.UTC)},
-			{Kind: publish.RegexMatched, Topic: "orders-eu", TopicID: "Zm9vYmFyYmF6cXV4MTIzNA", Regex: "orders-.*", NewPartitions: 1,
+			{Kind: events.RegexMatched, Topic: "orders-eu", TopicID: "Zm9vYmFyYmF6cXV4MTIzNA", Regex: "orders-.*", NewPartitions: 1,
 				MetadataOffset: 1187, Time: time.Date(2025, 11, 3, 14, 12, 1, 5000000, time.UTC)},
 		},
-		Topics: []publish.CoveredTopic{
+		Topics: []events.CoveredTopic{
 			{Name: "orders", TopicID: "b2KQm1tqRBCzb0Y5bXy2WQ", Partitions: 6, Hash: 3131961357},
 			{Name: "orders-eu", TopicID: "Zm9vYmFyYmF6cXV4MTIzNA", Partitions: 1, Hash: -8070450532247928832},
 		},
-		Cause: publish.Cause{
+		Cause: events.Cause{
 			MetadataOffset:  1234,
 			MetadataEpoch:   5,
-			ConsumerOffsets: &publish.OffsetsPosition{Partition: 17, Offset: 9001},
+			ConsumerOffsets: &events.OffsetsPosition{Partition: 17, Offset: 9001},
 		},
 		CoordinatorEpoch: 42,
 		Time:             time.Date(2025, 11, 3, 14, 15, 16, 789000000, time.UTC),
@@ -78,40 +78,40 @@ func TestGolden(t *testing.T) {
 	}
 	validateEvent(t, got)
 
-	env, err := publish.Decode(got)
+	env, err := events.DecodeRebalanceNeeded(got)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ev := goldenEvent(); !reflect.DeepEqual(env.Data, ev) {
-		t.Fatalf("Decode gives\n%+v\nwant\n%+v", env.Data, ev)
+		t.Fatalf("events.DecodeRebalanceNeeded gives\n%+v\nwant\n%+v", env.Data, ev)
 	}
 }
 
 func TestEncodeEdgeCases(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(*publish.Event)
+		edit func(*events.RebalanceNeeded)
 	}{
-		{"no previous hash", func(e *publish.Event) { e.PreviousHash = publish.NullHash{} }},
-		{"extreme hashes", func(e *publish.Event) {
-			e.PreviousHash, e.NewHash = publish.SomeHash(-1<<63), 1<<63-1
+		{"no previous hash", func(e *events.RebalanceNeeded) { e.PreviousHash = events.NullHash{} }},
+		{"extreme hashes", func(e *events.RebalanceNeeded) {
+			e.PreviousHash, e.NewHash = events.SomeHash(-1<<63), 1<<63-1
 		}},
-		{"zero hash", func(e *publish.Event) { e.NewHash = 0 }},
-		{"no reasons", func(e *publish.Event) { e.Reasons = nil }},
-		{"no consumer offsets", func(e *publish.Event) { e.ConsumerOffsets = nil; e.CoordinatorEpoch = -1 }},
-		{"empty group id", func(e *publish.Event) { e.GroupID = "" }},
-		{"odd group id", func(e *publish.Event) { e.GroupID = "a.*.> \t%\x00é\u2028🚀" }},
-		{"every kind", func(e *publish.Event) {
-			e.GroupType = publish.StreamsGroup
-			e.HashScheme = publish.SchemeKafka
-			e.Reasons = []publish.Reason{
-				{Kind: publish.TopicCreated, Topic: "a", TopicID: "AAAAAAAAAAAAAAAAAAAAAA", NewPartitions: 1},
-				{Kind: publish.TopicDeleted, Topic: "b", TopicID: "BBBBBBBBBBBBBBBBBBBBBB", OldPartitions: 2},
-				{Kind: publish.TopicRecreated, Topic: "c", TopicID: "CCCCCCCCCCCCCCCCCCCCCC", OldTopicID: "DDDDDDDDDDDDDDDDDDDDDD"},
-				{Kind: publish.PartitionsAdded, Topic: "d", TopicID: "EEEEEEEEEEEEEEEEEEEEEE", OldPartitions: 1, NewPartitions: 2},
-				{Kind: publish.RacksChanged, Topic: "e", TopicID: "FFFFFFFFFFFFFFFFFFFFFF"},
-				{Kind: publish.SubscriptionChanged, Topic: "f"},
-				{Kind: publish.RegexMatched, Topic: "g", TopicID: "GGGGGGGGGGGGGGGGGGGGGG", Regex: "g.*"},
+		{"zero hash", func(e *events.RebalanceNeeded) { e.NewHash = 0 }},
+		{"no reasons", func(e *events.RebalanceNeeded) { e.Reasons = nil }},
+		{"no consumer offsets", func(e *events.RebalanceNeeded) { e.ConsumerOffsets = nil; e.CoordinatorEpoch = -1 }},
+		{"empty group id", func(e *events.RebalanceNeeded) { e.GroupID = "" }},
+		{"odd group id", func(e *events.RebalanceNeeded) { e.GroupID = "a.*.> \t%\x00é\u2028🚀" }},
+		{"every kind", func(e *events.RebalanceNeeded) {
+			e.GroupType = events.StreamsGroup
+			e.HashScheme = events.SchemeKafka
+			e.Reasons = []events.Reason{
+				{Kind: events.TopicCreated, Topic: "a", TopicID: "AAAAAAAAAAAAAAAAAAAAAA", NewPartitions: 1},
+				{Kind: events.TopicDeleted, Topic: "b", TopicID: "BBBBBBBBBBBBBBBBBBBBBB", OldPartitions: 2},
+				{Kind: events.TopicRecreated, Topic: "c", TopicID: "CCCCCCCCCCCCCCCCCCCCCC", OldTopicID: "DDDDDDDDDDDDDDDDDDDDDD"},
+				{Kind: events.PartitionsAdded, Topic: "d", TopicID: "EEEEEEEEEEEEEEEEEEEEEE", OldPartitions: 1, NewPartitions: 2},
+				{Kind: events.RacksChanged, Topic: "e", TopicID: "FFFFFFFFFFFFFFFFFFFFFF"},
+				{Kind: events.SubscriptionChanged, Topic: "f"},
+				{Kind: events.RegexMatched, Topic: "g", TopicID: "GGGGGGGGGGGGGGGGGGGGGG", Regex: "g.*"},
 			}
 		}},
 	} {
@@ -127,12 +127,12 @@ func TestEncodeEdgeCases(t *testing.T) {
 				t.Fatal(err)
 			}
 			validateEvent(t, b)
-			back, err := publish.Decode(b)
+			back, err := events.DecodeRebalanceNeeded(b)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ev.Reasons == nil {
-				ev.Reasons = []publish.Reason{}
+				ev.Reasons = []events.Reason{}
 			}
 			if !reflect.DeepEqual(back.Data, ev) {
 				t.Fatalf("round trip gives\n%+v\nwant\n%+v", back.Data, ev)
@@ -144,25 +144,25 @@ func TestEncodeEdgeCases(t *testing.T) {
 func TestWrapRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(*publish.Event)
+		edit func(*events.RebalanceNeeded)
 	}{
-		{"no cluster", func(e *publish.Event) { e.ClusterID = "" }},
-		{"group id not UTF-8", func(e *publish.Event) { e.GroupID = "a\xff" }},
-		{"topic not UTF-8", func(e *publish.Event) { e.Reasons[0].Topic = "a\xff" }},
-		{"unknown group type", func(e *publish.Event) { e.GroupType = publish.UnknownGroup }},
-		{"bad scheme", func(e *publish.Event) { e.HashScheme = "md5" }},
-		{"unknown reason", func(e *publish.Event) { e.Reasons[0].Kind = publish.UnknownReason }},
-		{"bad topic id", func(e *publish.Event) { e.Reasons[0].TopicID = "not-an-id" }},
-		{"recreated without old id", func(e *publish.Event) { e.Reasons[0].Kind = publish.TopicRecreated }},
-		{"regex without regex", func(e *publish.Event) { e.Reasons[0].Kind = publish.RegexMatched }},
-		{"negative offset", func(e *publish.Event) { e.MetadataOffset = -1 }},
-		{"bad coordinator epoch", func(e *publish.Event) { e.CoordinatorEpoch = -2 }},
+		{"no cluster", func(e *events.RebalanceNeeded) { e.ClusterID = "" }},
+		{"group id not UTF-8", func(e *events.RebalanceNeeded) { e.GroupID = "a\xff" }},
+		{"topic not UTF-8", func(e *events.RebalanceNeeded) { e.Reasons[0].Topic = "a\xff" }},
+		{"unknown group type", func(e *events.RebalanceNeeded) { e.GroupType = events.UnknownGroup }},
+		{"bad scheme", func(e *events.RebalanceNeeded) { e.HashScheme = "md5" }},
+		{"unknown reason", func(e *events.RebalanceNeeded) { e.Reasons[0].Kind = events.UnknownReason }},
+		{"bad topic id", func(e *events.RebalanceNeeded) { e.Reasons[0].TopicID = "not-an-id" }},
+		{"recreated without old id", func(e *events.RebalanceNeeded) { e.Reasons[0].Kind = events.TopicRecreated }},
+		{"regex without regex", func(e *events.RebalanceNeeded) { e.Reasons[0].Kind = events.RegexMatched }},
+		{"negative offset", func(e *events.RebalanceNeeded) { e.MetadataOffset = -1 }},
+		{"bad coordinator epoch", func(e *events.RebalanceNeeded) { e.CoordinatorEpoch = -2 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := goldenEvent()
 			tc.edit(&ev)
-			if _, err := ev.Wrap(time.Time{}); !errors.Is(err, publish.ErrInvalidEvent) {
-				t.Fatalf("Wrap = %v, want ErrInvalidEvent", err)
+			if _, err := ev.Wrap(time.Time{}); !errors.Is(err, events.ErrInvalidEvent) {
+				t.Fatalf("Wrap = %v, want events.ErrInvalidEvent", err)
 			}
 		})
 	}
@@ -176,8 +176,8 @@ func TestDecodeRejects(t *testing.T) {
 		"bad hash":     `{"specversion":"1.0","type":"kraftwatch.group.rebalance_needed.v1","datacontenttype":"application/json","data":{"new_hash":"x"}}`,
 		"missing data": `{"specversion":"1.0","type":"kraftwatch.group.rebalance_needed.v1","datacontenttype":"application/json"}`,
 	} {
-		if _, err := publish.Decode([]byte(body)); !errors.Is(err, publish.ErrNotEvent) {
-			t.Errorf("%s: Decode = %v, want ErrNotEvent", name, err)
+		if _, err := events.DecodeRebalanceNeeded([]byte(body)); !errors.Is(err, events.ErrNotEvent) {
+			t.Errorf("%s: events.DecodeRebalanceNeeded = %v, want events.ErrNotEvent", name, err)
 		}
 	}
 }
@@ -185,12 +185,12 @@ func TestDecodeRejects(t *testing.T) {
 func TestMsgID(t *testing.T) {
 	base := goldenEvent()
 	id := base.MsgID()
-	same := []func(*publish.Event){
-		func(e *publish.Event) { e.PreviousHash = publish.NullHash{} },
-		func(e *publish.Event) { e.Reasons = nil },
-		func(e *publish.Event) { e.Time = time.Now() },
-		func(e *publish.Event) { e.CoordinatorEpoch = 7 },
-		func(e *publish.Event) { e.MetadataEpoch = 6 },
+	same := []func(*events.RebalanceNeeded){
+		func(e *events.RebalanceNeeded) { e.PreviousHash = events.NullHash{} },
+		func(e *events.RebalanceNeeded) { e.Reasons = nil },
+		func(e *events.RebalanceNeeded) { e.Time = time.Now() },
+		func(e *events.RebalanceNeeded) { e.CoordinatorEpoch = 7 },
+		func(e *events.RebalanceNeeded) { e.MetadataEpoch = 6 },
 	}
 	for i, edit := range same {
 		ev := goldenEvent()
@@ -199,17 +199,19 @@ func TestMsgID(t *testing.T) {
 			t.Errorf("same-transition edit %d changed the id: %s vs %s", i, got, id)
 		}
 	}
-	differ := map[string]func(*publish.Event){
-		"cluster":         func(e *publish.Event) { e.ClusterID = "other" },
-		"group":           func(e *publish.Event) { e.GroupID = "orders.app2" },
-		"group type":      func(e *publish.Event) { e.GroupType = publish.ShareGroup },
-		"scheme":          func(e *publish.Event) { e.HashScheme = publish.SchemeKafka },
-		"new hash":        func(e *publish.Event) { e.NewHash++ },
-		"metadata offset": func(e *publish.Event) { e.MetadataOffset++ },
-		"offsets offset":  func(e *publish.Event) { e.ConsumerOffsets = &publish.OffsetsPosition{Partition: 17, Offset: 9002} },
-		"no offsets":      func(e *publish.Event) { e.ConsumerOffsets = nil },
+	differ := map[string]func(*events.RebalanceNeeded){
+		"cluster":         func(e *events.RebalanceNeeded) { e.ClusterID = "other" },
+		"group":           func(e *events.RebalanceNeeded) { e.GroupID = "orders.app2" },
+		"group type":      func(e *events.RebalanceNeeded) { e.GroupType = events.ShareGroup },
+		"scheme":          func(e *events.RebalanceNeeded) { e.HashScheme = events.SchemeKafka },
+		"new hash":        func(e *events.RebalanceNeeded) { e.NewHash++ },
+		"metadata offset": func(e *events.RebalanceNeeded) { e.MetadataOffset++ },
+		"offsets offset": func(e *events.RebalanceNeeded) {
+			e.ConsumerOffsets = &events.OffsetsPosition{Partition: 17, Offset: 9002}
+		},
+		"no offsets": func(e *events.RebalanceNeeded) { e.ConsumerOffsets = nil },
 		// Length-prefixed fields: moving bytes between them changes the id.
-		"boundary": func(e *publish.Event) { e.ClusterID, e.GroupID = e.ClusterID+"o", "rders.app" },
+		"boundary": func(e *events.RebalanceNeeded) { e.ClusterID, e.GroupID = e.ClusterID+"o", "rders.app" },
 	}
 	seen := map[string]string{id: "base"}
 	for name, edit := range differ {
@@ -224,22 +226,22 @@ func TestMsgID(t *testing.T) {
 }
 
 func TestCauseSupersedes(t *testing.T) {
-	co := func(p int32, o int64) *publish.OffsetsPosition {
-		return &publish.OffsetsPosition{Partition: p, Offset: o}
+	co := func(p int32, o int64) *events.OffsetsPosition {
+		return &events.OffsetsPosition{Partition: p, Offset: o}
 	}
 	for _, tc := range []struct {
 		name string
-		a, b publish.Cause
+		a, b events.Cause
 		want bool
 	}{
-		{"later metadata", publish.Cause{MetadataOffset: 20}, publish.Cause{MetadataOffset: 10}, true},
-		{"earlier metadata", publish.Cause{MetadataOffset: 10}, publish.Cause{MetadataOffset: 20}, false},
-		{"equal", publish.Cause{MetadataOffset: 10}, publish.Cause{MetadataOffset: 10}, false},
-		{"later offsets", publish.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 8)}, publish.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, true},
-		{"offsets over none", publish.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 0)}, publish.Cause{MetadataOffset: 10}, true},
-		{"crossed", publish.Cause{MetadataOffset: 20, ConsumerOffsets: co(3, 5)}, publish.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, false},
-		{"both later", publish.Cause{MetadataOffset: 20, ConsumerOffsets: co(3, 9)}, publish.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, true},
-		{"other partition", publish.Cause{MetadataOffset: 20, ConsumerOffsets: co(4, 9)}, publish.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, false},
+		{"later metadata", events.Cause{MetadataOffset: 20}, events.Cause{MetadataOffset: 10}, true},
+		{"earlier metadata", events.Cause{MetadataOffset: 10}, events.Cause{MetadataOffset: 20}, false},
+		{"equal", events.Cause{MetadataOffset: 10}, events.Cause{MetadataOffset: 10}, false},
+		{"later offsets", events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 8)}, events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, true},
+		{"offsets over none", events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 0)}, events.Cause{MetadataOffset: 10}, true},
+		{"crossed", events.Cause{MetadataOffset: 20, ConsumerOffsets: co(3, 5)}, events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, false},
+		{"both later", events.Cause{MetadataOffset: 20, ConsumerOffsets: co(3, 9)}, events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, true},
+		{"other partition", events.Cause{MetadataOffset: 20, ConsumerOffsets: co(4, 9)}, events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, false},
 	} {
 		if got := tc.a.Supersedes(tc.b); got != tc.want {
 			t.Errorf("%s: Supersedes = %v, want %v", tc.name, got, tc.want)
@@ -248,22 +250,22 @@ func TestCauseSupersedes(t *testing.T) {
 }
 
 func TestEnumText(t *testing.T) {
-	for _, g := range []publish.GroupType{publish.ClassicGroup, publish.ConsumerGroup, publish.ShareGroup, publish.StreamsGroup} {
-		back, err := publish.ParseGroupType(g.String())
+	for _, g := range []events.GroupType{events.ClassicGroup, events.ConsumerGroup, events.ShareGroup, events.StreamsGroup} {
+		back, err := events.ParseGroupType(g.String())
 		if err != nil || back != g {
-			t.Errorf("ParseGroupType(%q) = %v, %v", g, back, err)
+			t.Errorf("events.ParseGroupType(%q) = %v, %v", g, back, err)
 		}
 	}
-	if _, err := publish.ParseGroupType("unknown"); err == nil {
-		t.Error("ParseGroupType(unknown) succeeded")
+	if _, err := events.ParseGroupType("unknown"); err == nil {
+		t.Error("events.ParseGroupType(unknown) succeeded")
 	}
-	for k := publish.TopicCreated; k <= publish.RegexMatched; k++ {
-		back, err := publish.ParseReasonKind(k.String())
+	for k := events.TopicCreated; k <= events.RegexMatched; k++ {
+		back, err := events.ParseReasonKind(k.String())
 		if err != nil || back != k {
-			t.Errorf("ParseReasonKind(%q) = %v, %v", k, back, err)
+			t.Errorf("events.ParseReasonKind(%q) = %v, %v", k, back, err)
 		}
 	}
-	if s := publish.ReasonKind(99).String(); s != "unknown" {
-		t.Errorf("ReasonKind(99) = %q", s)
+	if s := events.ReasonKind(99).String(); s != "unknown" {
+		t.Errorf("events.ReasonKind(99) = %q", s)
 	}
 }

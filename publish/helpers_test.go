@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
@@ -93,7 +94,7 @@ func newPublisher(t testing.TB, cfg publish.Config) *publish.Publisher {
 
 // transition returns the k-th hash change of a group: hashes alternate between two values
 // and one fresh value every third step, so "same hash again" cases occur.
-func transition(group string, k int) publish.Event {
+func transition(group string, k int) events.RebalanceNeeded {
 	h := func(k int) int64 {
 		if k < 0 {
 			return 0
@@ -103,23 +104,23 @@ func transition(group string, k int) publish.Event {
 		}
 		return int64(k%2)*-6148914691236517206 + int64(len(group))
 	}
-	ev := publish.Event{
+	ev := events.RebalanceNeeded{
 		GroupID:   group,
-		GroupType: publish.ConsumerGroup,
-		NewHash:   publish.Hash(h(k)),
-		Reasons: []publish.Reason{{Kind: publish.PartitionsAdded, Topic: "t" + fmt.Sprint(k),
+		GroupType: events.ConsumerGroup,
+		NewHash:   events.Hash(h(k)),
+		Reasons: []events.Reason{{Kind: events.PartitionsAdded, Topic: "t" + fmt.Sprint(k),
 			TopicID: "AAAAAAAAAAAAAAAAAAAAAA", OldPartitions: int32(k + 1), NewPartitions: int32(k + 2)}},
-		Cause:            publish.Cause{MetadataOffset: int64(100 * (k + 1)), MetadataEpoch: 1},
+		Cause:            events.Cause{MetadataOffset: int64(100 * (k + 1)), MetadataEpoch: 1},
 		CoordinatorEpoch: int32(k),
 		Time:             time.Date(2025, 1, 1, 0, 0, k, 0, time.UTC),
 	}
 	if k > 0 {
-		ev.PreviousHash = publish.SomeHash(h(k - 1))
+		ev.PreviousHash = events.SomeHash(h(k - 1))
 	}
 	return ev
 }
 
-func enqueue(t testing.TB, p *publish.Publisher, ev publish.Event) {
+func enqueue(t testing.TB, p *publish.Publisher, ev events.RebalanceNeeded) {
 	t.Helper()
 	if err := tryEnqueue(p, ev); err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func enqueue(t testing.TB, p *publish.Publisher, ev publish.Event) {
 }
 
 // tryEnqueue is enqueue for goroutines other than the test's, which must not call Fatal.
-func tryEnqueue(p *publish.Publisher, ev publish.Event) error {
+func tryEnqueue(p *publish.Publisher, ev events.RebalanceNeeded) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := p.Enqueue(ctx, ev); err != nil {
@@ -158,7 +159,7 @@ func finished(p *publish.Publisher, want uint64) func() bool {
 
 type stored struct {
 	seq uint64
-	env publish.Envelope
+	env events.Envelope[events.RebalanceNeeded]
 }
 
 // readStream reads every message of the stream capturing this cluster's subjects, checks
@@ -172,13 +173,13 @@ func readStream(t testing.TB, nc *nats.Conn, prefix string) map[string][]stored 
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := prefix + "." + publish.EscapeToken(clusterID)
+	root := prefix + "." + events.EscapeToken(clusterID)
 	var s jetstream.Stream
 	var c jetstream.Consumer
 	// A cluster whose node was just started again may answer no JetStream API request
 	// for a moment (nats.ErrNoResponders) while its routes settle: ask again.
 	for {
-		name, err := js.StreamNameBySubject(ctx, publish.InternalPrefix+"."+root+".>")
+		name, err := js.StreamNameBySubject(ctx, events.InternalPrefix+"."+root+".>")
 		if err == nil {
 			s, err = js.Stream(ctx, name)
 		}
@@ -212,17 +213,17 @@ func readStream(t testing.TB, nc *nats.Conn, prefix string) map[string][]stored 
 				t.Fatal(err)
 			}
 			validateEvent(t, m.Data())
-			env, err := publish.Decode(m.Data())
+			env, err := events.DecodeRebalanceNeeded(m.Data())
 			if err != nil {
 				t.Fatal(err)
 			}
 			if h := m.Headers().Get(jetstream.MsgIDHeader); h != env.ID {
 				t.Fatalf("seq %d: Nats-Msg-Id %q, event id %q", meta.Sequence.Stream, h, env.ID)
 			}
-			if ct := m.Headers().Get("Content-Type"); ct != publish.ContentType {
+			if ct := m.Headers().Get("Content-Type"); ct != events.ContentType {
 				t.Fatalf("seq %d: Content-Type %q", meta.Sequence.Stream, ct)
 			}
-			if want := publish.Subject(prefix, clusterID, env.Data.GroupType, env.Data.GroupID); m.Subject() != want {
+			if want := events.Subject(prefix, clusterID, env.Data.GroupType, env.Data.GroupID); m.Subject() != want {
 				t.Fatalf("seq %d: subject %q, want %q", meta.Sequence.Stream, m.Subject(), want)
 			}
 			if prev, dup := ids[env.ID]; dup {
@@ -245,7 +246,7 @@ func readStream(t testing.TB, nc *nats.Conn, prefix string) map[string][]stored 
 // checkTransitions fails unless subject holds exactly transitions 0..n-1 of group, in order.
 func checkTransitions(t testing.TB, msgs map[string][]stored, prefix, group string, n int) {
 	t.Helper()
-	subject := publish.Subject(prefix, clusterID, publish.ConsumerGroup, group)
+	subject := events.Subject(prefix, clusterID, events.ConsumerGroup, group)
 	got := msgs[subject]
 	var ids []string
 	for _, s := range got {
@@ -254,7 +255,7 @@ func checkTransitions(t testing.TB, msgs map[string][]stored, prefix, group stri
 	var want []string
 	for k := range n {
 		ev := transition(group, k)
-		ev.ClusterID, ev.HashScheme = clusterID, publish.SchemeMurmur3
+		ev.ClusterID, ev.HashScheme = clusterID, events.SchemeMurmur3
 		want = append(want, ev.MsgID())
 	}
 	if strings.Join(ids, ",") != strings.Join(want, ",") {
@@ -276,7 +277,7 @@ type delivery struct {
 	subject string
 	id      string // Nats-Msg-Id
 	seq     string // Nats-Sequence, set by the stream's republish
-	env     publish.Envelope
+	env     events.Envelope[events.RebalanceNeeded]
 	data    []byte
 }
 
@@ -292,7 +293,7 @@ func subscribeCore(t testing.TB, nc *nats.Conn, subject string) *coreSub {
 	t.Helper()
 	c := &coreSub{}
 	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
-		env, err := publish.Decode(m.Data)
+		env, err := events.DecodeRebalanceNeeded(m.Data)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if err != nil {
@@ -406,7 +407,7 @@ func sameEvents(t testing.TB, nc *nats.Conn, prefix string, msgs map[string][]st
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := prefix + "." + publish.EscapeToken(clusterID)
+	root := prefix + "." + events.EscapeToken(clusterID)
 	name, err := js.StreamNameBySubject(ctx, prefix+".>")
 	if err != nil {
 		t.Fatalf("no stream found by %s.>: %v", prefix, err)
@@ -450,7 +451,7 @@ func sameEvents(t testing.TB, nc *nats.Conn, prefix string, msgs map[string][]st
 		k := 0
 		for m := range batch.Messages() {
 			k++
-			env, err := publish.Decode(m.Data())
+			env, err := events.DecodeRebalanceNeeded(m.Data())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -511,7 +512,7 @@ func checkCopy(ctx context.Context, t testing.TB, js jetstream.JetStream, name s
 				t.Fatalf("%s seq %d carries %s", name, seq, h)
 			}
 		}
-		env, err := publish.Decode(m.Data)
+		env, err := events.DecodeRebalanceNeeded(m.Data)
 		if err != nil {
 			t.Fatal(err)
 		}

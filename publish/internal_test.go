@@ -3,6 +3,8 @@ package publish
 import (
 	"testing"
 	"time"
+
+	"github.com/kraftwatch/kraftwatch/events"
 )
 
 func TestBackoff(t *testing.T) {
@@ -24,7 +26,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestJudge(t *testing.T) {
-	pm := &pending{id: "kw1-a", hash: 7, scheme: SchemeMurmur3, cause: Cause{MetadataOffset: 100}}
+	pm := &pending{id: "kw1-a", hash: 7, scheme: events.SchemeMurmur3, cause: events.Cause{MetadataOffset: 100}}
 	for _, tc := range []struct {
 		name string
 		last *lastEvent
@@ -32,13 +34,13 @@ func TestJudge(t *testing.T) {
 		skip bool
 	}{
 		{"nothing stored", nil, 0, false},
-		{"same event", &lastEvent{id: "kw1-a", hash: 7, scheme: SchemeMurmur3, cause: Cause{MetadataOffset: 100}}, outAlready, true},
-		{"same hash, earlier", &lastEvent{id: "kw1-b", hash: 7, scheme: SchemeMurmur3, cause: Cause{MetadataOffset: 50}}, outAlready, true},
-		{"same hash, other scheme", &lastEvent{id: "kw1-b", hash: 7, scheme: SchemeKafka, cause: Cause{MetadataOffset: 50}}, 0, false},
-		{"later event", &lastEvent{id: "kw1-c", hash: 8, scheme: SchemeMurmur3, cause: Cause{MetadataOffset: 200}}, outSuperseded, true},
-		{"later event, same hash", &lastEvent{id: "kw1-c", hash: 7, scheme: SchemeMurmur3, cause: Cause{MetadataOffset: 200}}, outSuperseded, true},
-		{"earlier event", &lastEvent{id: "kw1-d", hash: 8, scheme: SchemeMurmur3, cause: Cause{MetadataOffset: 50}}, 0, false},
-		{"same cause, other hash", &lastEvent{id: "kw1-e", hash: 9, scheme: SchemeMurmur3, cause: Cause{MetadataOffset: 100}}, 0, false},
+		{"same event", &lastEvent{id: "kw1-a", hash: 7, scheme: events.SchemeMurmur3, cause: events.Cause{MetadataOffset: 100}}, outAlready, true},
+		{"same hash, earlier", &lastEvent{id: "kw1-b", hash: 7, scheme: events.SchemeMurmur3, cause: events.Cause{MetadataOffset: 50}}, outAlready, true},
+		{"same hash, other scheme", &lastEvent{id: "kw1-b", hash: 7, scheme: events.SchemeKafka, cause: events.Cause{MetadataOffset: 50}}, 0, false},
+		{"later event", &lastEvent{id: "kw1-c", hash: 8, scheme: events.SchemeMurmur3, cause: events.Cause{MetadataOffset: 200}}, outSuperseded, true},
+		{"later event, same hash", &lastEvent{id: "kw1-c", hash: 7, scheme: events.SchemeMurmur3, cause: events.Cause{MetadataOffset: 200}}, outSuperseded, true},
+		{"earlier event", &lastEvent{id: "kw1-d", hash: 8, scheme: events.SchemeMurmur3, cause: events.Cause{MetadataOffset: 50}}, 0, false},
+		{"same cause, other hash", &lastEvent{id: "kw1-e", hash: 9, scheme: events.SchemeMurmur3, cause: events.Cause{MetadataOffset: 100}}, 0, false},
 	} {
 		out, skip := judge(tc.last, pm)
 		if skip != tc.skip || skip && out != tc.want {

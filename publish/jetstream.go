@@ -27,7 +27,7 @@ func (p *Publisher) ensureStream(ctx context.Context) (jetstream.Stream, error) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.PublishTimeout)
 	defer cancel()
-	public := p.Subject(ConsumerGroup, "")
+	public := p.Subject(events.ConsumerGroup, "")
 	probe := internal(public)
 	name, err := p.js.StreamNameBySubject(ctx, probe)
 	switch {
@@ -176,7 +176,7 @@ func (p *Publisher) checkStream(cfg jetstream.StreamConfig) error {
 	if err != nil {
 		return bad("republish %s -> %s: %v", src, dst, err)
 	}
-	for t := ClassicGroup; t <= StreamsGroup; t++ {
+	for t := events.ClassicGroup; t <= events.StreamsGroup; t++ {
 		public := p.Subject(t, "")
 		got, err := store.Match(internal(public))
 		if err != nil {
@@ -274,7 +274,7 @@ func newJSMsg() *nats.Msg {
 
 // contentType is the Content-Type header's value, shared by every message (never
 // modified).
-var contentType = []string{ContentType}
+var contentType = []string{events.ContentType}
 
 // outcome reads the server's answer to pm's publish (parseAck's), or the error the
 // attempt ended with.
@@ -368,7 +368,7 @@ func (p *Publisher) decodeLast(subject string, seq uint64, data []byte) *lastEve
 	if strings.HasPrefix(subject, p.root+"."+events.RebalancedFamily+".") {
 		return p.decodeLastRebalanced(subject, seq, data)
 	}
-	env, err := Decode(data)
+	env, err := events.DecodeRebalanceNeeded(data)
 	if err == nil && p.Subject(env.Data.GroupType, env.Data.GroupID) != subject {
 		err = fmt.Errorf("its group %s %q belongs on another subject", env.Data.GroupType, env.Data.GroupID)
 	}
@@ -409,7 +409,7 @@ func (p *Publisher) markStale(subject string) {
 // readable event, or when that event used another hash scheme than the Config's. Events
 // still queued are not counted. Like LoadLastPublished, it creates the stream when it is
 // missing. In ModeCore only this process's publishes are known.
-func (p *Publisher) LastPublished(ctx context.Context, t GroupType, groupID string) (hash int64, ok bool, err error) {
+func (p *Publisher) LastPublished(ctx context.Context, t events.GroupType, groupID string) (hash int64, ok bool, err error) {
 	subject := p.Subject(t, groupID)
 	var st lastState
 	if p.js == nil {
@@ -438,8 +438,8 @@ func (p *Publisher) LastPublished(ctx context.Context, t GroupType, groupID stri
 // know: afterwards a group without an entry is taken to have no event, without asking the
 // server (a publish that finds otherwise is refused by the server and re-reads). In
 // ModeCore it returns what this process published.
-func (p *Publisher) LoadLastPublished(ctx context.Context) (map[GroupKey]Last, error) {
-	out := make(map[GroupKey]Last)
+func (p *Publisher) LoadLastPublished(ctx context.Context) (map[events.GroupKey]Last, error) {
+	out := make(map[events.GroupKey]Last)
 	if p.js == nil {
 		p.mu.Lock()
 		defer p.mu.Unlock()

@@ -11,8 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // streamNames lists the server's streams, sorted.
@@ -59,7 +59,7 @@ func TestNoEventsStream(t *testing.T) {
 	if p.EventsStream() != "" || p.StreamName() != stream || p.Stats().Published != 4 {
 		t.Fatalf("events stream %q, stream %q, stats %+v", p.EventsStream(), p.StreamName(), p.Stats())
 	}
-	public := p.Subject(publish.ConsumerGroup, "g")
+	public := p.Subject(events.ConsumerGroup, "g")
 	if name, err := js.StreamNameBySubject(ctx, public); !errors.Is(err, jetstream.ErrStreamNotFound) {
 		t.Fatalf("a lookup by the public subject %s found %q, %v; want no stream", public, name, err)
 	}

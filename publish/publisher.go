@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -73,14 +74,14 @@ const (
 // attempt fields belong to the worker that holds it.
 type pending struct {
 	kind    eventKind
-	key     GroupKey
+	key     events.GroupKey
 	subject string // the group's public subject
 	target  string // the subject published to: subject, or in ModeJetStream the internal one
 	id      string
 	body    []byte
 	hash    int64
 	scheme  string
-	cause   Cause
+	cause   events.Cause
 	time    time.Time
 
 	token     uint64    // the attempt in flight, 0 when none (ModeJetStream; see ack.go)
@@ -99,15 +100,15 @@ type lastState struct {
 
 type lastEvent struct {
 	kind   eventKind
-	key    GroupKey
+	key    events.GroupKey
 	id     string
 	hash   int64
 	scheme string
-	cause  Cause
+	cause  events.Cause
 	time   time.Time
 	// topics and truncated are the stored event's, read by LoadLastPublished and
 	// dropped once it has returned them (the engine needs them only at start-up).
-	topics    []CoveredTopic
+	topics    []events.CoveredTopic
 	truncated bool
 }
 
@@ -120,13 +121,13 @@ func (l *lastEvent) export(seq uint64) Last {
 type Last struct {
 	Hash       int64
 	HashScheme string
-	Cause      Cause
+	Cause      events.Cause
 	MsgID      string
 	Seq        uint64 // stream sequence; 0 in ModeCore
 	Time       time.Time
 	// Topics and TopicsTruncated are the event's (Event.Topics): what Hash covered.
 	// Nil for an event of a kraftwatch that did not list them, and in ModeCore.
-	Topics          []CoveredTopic
+	Topics          []events.CoveredTopic
 	TopicsTruncated bool
 }
 
@@ -206,8 +207,8 @@ func (p *Publisher) shard(target string) *worker {
 }
 
 // Subject returns the subject of a group's events.
-func (p *Publisher) Subject(t GroupType, groupID string) string {
-	return p.root + ".group." + t.String() + "." + EscapeToken(groupID)
+func (p *Publisher) Subject(t events.GroupType, groupID string) string {
+	return p.root + ".group." + t.String() + "." + events.EscapeToken(groupID)
 }
 
 // Subjects returns the filter of every public subject of this cluster,
@@ -216,7 +217,7 @@ func (p *Publisher) Subjects() string { return p.root + ".>" }
 
 // StreamSubjects returns the subject filter the stream captures (ModeJetStream):
 // "_kraftwatch.<prefix>.<cluster token>.>", the subjects the publisher publishes to.
-func (p *Publisher) StreamSubjects() string { return InternalPrefix + "." + p.root + ".>" }
+func (p *Publisher) StreamSubjects() string { return events.InternalPrefix + "." + p.root + ".>" }
 
 // StreamName returns the name of the stream kraftwatch publishes into (ModeJetStream),
 // once the publisher has found or created it, else "".
@@ -240,23 +241,23 @@ func (p *Publisher) EventsStream() string {
 }
 
 // internal returns the internal subject of a public one.
-func internal(subject string) string { return InternalPrefix + "." + subject }
+func internal(subject string) string { return events.InternalPrefix + "." + subject }
 
 // Enqueue validates ev, encodes it and queues it for publishing. It blocks while the
 // buffer is full (nothing is dropped) until there is room, ctx ends (ctx.Err()) or Run
 // shuts down (ErrClosed). Events of one group are published in Enqueue order. An invalid
 // event gives an error wrapping ErrInvalidEvent and is not queued. Empty ClusterID and
 // HashScheme are filled from the Config; other values are an error.
-func (p *Publisher) Enqueue(ctx context.Context, ev Event) error {
+func (p *Publisher) Enqueue(ctx context.Context, ev events.RebalanceNeeded) error {
 	if ev.ClusterID == "" {
 		ev.ClusterID = p.cfg.ClusterID
 	} else if ev.ClusterID != p.cfg.ClusterID {
-		return fmt.Errorf("%w: group %q: cluster id %q, publisher's is %q", ErrInvalidEvent, ev.GroupID, ev.ClusterID, p.cfg.ClusterID)
+		return fmt.Errorf("%w: group %q: cluster id %q, publisher's is %q", events.ErrInvalidEvent, ev.GroupID, ev.ClusterID, p.cfg.ClusterID)
 	}
 	if ev.HashScheme == "" {
 		ev.HashScheme = p.cfg.HashScheme
 	} else if ev.HashScheme != p.cfg.HashScheme {
-		return fmt.Errorf("%w: group %q: hash scheme %q, publisher's is %q", ErrInvalidEvent, ev.GroupID, ev.HashScheme, p.cfg.HashScheme)
+		return fmt.Errorf("%w: group %q: hash scheme %q, publisher's is %q", events.ErrInvalidEvent, ev.GroupID, ev.HashScheme, p.cfg.HashScheme)
 	}
 	// What ev.Wrap and json.Marshal of its Envelope would do, without their allocations
 	// (appendEnvelope gives the same bytes).
@@ -278,7 +279,7 @@ func (p *Publisher) Enqueue(ctx context.Context, ev Event) error {
 		if err == nil {
 			err = errors.New("a time JSON cannot carry")
 		}
-		return fmt.Errorf("%w: group %q: %w", ErrInvalidEvent, ev.GroupID, err)
+		return fmt.Errorf("%w: group %q: %w", events.ErrInvalidEvent, ev.GroupID, err)
 	}
 	pm := &pending{
 		key:    ev.Key(),
@@ -295,7 +296,7 @@ func (p *Publisher) Enqueue(ctx context.Context, ev Event) error {
 
 // envelopeCap is the buffer appendEnvelope usually needs for ev (more when strings need
 // escapes).
-func envelopeCap(ev *Event) int {
+func envelopeCap(ev *events.RebalanceNeeded) int {
 	n := 560 + 2*len(ev.ClusterID) + 2*len(ev.GroupID)
 	for i := range ev.Reasons {
 		n += 200 + len(ev.Reasons[i].Topic) + len(ev.Reasons[i].Regex)
@@ -317,13 +318,13 @@ func (pm *pending) setSubject(p *Publisher, subject string) {
 
 // setGroupSubject is setSubject for a rebalance-needed event, with one allocation for
 // both: the public subject is the tail of the internal one.
-func (pm *pending) setGroupSubject(p *Publisher, t GroupType, groupID string) {
+func (pm *pending) setGroupSubject(p *Publisher, t events.GroupType, groupID string) {
 	if p.js == nil {
 		pm.setSubject(p, p.Subject(t, groupID))
 		return
 	}
-	pm.target = InternalPrefix + "." + p.root + ".group." + t.String() + "." + EscapeToken(groupID)
-	pm.subject = pm.target[len(InternalPrefix)+1:]
+	pm.target = events.InternalPrefix + "." + p.root + ".group." + t.String() + "." + events.EscapeToken(groupID)
+	pm.subject = pm.target[len(events.InternalPrefix)+1:]
 }
 
 // enqueue hands an encoded event to its subject's worker (Enqueue's blocking and errors).

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -62,12 +63,12 @@ func TestJetStream(t *testing.T) {
 
 	for _, g := range oddIDs {
 		want := transition(g, n-1).NewHash
-		h, ok, err := p.LastPublished(ctx, publish.ConsumerGroup, g)
+		h, ok, err := p.LastPublished(ctx, events.ConsumerGroup, g)
 		if err != nil || !ok || h != int64(want) {
 			t.Fatalf("LastPublished(%.40q) = %d, %v, %v; want %d", g, h, ok, err, want)
 		}
 	}
-	if _, ok, err := p.LastPublished(ctx, publish.ShareGroup, "plain"); ok || err != nil {
+	if _, ok, err := p.LastPublished(ctx, events.ShareGroup, "plain"); ok || err != nil {
 		t.Fatalf("LastPublished of a group without events = %v, %v", ok, err)
 	}
 
@@ -189,9 +190,9 @@ func TestRestart(t *testing.T) {
 		t.Fatalf("LoadLastPublished: %d groups, want %d", len(last), len(groups))
 	}
 	for _, g := range groups {
-		l, ok := last[publish.GroupKey{Type: publish.ConsumerGroup, ID: g}]
+		l, ok := last[events.GroupKey{Type: events.ConsumerGroup, ID: g}]
 		want := transition(g, 2)
-		if !ok || l.Hash != int64(want.NewHash) || l.HashScheme != publish.SchemeMurmur3 || l.Cause.MetadataOffset != want.MetadataOffset || l.Seq == 0 {
+		if !ok || l.Hash != int64(want.NewHash) || l.HashScheme != events.SchemeMurmur3 || l.Cause.MetadataOffset != want.MetadataOffset || l.Seq == 0 {
 			t.Fatalf("LoadLastPublished[%.40q] = %+v, %v; want hash %d", g, l, ok, want.NewHash)
 		}
 	}
@@ -212,7 +213,7 @@ func TestRestart(t *testing.T) {
 
 	// Lazy: a third publisher, without LoadLastPublished.
 	p3 := newPublisher(t, baseConfig(t, connect(t, srv.ClientURL())))
-	h, ok, err := p3.LastPublished(ctx, publish.ConsumerGroup, "plain")
+	h, ok, err := p3.LastPublished(ctx, events.ConsumerGroup, "plain")
 	if want := transition("plain", 3).NewHash; err != nil || !ok || h != int64(want) {
 		t.Fatalf("LastPublished(plain) = %d, %v, %v; want %d", h, ok, err, want)
 	}
@@ -245,18 +246,18 @@ func TestSchemeChange(t *testing.T) {
 	_ = r.stop()
 
 	cfg := baseConfig(t, connect(t, srv.ClientURL()))
-	cfg.HashScheme = publish.SchemeKafka
+	cfg.HashScheme = events.SchemeKafka
 	pk := newPublisher(t, cfg)
-	if _, ok, err := pk.LastPublished(context.Background(), publish.ConsumerGroup, "g"); ok || err != nil {
+	if _, ok, err := pk.LastPublished(context.Background(), events.ConsumerGroup, "g"); ok || err != nil {
 		t.Fatalf("LastPublished across schemes = %v, %v; want not ok", ok, err)
 	}
 	last, err := pk.LoadLastPublished(context.Background())
-	if l := last[publish.GroupKey{Type: publish.ConsumerGroup, ID: "g"}]; err != nil || l.HashScheme != publish.SchemeMurmur3 {
+	if l := last[events.GroupKey{Type: events.ConsumerGroup, ID: "g"}]; err != nil || l.HashScheme != events.SchemeMurmur3 {
 		t.Fatalf("LoadLastPublished = %+v, %v; want the murmur3 event", l, err)
 	}
 	ev := transition("g", 0)
-	ev.HashScheme = publish.SchemeMurmur3
-	if err := pk.Enqueue(context.Background(), ev); !errors.Is(err, publish.ErrInvalidEvent) {
+	ev.HashScheme = events.SchemeMurmur3
+	if err := pk.Enqueue(context.Background(), ev); !errors.Is(err, events.ErrInvalidEvent) {
 		t.Fatalf("Enqueue of a murmur3 event to a kafka publisher = %v", err)
 	}
 }
@@ -292,7 +293,7 @@ func TestCoreMode(t *testing.T) {
 			t.Fatal(err)
 		}
 		validateEvent(t, m.Data)
-		env, err := publish.Decode(m.Data)
+		env, err := events.DecodeRebalanceNeeded(m.Data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +309,7 @@ func TestCoreMode(t *testing.T) {
 		if len(got[g]) != 2 {
 			t.Fatalf("group %.40q: %d events", g, len(got[g]))
 		}
-		h, ok, err := p.LastPublished(context.Background(), publish.ConsumerGroup, g)
+		h, ok, err := p.LastPublished(context.Background(), events.ConsumerGroup, g)
 		if err != nil || !ok || h != int64(transition(g, 1).NewHash) {
 			t.Fatalf("LastPublished(%.40q) = %d, %v, %v", g, h, ok, err)
 		}
@@ -330,7 +331,7 @@ func TestCoreMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	p2 := newPublisher(t, cfg)
-	if _, ok, err := p2.LastPublished(context.Background(), publish.ConsumerGroup, "plain"); ok || err != nil {
+	if _, ok, err := p2.LastPublished(context.Background(), events.ConsumerGroup, "plain"); ok || err != nil {
 		t.Fatalf("a new core publisher knows a last hash: %v, %v", ok, err)
 	}
 }
@@ -467,7 +468,7 @@ func TestExistingStream(t *testing.T) {
 			Duplicates: publish.DefaultDuplicateWindow, Description: "kraftwatch rebalance-needed events of Kafka cluster " + clusterID}); err != nil {
 			t.Fatal(err)
 		}
-		subject := publish.Subject("kraftwatch", clusterID, publish.ConsumerGroup, "g")
+		subject := events.Subject("kraftwatch", clusterID, events.ConsumerGroup, "g")
 		for k := range 2 { // as the older kraftwatch published
 			m := rawMsg(t, subject, transition("g", k))
 			if _, err := js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(uint64(k))); err != nil {
@@ -478,7 +479,7 @@ func TestExistingStream(t *testing.T) {
 
 		p := newPublisher(t, baseConfig(t, nc))
 		last, err := p.LoadLastPublished(ctx)
-		if l := last[publish.GroupKey{Type: publish.ConsumerGroup, ID: "g"}]; err != nil || l.Seq != 2 || l.Hash != int64(transition("g", 1).NewHash) {
+		if l := last[events.GroupKey{Type: events.ConsumerGroup, ID: "g"}]; err != nil || l.Seq != 2 || l.Hash != int64(transition("g", 1).NewHash) {
 			t.Fatalf("LoadLastPublished after the update = %+v, %v; want the older kraftwatch's second event", l, err)
 		}
 		s, err := js.Stream(ctx, name)
@@ -583,7 +584,7 @@ func TestExistingStream(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := newPublisher(t, baseConfig(t, nc))
-			_, _, err := p.LastPublished(ctx, publish.ConsumerGroup, "g")
+			_, _, err := p.LastPublished(ctx, events.ConsumerGroup, "g")
 			if !errors.Is(err, publish.ErrStreamConfig) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("LastPublished = %v, want ErrStreamConfig saying %q", err, tc.want)
 			}
@@ -607,8 +608,8 @@ func TestRepublishStoredOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	js, _ := jetstream.New(nc)
-	public := p.Subject(publish.ConsumerGroup, "g")
-	internal := publish.InternalPrefix + "." + public
+	public := p.Subject(events.ConsumerGroup, "g")
+	internal := events.InternalPrefix + "." + public
 	pub := func(k int, expect uint64) (*jetstream.PubAck, error) {
 		return js.PublishMsg(ctx, rawMsg(t, internal, transition("g", k)), jetstream.WithExpectLastSequencePerSubject(expect),
 			jetstream.WithExpectStream("KRAFTWATCH_"+clusterID))
@@ -651,15 +652,15 @@ func TestRepublishStoredOnly(t *testing.T) {
 	// Reads by the public subject see what was published to the internal one (a new
 	// publisher: p was primed by LoadLastPublished before these raw publishes).
 	p2 := newPublisher(t, baseConfig(t, nc))
-	if h, ok, err := p2.LastPublished(ctx, publish.ConsumerGroup, "g"); err != nil || !ok || h != int64(transition("g", 1).NewHash) {
+	if h, ok, err := p2.LastPublished(ctx, events.ConsumerGroup, "g"); err != nil || !ok || h != int64(transition("g", 1).NewHash) {
 		t.Fatalf("LastPublished = %d, %v, %v", h, ok, err)
 	}
 }
 
 // rawMsg is the message kraftwatch publishes for ev, on subject.
-func rawMsg(t testing.TB, subject string, ev publish.Event) *nats.Msg {
+func rawMsg(t testing.TB, subject string, ev events.RebalanceNeeded) *nats.Msg {
 	t.Helper()
-	ev.ClusterID, ev.HashScheme = clusterID, publish.SchemeMurmur3
+	ev.ClusterID, ev.HashScheme = clusterID, events.SchemeMurmur3
 	env, err := ev.Wrap(time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -669,7 +670,7 @@ func rawMsg(t testing.TB, subject string, ev publish.Event) *nats.Msg {
 		t.Fatal(err)
 	}
 	m.Header.Set(jetstream.MsgIDHeader, env.ID)
-	m.Header.Set("Content-Type", publish.ContentType)
+	m.Header.Set("Content-Type", events.ContentType)
 	return m
 }
 
@@ -688,13 +689,13 @@ func TestStreamDeleted(t *testing.T) {
 	enqueue(t, p, transition("g", 1))
 	waitFor(t, 20*time.Second, "published again", finished(p, 2))
 	msgs := readStream(t, nc, "kraftwatch")
-	if got := msgs[p.Subject(publish.ConsumerGroup, "g")]; len(got) != 1 || got[0].env.ID != mustID(transition("g", 1)) {
+	if got := msgs[p.Subject(events.ConsumerGroup, "g")]; len(got) != 1 || got[0].env.ID != mustID(transition("g", 1)) {
 		t.Fatalf("after the stream was deleted: %+v", got)
 	}
 }
 
-func mustID(ev publish.Event) string {
-	ev.ClusterID, ev.HashScheme = clusterID, publish.SchemeMurmur3
+func mustID(ev events.RebalanceNeeded) string {
+	ev.ClusterID, ev.HashScheme = clusterID, events.SchemeMurmur3
 	return ev.MsgID()
 }
 
@@ -744,9 +745,9 @@ func TestConfigValidate(t *testing.T) {
 	}
 	// The internal prefix is kept only in JetStream mode.
 	core := ok
-	core.Mode, core.Prefix = publish.ModeCore, publish.InternalPrefix
+	core.Mode, core.Prefix = publish.ModeCore, events.InternalPrefix
 	if err := core.Validate(); err != nil {
-		t.Fatalf("core mode with prefix %s: %v", publish.InternalPrefix, err)
+		t.Fatalf("core mode with prefix %s: %v", events.InternalPrefix, err)
 	}
 	// Every problem is reported, one line each.
 	err := publish.Config{Prefix: "a b", Replicas: 9}.Validate()

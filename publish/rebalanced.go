@@ -2,7 +2,6 @@ package publish
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"fmt"
 
@@ -20,41 +19,20 @@ import (
 // make an event unnecessary, the first two apply: the subject's last event is the same
 // event (same id), or has a later Cause (a later bump record of the group's
 // __consumer_offsets partition). A bump is never skipped because the hash is the same.
-type (
-	// Rebalanced is the data of a rebalanced event; schema/rebalanced.v1.json is the
-	// JSON Schema of its envelope.
-	Rebalanced         = events.GroupRebalanced
-	RebalancedEnvelope = events.Envelope[events.GroupRebalanced]
-	RebalanceCause     = events.RebalanceCause
-	CauseKind          = events.CauseKind
-	Prediction         = events.Prediction
-)
-
-// RebalancedType is the CloudEvents type of rebalanced events.
-const RebalancedType = events.TypeGroupRebalanced
-
-// RebalancedSchema is the JSON Schema (draft 2020-12) of rebalanced events, the file
-// schema/rebalanced.v1.json.
-//
-//go:embed schema/rebalanced.v1.json
-var RebalancedSchema []byte
-
-// DecodeRebalanced reads a rebalanced event (events.DecodeGroupRebalanced).
-func DecodeRebalanced(b []byte) (RebalancedEnvelope, error) { return events.DecodeGroupRebalanced(b) }
 
 // RebalancedSubject returns the subject of a group's rebalanced events.
-func (p *Publisher) RebalancedSubject(t GroupType, groupID string) string {
-	return p.root + "." + events.RebalancedFamily + "." + t.String() + "." + EscapeToken(groupID)
+func (p *Publisher) RebalancedSubject(t events.GroupType, groupID string) string {
+	return p.root + "." + events.RebalancedFamily + "." + t.String() + "." + events.EscapeToken(groupID)
 }
 
 // EnqueueRebalanced is Enqueue for a rebalanced event: it validates ev, encodes it and
 // queues it, with Enqueue's blocking and errors. An empty ClusterID is filled from the
 // Config.
-func (p *Publisher) EnqueueRebalanced(ctx context.Context, ev Rebalanced) error {
+func (p *Publisher) EnqueueRebalanced(ctx context.Context, ev events.GroupRebalanced) error {
 	if ev.ClusterID == "" {
 		ev.ClusterID = p.cfg.ClusterID
 	} else if ev.ClusterID != p.cfg.ClusterID {
-		return fmt.Errorf("%w: group %q: cluster id %q, publisher's is %q", ErrInvalidEvent, ev.GroupID, ev.ClusterID, p.cfg.ClusterID)
+		return fmt.Errorf("%w: group %q: cluster id %q, publisher's is %q", events.ErrInvalidEvent, ev.GroupID, ev.ClusterID, p.cfg.ClusterID)
 	}
 	env, err := ev.Wrap(p.cfg.Now())
 	if err != nil {
@@ -62,7 +40,7 @@ func (p *Publisher) EnqueueRebalanced(ctx context.Context, ev Rebalanced) error 
 	}
 	body, err := json.Marshal(env)
 	if err != nil {
-		return fmt.Errorf("%w: group %q: %w", ErrInvalidEvent, ev.GroupID, err)
+		return fmt.Errorf("%w: group %q: %w", events.ErrInvalidEvent, ev.GroupID, err)
 	}
 	pos := ev.ConsumerOffsets
 	pm := &pending{
@@ -79,11 +57,13 @@ func (p *Publisher) EnqueueRebalanced(ctx context.Context, ev Rebalanced) error 
 
 // rebalancedCause orders rebalanced events of a group by their bump record (a group's
 // records are all in one __consumer_offsets partition).
-func rebalancedCause(pos OffsetsPosition) Cause { return Cause{ConsumerOffsets: &pos} }
+func rebalancedCause(pos events.OffsetsPosition) events.Cause {
+	return events.Cause{ConsumerOffsets: &pos}
+}
 
 // decodeLastRebalanced is decodeLast for a subject of the rebalanced family.
 func (p *Publisher) decodeLastRebalanced(subject string, seq uint64, data []byte) *lastEvent {
-	env, err := DecodeRebalanced(data)
+	env, err := events.DecodeGroupRebalanced(data)
 	if err == nil && p.RebalancedSubject(env.Data.GroupType, env.Data.GroupID) != subject {
 		err = fmt.Errorf("its group %s %q belongs on another subject", env.Data.GroupType, env.Data.GroupID)
 	}

@@ -23,29 +23,29 @@ import (
 )
 
 // goldenRebalanced is the example event of testdata/rebalanced.golden.json.
-func goldenRebalanced() publish.Rebalanced {
+func goldenRebalanced() events.GroupRebalanced {
 	prev := int32(4)
-	h := func(v int64) *publish.Hash { x := publish.Hash(v); return &x }
-	return publish.Rebalanced{
+	h := func(v int64) *events.Hash { x := events.Hash(v); return &x }
+	return events.GroupRebalanced{
 		ClusterID:       clusterID,
 		GroupID:         "orders.app",
-		GroupType:       publish.ConsumerGroup,
+		GroupType:       events.ConsumerGroup,
 		PreviousEpoch:   &prev,
 		NewEpoch:        5,
 		MetadataHash:    -6148914691236517206,
-		ConsumerOffsets: publish.OffsetsPosition{Partition: 17, Offset: 9001},
-		Causes: []publish.RebalanceCause{
+		ConsumerOffsets: events.OffsetsPosition{Partition: 17, Offset: 9001},
+		Causes: []events.RebalanceCause{
 			{Kind: events.CauseMemberJoined, MemberID: "MyD1biQITqGvSLd025P4zg", ClientID: "orders-1", ClientHost: "/10.0.0.7",
 				RackID: "rack-a", SubscribedTopicNames: []string{"orders", "payments"}},
 			{Kind: events.CauseMetadata, PreviousHash: h(6148914691236517205), NewHash: h(-6148914691236517206),
-				PredictedBy: &publish.Prediction{EventID: "kw1-0123456789abcdef0123456789abcdef", NewHash: -6148914691236517206,
+				PredictedBy: &events.Prediction{EventID: "kw1-0123456789abcdef0123456789abcdef", NewHash: -6148914691236517206,
 					Time: time.Date(2025, 11, 3, 14, 15, 16, 123000000, time.UTC), LeadTimeMs: 666}},
 		},
 		Time: time.Date(2025, 11, 3, 14, 15, 16, 789000000, time.UTC),
 	}
 }
 
-func rebalancedBody(t testing.TB, ev publish.Rebalanced) []byte {
+func rebalancedBody(t testing.TB, ev events.GroupRebalanced) []byte {
 	t.Helper()
 	env, err := ev.Wrap(time.Time{})
 	if err != nil {
@@ -78,7 +78,7 @@ func TestRebalancedGolden(t *testing.T) {
 	if err := checkRebalancedSchema(got); err != nil {
 		t.Fatalf("golden event does not satisfy the schema: %v", err)
 	}
-	env, err := publish.DecodeRebalanced(got)
+	env, err := events.DecodeGroupRebalanced(got)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestRebalancedGolden(t *testing.T) {
 	if _, ok := any.Data.(*events.GroupRebalanced); !ok {
 		t.Fatalf("events.Decode gave %T", any.Data)
 	}
-	if _, err := publish.Decode(got); err == nil {
+	if _, err := events.DecodeRebalanceNeeded(got); err == nil {
 		t.Fatal("a rebalanced event decoded as a rebalance-needed event")
 	}
 }
@@ -140,7 +140,7 @@ func TestRebalancedSchemaRejects(t *testing.T) {
 			if err := checkRebalancedSchema(bad); err == nil {
 				t.Errorf("strict schema accepted\n%s", bad)
 			}
-			if _, err := publish.DecodeRebalanced(bad); (err == nil) != tc.open {
+			if _, err := events.DecodeGroupRebalanced(bad); (err == nil) != tc.open {
 				t.Errorf("decoder: %v, want accepted=%v\n%s", err, tc.open, bad)
 			}
 		})
@@ -148,11 +148,11 @@ func TestRebalancedSchemaRejects(t *testing.T) {
 }
 
 // bump is the k-th epoch bump of a group, its record at offset 10*k+5 of partition 3.
-func bump(group string, k int) publish.Rebalanced {
+func bump(group string, k int) events.GroupRebalanced {
 	prev := int32(k)
-	return publish.Rebalanced{GroupID: group, GroupType: publish.ConsumerGroup, PreviousEpoch: &prev, NewEpoch: int32(k + 1),
-		ConsumerOffsets: publish.OffsetsPosition{Partition: 3, Offset: int64(10*k + 5)},
-		Causes:          []publish.RebalanceCause{{Kind: events.CauseMemberJoined, MemberID: fmt.Sprint("m", k)}},
+	return events.GroupRebalanced{GroupID: group, GroupType: events.ConsumerGroup, PreviousEpoch: &prev, NewEpoch: int32(k + 1),
+		ConsumerOffsets: events.OffsetsPosition{Partition: 3, Offset: int64(10*k + 5)},
+		Causes:          []events.RebalanceCause{{Kind: events.CauseMemberJoined, MemberID: fmt.Sprint("m", k)}},
 		Time:            time.Date(2025, 1, 1, 0, 0, k, 0, time.UTC)}
 }
 
@@ -222,7 +222,7 @@ func TestRebalancedOnce(t *testing.T) {
 
 	nc := connect(t, srv.ClientURL())
 	for g := range groups {
-		got := readSubject(t, nc, ps[0].RebalancedSubject(publish.ConsumerGroup, name(g)))
+		got := readSubject(t, nc, ps[0].RebalancedSubject(events.ConsumerGroup, name(g)))
 		if len(got) != steps {
 			t.Fatalf("group %s: %d events stored, want %d", name(g), len(got), steps)
 		}
@@ -236,7 +236,7 @@ func TestRebalancedOnce(t *testing.T) {
 
 // readSubject reads every rebalanced event stored on subject (as many as the stream
 // counts for it), in order, checking each against the schema and its Nats-Msg-Id.
-func readSubject(t testing.TB, nc *nats.Conn, subject string) []publish.RebalancedEnvelope {
+func readSubject(t testing.TB, nc *nats.Conn, subject string) []events.Envelope[events.GroupRebalanced] {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -244,7 +244,7 @@ func readSubject(t testing.TB, nc *nats.Conn, subject string) []publish.Rebalanc
 	if err != nil {
 		t.Fatal(err)
 	}
-	name, err := js.StreamNameBySubject(ctx, publish.InternalPrefix+"."+subject)
+	name, err := js.StreamNameBySubject(ctx, events.InternalPrefix+"."+subject)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func readSubject(t testing.TB, nc *nats.Conn, subject string) []publish.Rebalanc
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []publish.RebalancedEnvelope
+	var out []events.Envelope[events.GroupRebalanced]
 	for len(out) < total {
 		batch, err := c.Fetch(total-len(out), jetstream.FetchMaxWait(10*time.Second))
 		if err != nil {
@@ -273,7 +273,7 @@ func readSubject(t testing.TB, nc *nats.Conn, subject string) []publish.Rebalanc
 			if err := checkRebalancedSchema(m.Data()); err != nil {
 				t.Fatalf("%s: %v", subject, err)
 			}
-			env, err := publish.DecodeRebalanced(m.Data())
+			env, err := events.DecodeGroupRebalanced(m.Data())
 			if err != nil {
 				t.Fatal(err)
 			}

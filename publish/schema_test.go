@@ -9,18 +9,18 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/internal/eventschema"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // The schemas as published (what subscribers validate with) and strict (every member
 // kraftwatch writes is declared), each compiled once.
 var (
-	schema                 = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.Compile(publish.Schema) })
-	strictSchema           = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.CompileStrict(publish.Schema) })
-	rebalancedSchema       = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.Compile(publish.RebalancedSchema) })
+	schema                 = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.Compile(events.RebalanceNeededSchema) })
+	strictSchema           = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.CompileStrict(events.RebalanceNeededSchema) })
+	rebalancedSchema       = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.Compile(events.GroupRebalancedSchema) })
 	strictRebalancedSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-		return eventschema.CompileStrict(publish.RebalancedSchema)
+		return eventschema.CompileStrict(events.GroupRebalancedSchema)
 	})
 )
 
@@ -50,7 +50,7 @@ func checkRebalancedSchema(body []byte) error { return validate(strictRebalanced
 // event id) and that each says so explicitly, so that an object added to a schema
 // cannot be closed or open by accident.
 func TestSchemaObjects(t *testing.T) {
-	for name, doc := range map[string][]byte{"rebalance_needed.v1.json": publish.Schema, "rebalanced.v1.json": publish.RebalancedSchema} {
+	for name, doc := range map[string][]byte{"rebalance_needed.v1.json": events.RebalanceNeededSchema, "rebalanced.v1.json": events.GroupRebalancedSchema} {
 		objs, err := eventschema.Objects(doc)
 		if err != nil {
 			t.Fatal(err)

@@ -18,7 +18,6 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/internal/eventschema"
-	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // Event is one event as a subscriber or the stream saw it.
@@ -27,7 +26,7 @@ type Event struct {
 	MsgID   string    // Nats-Msg-Id header
 	Seq     uint64    // stream sequence (core deliveries: Nats-Sequence of the republish)
 	At      time.Time // arrival at the core subscriber
-	Env     publish.Envelope
+	Env     events.Envelope[events.RebalanceNeeded]
 }
 
 func (e Event) String() string {
@@ -45,7 +44,7 @@ func (e Event) String() string {
 }
 
 // Reason returns the single reason of e, failing t when there is not exactly one.
-func (e Event) Reason(t testing.TB) publish.Reason {
+func (e Event) Reason(t testing.TB) events.Reason {
 	t.Helper()
 	if len(e.Env.Data.Reasons) != 1 {
 		t.Fatalf("event %v: want exactly one reason", e)
@@ -55,8 +54,8 @@ func (e Event) Reason(t testing.TB) publish.Reason {
 
 // SameReason reports whether r is want apart from where its change was written, and
 // says that: a time, and a metadata offset unless r is a subscription change.
-func SameReason(r, want publish.Reason) bool {
-	stamped := !r.Time.IsZero() && (r.MetadataOffset > 0) == (r.Kind != publish.SubscriptionChanged)
+func SameReason(r, want events.Reason) bool {
+	stamped := !r.Time.IsZero() && (r.MetadataOffset > 0) == (r.Kind != events.SubscriptionChanged)
 	r.MetadataOffset, r.Time = 0, time.Time{}
 	return stamped && r == want
 }
@@ -96,20 +95,20 @@ func (es Events) String() string {
 // The event schemas read strictly (eventschema.CompileStrict): what kraftwatch publishes
 // declares every member it writes, though subscribers ignore members they do not know.
 var (
-	schema = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.CompileStrict(publish.Schema) })
+	schema = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.CompileStrict(events.RebalanceNeededSchema) })
 	// RebalancedSchema is the compiled JSON Schema of rebalanced events, read strictly.
 	RebalancedSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-		return eventschema.CompileStrict(publish.RebalancedSchema)
+		return eventschema.CompileStrict(events.GroupRebalancedSchema)
 	})
 )
 
 // Check validates one message of kraftwatch: publish.Decode, the JSON Schema, the
 // cluster, the subject derived from the group, the Nats-Msg-Id and Content-Type
 // headers and the hash scheme.
-func Check(clusterID, subject string, hdr nats.Header, data []byte) (publish.Envelope, error) {
-	env, err := publish.Decode(data)
+func Check(clusterID, subject string, hdr nats.Header, data []byte) (events.Envelope[events.RebalanceNeeded], error) {
+	env, err := events.DecodeRebalanceNeeded(data)
 	if err != nil {
-		return env, fmt.Errorf("%s: publish.Decode: %w", subject, err)
+		return env, fmt.Errorf("%s: events.DecodeRebalanceNeeded: %w", subject, err)
 	}
 	sch, err := schema()
 	if err != nil {
@@ -119,7 +118,7 @@ func Check(clusterID, subject string, hdr nats.Header, data []byte) (publish.Env
 		return env, fmt.Errorf("%s: event does not satisfy the schema: %w\n%s", subject, err, data)
 	}
 	d := env.Data
-	want := publish.DefaultPrefix + "." + publish.EscapeToken(clusterID) + ".group." + d.GroupType.String() + "." + publish.EscapeToken(d.GroupID)
+	want := events.DefaultPrefix + "." + events.EscapeToken(clusterID) + ".group." + d.GroupType.String() + "." + events.EscapeToken(d.GroupID)
 	switch {
 	case d.ClusterID != clusterID || env.Source != "kraftwatch/"+clusterID:
 		return env, fmt.Errorf("%s: cluster %q, source %q; want %q", subject, d.ClusterID, env.Source, clusterID)
@@ -127,9 +126,9 @@ func Check(clusterID, subject string, hdr nats.Header, data []byte) (publish.Env
 		return env, fmt.Errorf("event of %s group %q on subject %s, want %s", d.GroupType, d.GroupID, subject, want)
 	case hdr.Get(jetstream.MsgIDHeader) != env.ID:
 		return env, fmt.Errorf("%s: Nats-Msg-Id %q, CloudEvent id %q", subject, hdr.Get(jetstream.MsgIDHeader), env.ID)
-	case hdr.Get("Content-Type") != publish.ContentType:
+	case hdr.Get("Content-Type") != events.ContentType:
 		return env, fmt.Errorf("%s: Content-Type %q", subject, hdr.Get("Content-Type"))
-	case d.HashScheme != publish.SchemeMurmur3:
+	case d.HashScheme != events.SchemeMurmur3:
 		return env, fmt.Errorf("%s: hash scheme %q", subject, d.HashScheme)
 	}
 	return env, nil
@@ -178,7 +177,7 @@ func Watch(t testing.TB, url, clusterID string) *Watcher {
 	}
 	w.nc = nc
 	t.Cleanup(nc.Close)
-	if _, err := nc.Subscribe(publish.DefaultPrefix+".>", func(m *nats.Msg) {
+	if _, err := nc.Subscribe(events.DefaultPrefix+".>", func(m *nats.Msg) {
 		at := time.Now()
 		w.inMu.Lock()
 		w.in = append(w.in, arrival{m, at})

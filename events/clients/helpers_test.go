@@ -62,12 +62,12 @@ func start(t *testing.T) *setup {
 	s.p = p
 	for k := range transitions {
 		for i, g := range groups {
-			ev := publish.Event{GroupID: g, GroupType: publish.ConsumerGroup, NewHash: publish.Hash(1000*i + k + 1),
-				Reasons: []publish.Reason{{Kind: publish.PartitionsAdded, Topic: "t-" + g, OldPartitions: int32(k + 1), NewPartitions: int32(k + 2)}},
-				Cause:   publish.Cause{MetadataOffset: int64(10*k + i + 1), MetadataEpoch: 1}, CoordinatorEpoch: int32(k),
+			ev := events.RebalanceNeeded{GroupID: g, GroupType: events.ConsumerGroup, NewHash: events.Hash(1000*i + k + 1),
+				Reasons: []events.Reason{{Kind: events.PartitionsAdded, Topic: "t-" + g, OldPartitions: int32(k + 1), NewPartitions: int32(k + 2)}},
+				Cause:   events.Cause{MetadataOffset: int64(10*k + i + 1), MetadataEpoch: 1}, CoordinatorEpoch: int32(k),
 				Time: time.Date(2025, 1, 1, 0, 0, k, 0, time.UTC)}
 			if k > 0 {
-				ev.PreviousHash = publish.SomeHash(int64(1000*i + k))
+				ev.PreviousHash = events.SomeHash(int64(1000*i + k))
 			}
 			if err := p.Enqueue(ctx, ev); err != nil {
 				t.Fatal(err)
@@ -149,14 +149,14 @@ func repoRoot(t testing.TB) string {
 }
 
 // next is the event after publishSome's last one for group.
-func (s *setup) next(group string) publish.Event {
+func (s *setup) next(group string) events.RebalanceNeeded {
 	k := transitions
 	for i, g := range groups {
 		if g == group {
-			return publish.Event{GroupID: g, GroupType: publish.ConsumerGroup, NewHash: publish.Hash(1000*i + k + 1),
-				PreviousHash: publish.SomeHash(int64(1000*i + k)),
-				Reasons:      []publish.Reason{{Kind: publish.PartitionsAdded, Topic: "t-" + g, OldPartitions: int32(k + 1), NewPartitions: int32(k + 2)}},
-				Cause:        publish.Cause{MetadataOffset: int64(10*k + i + 1), MetadataEpoch: 1}, CoordinatorEpoch: int32(k)}
+			return events.RebalanceNeeded{GroupID: g, GroupType: events.ConsumerGroup, NewHash: events.Hash(1000*i + k + 1),
+				PreviousHash: events.SomeHash(int64(1000*i + k)),
+				Reasons:      []events.Reason{{Kind: events.PartitionsAdded, Topic: "t-" + g, OldPartitions: int32(k + 1), NewPartitions: int32(k + 2)}},
+				Cause:        events.Cause{MetadataOffset: int64(10*k + i + 1), MetadataEpoch: 1}, CoordinatorEpoch: int32(k)}
 		}
 	}
 	panic("no group " + group)

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/events/follow"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
 	"github.com/kraftwatch/kraftwatch/publish"
@@ -46,9 +47,9 @@ func announce(t testing.TB, p *publish.Publisher, group string, k int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := p.Enqueue(ctx, publish.Event{GroupID: group, GroupType: publish.ConsumerGroup, NewHash: publish.Hash(k + 1),
-		Reasons: []publish.Reason{{Kind: publish.TopicCreated, Topic: "t", NewPartitions: 1}},
-		Cause:   publish.Cause{MetadataOffset: int64(k + 1)}, CoordinatorEpoch: -1})
+	err := p.Enqueue(ctx, events.RebalanceNeeded{GroupID: group, GroupType: events.ConsumerGroup, NewHash: events.Hash(k + 1),
+		Reasons: []events.Reason{{Kind: events.TopicCreated, Topic: "t", NewPartitions: 1}},
+		Cause:   events.Cause{MetadataOffset: int64(k + 1)}, CoordinatorEpoch: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
