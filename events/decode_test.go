@@ -21,8 +21,7 @@ import (
 	"github.com/kraftwatch/kraftwatch/internal/eventschema"
 )
 
-// golden is testdata/rebalance_needed.golden.json, a copy of publish's golden event
-// (TestGoldenIsPublishs keeps the two the same).
+// golden is testdata/rebalance_needed.golden.json (TestGolden writes it), compacted.
 func golden(t testing.TB) []byte {
 	t.Helper()
 	b, err := os.ReadFile("testdata/rebalance_needed.golden.json")
@@ -34,20 +33,6 @@ func golden(t testing.TB) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
-}
-
-func TestGoldenIsPublishs(t *testing.T) {
-	a, err := os.ReadFile("testdata/rebalance_needed.golden.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile("../publish/testdata/rebalance_needed.golden.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(a, b) {
-		t.Fatal("testdata/rebalance_needed.golden.json differs from publish's: copy it again")
-	}
 }
 
 func TestDecodeGolden(t *testing.T) {
@@ -407,7 +392,7 @@ func addMembers(t testing.TB, body []byte, path string) []byte {
 // schema accepts it; the strict reading kraftwatch's own tests use refuses it. In a
 // position both refuse it.
 func TestDecodeIgnoresUnknownMembers(t *testing.T) {
-	rebalanced, err := os.ReadFile("../publish/testdata/rebalanced.golden.json")
+	rebalanced, err := os.ReadFile("testdata/rebalanced.golden.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +447,7 @@ func TestDecodeIgnoresUnknownMembers(t *testing.T) {
 // FuzzDecode: Decode never panics; what it accepts the published schema accepts, and
 // encodes back to an event that decodes to the same data.
 func FuzzDecode(f *testing.F) {
-	rebalanced, err := os.ReadFile("../publish/testdata/rebalanced.golden.json")
+	rebalanced, err := os.ReadFile("testdata/rebalanced.golden.json")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -528,7 +513,7 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 func BenchmarkDecodeRebalanced(b *testing.B) {
-	body, err := os.ReadFile("../publish/testdata/rebalanced.golden.json")
+	body, err := os.ReadFile("testdata/rebalanced.golden.json")
 	if err != nil {
 		b.Fatal(err)
 	}

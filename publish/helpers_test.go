@@ -13,8 +13,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/kraftwatch/kraftwatch/events"
+	"github.com/kraftwatch/kraftwatch/internal/eventschema"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
@@ -520,4 +522,39 @@ func checkCopy(ctx context.Context, t testing.TB, js jetstream.JetStream, name s
 			t.Fatalf("%s seq %d on %s (id %s) is not an event of kraftwatch's stream", name, seq, m.Subject, env.ID)
 		}
 	}
+}
+
+const clusterID = "MkU3OEVBNTcwNTJENDM2Qk"
+
+// The schemas read strictly (every member kraftwatch writes is declared), compiled once.
+var (
+	strictSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+		return eventschema.CompileStrict(events.RebalanceNeededSchema)
+	})
+	strictRebalancedSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+		return eventschema.CompileStrict(events.GroupRebalancedSchema)
+	})
+)
+
+// validateEvent fails t unless body, an event kraftwatch published, satisfies
+// events/schema/rebalance_needed.v1.json read strictly.
+func validateEvent(t testing.TB, body []byte) {
+	t.Helper()
+	if err := checkSchema(strictSchema, body); err != nil {
+		t.Fatalf("event does not satisfy the strict schema: %v\n%s", err, body)
+	}
+}
+
+// checkRebalancedSchema validates body, a rebalanced event kraftwatch published, against
+// events/schema/rebalanced.v1.json read strictly.
+func checkRebalancedSchema(_ testing.TB, body []byte) error {
+	return checkSchema(strictRebalancedSchema, body)
+}
+
+func checkSchema(s func() (*jsonschema.Schema, error), body []byte) error {
+	sch, err := s()
+	if err != nil {
+		return err
+	}
+	return eventschema.Validate(sch, body)
 }

@@ -2,7 +2,6 @@ package publish
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -259,27 +258,14 @@ func (p *Publisher) Enqueue(ctx context.Context, ev events.RebalanceNeeded) erro
 	} else if ev.HashScheme != p.cfg.HashScheme {
 		return fmt.Errorf("%w: group %q: hash scheme %q, publisher's is %q", events.ErrInvalidEvent, ev.GroupID, ev.HashScheme, p.cfg.HashScheme)
 	}
-	// What ev.Wrap and json.Marshal of its Envelope would do, without their allocations
-	// (appendEnvelope gives the same bytes).
-	if err := ev.Validate(); err != nil {
-		return err
-	}
 	t := ev.Time
 	if t.IsZero() {
 		t = p.cfg.Now()
 	}
 	t = t.UTC()
-	id := ev.MsgID()
-	body, ok := appendEnvelope(make([]byte, 0, envelopeCap(&ev)), &ev, id, t)
-	if !ok {
-		env, err := ev.Wrap(t)
-		if err == nil {
-			_, err = json.Marshal(env)
-		}
-		if err == nil {
-			err = errors.New("a time JSON cannot carry")
-		}
-		return fmt.Errorf("%w: group %q: %w", events.ErrInvalidEvent, ev.GroupID, err)
+	id, body, err := ev.Marshal(t)
+	if err != nil {
+		return err
 	}
 	pm := &pending{
 		key:    ev.Key(),
@@ -292,19 +278,6 @@ func (p *Publisher) Enqueue(ctx context.Context, ev events.RebalanceNeeded) erro
 	}
 	pm.setGroupSubject(p, ev.GroupType, ev.GroupID)
 	return p.enqueue(ctx, pm)
-}
-
-// envelopeCap is the buffer appendEnvelope usually needs for ev (more when strings need
-// escapes).
-func envelopeCap(ev *events.RebalanceNeeded) int {
-	n := 560 + 2*len(ev.ClusterID) + 2*len(ev.GroupID)
-	for i := range ev.Reasons {
-		n += 200 + len(ev.Reasons[i].Topic) + len(ev.Reasons[i].Regex)
-	}
-	for i := range ev.Topics {
-		n += 100 + len(ev.Topics[i].Name)
-	}
-	return n
 }
 
 // setSubject sets pm's subject (public) and target (the subject published to: the

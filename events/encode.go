@@ -1,20 +1,59 @@
-package publish
+package events
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"time"
 	"unicode/utf8"
-
-	"github.com/kraftwatch/kraftwatch/events"
 )
 
-// appendEnvelope appends the JSON of the rebalance-needed CloudEvent of ev (validated,
-// ClusterID and HashScheme set) with the given id and time: byte for byte what
-// json.Marshal gives for ev.Wrap's Envelope (TestAppendEnvelopeMatchesMarshal,
-// FuzzAppendEnvelope), without its reflection and per-field allocations. ok is false
-// when a time is one time.Time's MarshalJSON refuses (jsonTime); json.Marshal then
-// reports the error.
-func appendEnvelope(b []byte, ev *events.RebalanceNeeded, id string, t time.Time) (_ []byte, ok bool) {
+// Marshal validates e and returns its id (MsgID) and the JSON of its CloudEvent, whose
+// time is e.Time, or now when e.Time is zero (in UTC): byte for byte what json.Marshal gives for
+// e.Wrap's Envelope (TestMarshalMatchesJSON, FuzzMarshal), without its reflection and
+// per-field allocations. kraftwatch publishes with it; errors wrap ErrInvalidEvent.
+func (e *RebalanceNeeded) Marshal(now time.Time) (id string, body []byte, err error) {
+	if err := e.Validate(); err != nil {
+		return "", nil, err
+	}
+	t := e.Time
+	if t.IsZero() {
+		t = now
+	}
+	t = t.UTC()
+	id = e.MsgID()
+	body, ok := appendEnvelope(make([]byte, 0, e.envelopeCap()), e, id, t)
+	if !ok {
+		env, err := e.Wrap(t)
+		if err == nil {
+			_, err = json.Marshal(env)
+		}
+		if err == nil {
+			err = errors.New("a time JSON cannot carry")
+		}
+		return "", nil, fmt.Errorf("%w: group %q: %w", ErrInvalidEvent, e.GroupID, err)
+	}
+	return id, body, nil
+}
+
+// envelopeCap is the buffer appendEnvelope usually needs for e (more when strings need
+// escapes).
+func (e *RebalanceNeeded) envelopeCap() int {
+	n := 560 + 2*len(e.ClusterID) + 2*len(e.GroupID)
+	for i := range e.Reasons {
+		n += 200 + len(e.Reasons[i].Topic) + len(e.Reasons[i].Regex)
+	}
+	for i := range e.Topics {
+		n += 100 + len(e.Topics[i].Name)
+	}
+	return n
+}
+
+// appendEnvelope appends the JSON of the rebalance-needed CloudEvent of ev (validated)
+// with the given id and time. ok is false when a time is one time.Time's MarshalJSON
+// refuses (jsonTime); json.Marshal then reports the error.
+func appendEnvelope(b []byte, ev *RebalanceNeeded, id string, t time.Time) (_ []byte, ok bool) {
 	if !jsonTime(t) {
 		return b, false
 	}
@@ -23,17 +62,17 @@ func appendEnvelope(b []byte, ev *events.RebalanceNeeded, id string, t time.Time
 			return b, false
 		}
 	}
-	b = append(b, `{"specversion":"`+events.SpecVersion+`","id":`...)
+	b = append(b, `{"specversion":"`+SpecVersion+`","id":`...)
 	b = appendString(b, id)
-	b = append(b, `,"source":"`+events.SourcePrefix...)
+	b = append(b, `,"source":"`+SourcePrefix...)
 	b = appendStringBody(b, ev.ClusterID)
-	b = append(b, `","type":"`+events.TypeRebalanceNeeded+`","subject":"group/`...)
+	b = append(b, `","type":"`+TypeRebalanceNeeded+`","subject":"group/`...)
 	b = append(b, ev.GroupType.String()...)
 	b = append(b, '/')
 	b = appendStringBody(b, ev.GroupID)
 	b = append(b, `","time":"`...)
 	b = t.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","datacontenttype":"`+events.DataContentType+`","data":{"cluster_id":`...)
+	b = append(b, `","datacontenttype":"`+DataContentType+`","data":{"cluster_id":`...)
 	b = appendString(b, ev.ClusterID)
 	b = append(b, `,"group_id":`...)
 	b = appendString(b, ev.GroupID)
@@ -95,7 +134,7 @@ func appendEnvelope(b []byte, ev *events.RebalanceNeeded, id string, t time.Time
 	return append(b, "}}"...), true
 }
 
-func appendReason(b []byte, r *events.Reason) []byte {
+func appendReason(b []byte, r *Reason) []byte {
 	b = append(b, `{"kind":"`...)
 	b = append(b, r.Kind.String()...)
 	b = append(b, `","topic":`...)
@@ -140,7 +179,7 @@ func jsonTime(t time.Time) bool {
 }
 
 // appendHash appends a hash as JSON does (Hash.MarshalText): a decimal string.
-func appendHash(b []byte, h events.Hash) []byte {
+func appendHash(b []byte, h Hash) []byte {
 	b = append(b, '"')
 	b = strconv.AppendInt(b, int64(h), 10)
 	return append(b, '"')

@@ -1,4 +1,4 @@
-package publish_test
+package events_test
 
 import (
 	"bytes"
@@ -60,7 +60,7 @@ func goldenBody(t testing.TB) []byte {
 	return append(b, '\n')
 }
 
-// TestGolden pins the wire form. Regenerate with: go test ./publish -run TestGolden -rewrite
+// TestGolden pins the wire form. Regenerate with: go test ./events -run TestGolden -rewrite
 func TestGolden(t *testing.T) {
 	got := goldenBody(t)
 	path := filepath.Join("testdata", "rebalance_needed.golden.json")

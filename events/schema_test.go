@@ -1,49 +1,29 @@
-package publish_test
+package events_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/internal/eventschema"
 )
 
-// The schemas as published (what subscribers validate with) and strict (every member
-// kraftwatch writes is declared), each compiled once.
-var (
-	schema                 = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.Compile(events.RebalanceNeededSchema) })
-	strictSchema           = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.CompileStrict(events.RebalanceNeededSchema) })
-	rebalancedSchema       = sync.OnceValues(func() (*jsonschema.Schema, error) { return eventschema.Compile(events.GroupRebalancedSchema) })
-	strictRebalancedSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-		return eventschema.CompileStrict(events.GroupRebalancedSchema)
-	})
-)
-
-func validate(s func() (*jsonschema.Schema, error), body []byte) error {
-	sch, err := s()
-	if err != nil {
-		return err
-	}
-	return eventschema.Validate(sch, body)
-}
-
 // validateEvent fails t unless body, an event kraftwatch published, satisfies
 // schema/rebalance_needed.v1.json read strictly: it declares every member.
 func validateEvent(t testing.TB, body []byte) {
 	t.Helper()
-	if err := validate(strictSchema, body); err != nil {
+	if err := eventschema.Validate(strictSchema(t), body); err != nil {
 		t.Fatalf("event does not satisfy the strict schema: %v\n%s", err, body)
 	}
 }
 
 // checkRebalancedSchema validates body, a rebalanced event kraftwatch published, against
 // schema/rebalanced.v1.json read strictly.
-func checkRebalancedSchema(body []byte) error { return validate(strictRebalancedSchema, body) }
+func checkRebalancedSchema(t testing.TB, body []byte) error {
+	return eventschema.Validate(strictRebalancedSchema(t), body)
+}
 
 // TestSchemaObjects pins which objects of the schemas are open to members a later v1
 // kraftwatch adds (all but the __consumer_offsets positions, whose members make the
@@ -110,10 +90,10 @@ func TestSchemaRejects(t *testing.T) {
 				t.Fatalf("golden event lacks %s", tc.old)
 			}
 			bad := []byte(strings.Replace(valid, tc.old, tc.new, 1))
-			if err := validate(schema, bad); (err == nil) != tc.open {
+			if err := eventschema.Validate(schema(t), bad); (err == nil) != tc.open {
 				t.Fatalf("schema: %v, want accepted=%v\n%s", err, tc.open, bad)
 			}
-			if err := validate(strictSchema, bad); err == nil {
+			if err := eventschema.Validate(strictSchema(t), bad); err == nil {
 				t.Fatalf("strict schema accepted\n%s", bad)
 			}
 		})

@@ -1,4 +1,4 @@
-package publish
+package events_test
 
 import (
 	"bytes"
@@ -38,25 +38,26 @@ func encodeEvent() events.RebalanceNeeded {
 	}
 }
 
-// checkAppendEnvelope fails t unless appendEnvelope gives json.Marshal's bytes for ev's
-// envelope (or both refuse it).
-func checkAppendEnvelope(t *testing.T, ev events.RebalanceNeeded) {
+// checkMarshal fails t unless Marshal gives json.Marshal's bytes for ev's envelope and
+// its id (or both refuse it).
+func checkMarshal(t *testing.T, ev events.RebalanceNeeded) {
 	t.Helper()
-	env, err := ev.Wrap(time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC))
+	now := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	env, err := ev.Wrap(now)
 	if err != nil {
-		return // not an event Enqueue encodes
+		return // not an event kraftwatch publishes
 	}
 	want, err := json.Marshal(env)
-	got, ok := appendEnvelope([]byte("prefix"), &ev, env.ID, env.Time)
-	if ok != (err == nil) {
-		t.Fatalf("appendEnvelope ok=%v, json.Marshal error %v", ok, err)
+	id, got, gotErr := ev.Marshal(now)
+	if (gotErr == nil) != (err == nil) {
+		t.Fatalf("Marshal error %v, json.Marshal error %v", gotErr, err)
 	}
-	if ok && !bytes.Equal(got[len("prefix"):], want) {
-		t.Fatalf("appendEnvelope gives\n%s\njson.Marshal gives\n%s", got[len("prefix"):], want)
+	if gotErr == nil && (!bytes.Equal(got, want) || id != env.ID) {
+		t.Fatalf("Marshal gives id %s\n%s\njson.Marshal gives id %s\n%s", id, got, env.ID, want)
 	}
 }
 
-func TestAppendEnvelopeMatchesMarshal(t *testing.T) {
+func TestMarshalMatchesJSON(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		edit func(*events.RebalanceNeeded)
@@ -90,12 +91,12 @@ func TestAppendEnvelopeMatchesMarshal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := encodeEvent()
 			tc.edit(&ev)
-			checkAppendEnvelope(t, ev)
+			checkMarshal(t, ev)
 		})
 	}
 }
 
-func FuzzAppendEnvelope(f *testing.F) {
+func FuzzMarshal(f *testing.F) {
 	f.Add("orders.app", "orders", "orders-.*", "orders", int64(-6148914691236517206), int64(1234), int64(1_700_000_000_123_456_789), -1)
 	f.Add("a\"b\\c\n\x00<>&\u2028é\xff", "\u2029", "", "&", int64(0), int64(0), int64(0), 3600)
 	f.Fuzz(func(t *testing.T, group, topic, regex, name string, hash, offset, nanos int64, zone int) {
@@ -106,6 +107,6 @@ func FuzzAppendEnvelope(f *testing.F) {
 		ev.Topics[0].Name = name
 		ev.Time = time.Unix(0, nanos).In(time.FixedZone("z", zone%(48*3600)))
 		ev.Reasons[0].Time = ev.Time
-		checkAppendEnvelope(t, ev)
+		checkMarshal(t, ev)
 	})
 }
