@@ -1,35 +1,21 @@
-// Package publish sends kraftwatch's rebalance-needed events to NATS and reads back, per
-// group, the last event published, which is the durable record of the group's last
-// announced hash.
-//
-// # Events
-//
-// An Event (one group's hash changed, and why) travels as a CloudEvents 1.0 JSON event in
-// structured mode (Envelope; Content-Type application/cloudevents+json), type
-// kraftwatch.group.rebalance_needed.v1, on the subject
-//
-//	<prefix>.<cluster token>.group.<group type>.<group token>
-//
-// where the tokens come from EscapeToken (a reversible escape; long ids get a hash suffix,
-// and the raw id is always in the data). Hashes are decimal strings in JSON, because JSON
-// numbers lose bits above 2^53 in many consumers. Schema holds the JSON Schema
-// (schema/rebalance_needed.v1.json) every published event satisfies.
-//
-// A second type, the rebalanced event (Rebalanced, kraftwatch.group.rebalanced.v1: the
-// coordinator wrote a new group epoch), goes through the same workers and rules on its
-// own subject family <prefix>.<cluster token>.rebalanced.<group type>.<group token>
-// (EnqueueRebalanced; schema/rebalanced.v1.json; see rebalanced.go).
+// Package publish is kraftwatch's transport: it sends the events of package events to
+// NATS (JetStream, or core NATS) and reads back, per group, the last event published,
+// which is the durable record of the group's last announced hash. What an event holds,
+// its JSON and its subjects are package events' (and docs/events.md); this package only
+// moves them: Enqueue (rebalance-needed) and EnqueueRebalanced (rebalanced, on the
+// subject family <prefix>.<cluster token>.rebalanced.<group type>.<group token>) go
+// through the same workers and rules.
 //
 // # Exactly-once announcements (JetStream)
 //
-// Each event carries a deterministic id (Event.MsgID: cluster, group, scheme, new hash,
+// Each event carries a deterministic id (events.RebalanceNeeded.MsgID: cluster, group, scheme, new hash,
 // Cause) as CloudEvent id and Nats-Msg-Id, and is published with the expected last
 // sequence of its subject. Before publishing, and again whenever the server refuses that
 // sequence because another publisher (a second kraftwatch replica) wrote the subject, the
 // publisher looks at the subject's last event and skips its own when that event
 //
 //   - is the same event (same id): counted in Stats.AlreadyPublished;
-//   - has a later Cause (Cause.Supersedes): counted in Stats.Superseded, so a lagging
+//   - has a later Cause (events.Cause.Supersedes): counted in Stats.Superseded, so a lagging
 //     replica never rolls a group's last announced hash back;
 //   - announces the same new hash (same scheme): nothing changed since the last
 //     announcement; counted in Stats.AlreadyPublished;
@@ -113,7 +99,7 @@
 // stores each event once (in kraftwatch's stream, under its public subject) and
 // republishes it once. Delivery is unchanged (the same ids, expected last sequences and
 // rules above). Subscribers read kraftwatch's stream, with a consumer filtering on
-// "<prefix>.>" (events.Follow, `kraftwatch watch`), or the republished core subjects.
+// "<prefix>.>" (follow.Run, `kraftwatch watch`), or the republished core subjects.
 // What they lose: no stream captures the public subjects, so a lookup by subject
 // (nats.go's StreamNameBySubject and legacy js.Subscribe, "nats sub --all", nats-py's
 // js.subscribe, the CloudEvents SDK's JetStream binding) finds none and such clients
