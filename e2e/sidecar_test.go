@@ -27,7 +27,7 @@ import (
 // Counts are exact: after each change the test waits for the events it causes, then
 // for a quiet period, and compares. Events are read back from the JetStream stream (the
 // durable record) and from a core NATS subscription; every event is checked with
-// publish.Decode, the JSON Schema, its subject, its Nats-Msg-Id and Content-Type.
+// events.DecodeRebalanceNeeded, the JSON Schema, its subject, its Nats-Msg-Id and Content-Type.
 
 // sidecarCluster is the Kafka the sidecar tests share: one node, in rack-a.
 func sidecarCluster(t testing.TB) *kafkatest.Cluster {

@@ -335,7 +335,7 @@ func (c Cause) Supersedes(d Cause) bool {
 }
 
 // RebalanceNeeded is the data of a TypeRebalanceNeeded event: one group's hash changed,
-// and why. (kraftwatch's publish.Event is this type.)
+// and why.
 type RebalanceNeeded struct {
 	ClusterID  string    `json:"cluster_id"`
 	GroupID    string    `json:"group_id"`

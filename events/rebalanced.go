@@ -134,7 +134,7 @@ type RebalanceCause struct {
 }
 
 // GroupRebalanced is the data of a TypeGroupRebalanced event: the coordinator wrote a
-// new epoch for a group, and why. (kraftwatch's publish.Rebalanced is this type.)
+// new epoch for a group, and why.
 type GroupRebalanced struct {
 	ClusterID string    `json:"cluster_id"`
 	GroupID   string    `json:"group_id"`

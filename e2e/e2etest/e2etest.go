@@ -20,7 +20,7 @@
 //     a Watcher on it, an Admin), and Sidecar.StartKraftwatch with Env.
 //
 // What it reads: Watch subscribes to every kraftwatch subject on core NATS and Stream
-// reads the JetStream stream; both check each event with Check (publish.Decode, the
+// reads the JetStream stream; both check each event with Check (events.DecodeRebalanceNeeded, the
 // JSON Schema, cluster, subject, Nats-Msg-Id and Content-Type). JetStream connects a
 // test to any server's JetStream API.
 //

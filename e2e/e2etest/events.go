@@ -102,7 +102,7 @@ var (
 	})
 )
 
-// Check validates one message of kraftwatch: publish.Decode, the JSON Schema, the
+// Check validates one message of kraftwatch: events.DecodeRebalanceNeeded, the JSON Schema, the
 // cluster, the subject derived from the group, the Nats-Msg-Id and Content-Type
 // headers and the hash scheme.
 func Check(clusterID, subject string, hdr nats.Header, data []byte) (events.Envelope[events.RebalanceNeeded], error) {
