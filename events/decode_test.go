@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/kraftwatch/kraftwatch/events"
@@ -500,8 +501,9 @@ func FuzzDecode(f *testing.F) {
 
 // BenchmarkDecode decodes the golden rebalance-needed event; BenchmarkDecodeRebalanced
 // the golden rebalanced event. BenchmarkDecodeAnchor measures, on the same bytes, what
-// encoding/json does without checking anything: Unmarshal into the Go types, and Valid
-// (bench/decode.sh prints Decode against them). Each reports the process's CPU time per
+// encoding/json does without checking anything (Unmarshal into the Go types, and Valid)
+// and what go-json-experiment/json's Unmarshal and Validate do (bench/decode.sh prints
+// Decode against them). Each reports the process's CPU time per
 // event (cpu-ns/op), which other processes on a shared machine inflate less than wall
 // time.
 func BenchmarkDecode(b *testing.B) {
@@ -529,6 +531,18 @@ func BenchmarkDecodeAnchor(b *testing.B) {
 		benchCPU(b, func() error {
 			var ev events.Envelope[events.RebalanceNeeded]
 			return json.Unmarshal(body, &ev)
+		})
+	})
+	// What Decode would be on go-json-experiment/json (encoding/json/v2): its Unmarshal,
+	// which refuses invalid UTF-8 and duplicate members as Decode does, then Validate.
+	// It still checks less than Decode (null and wrong-typed members, the attributes).
+	b.Run("jsonv2.Unmarshal+Validate", func(b *testing.B) {
+		benchCPU(b, func() error {
+			var ev events.Envelope[events.RebalanceNeeded]
+			if err := jsonv2.Unmarshal(body, &ev); err != nil {
+				return err
+			}
+			return ev.Data.Validate()
 		})
 	})
 	b.Run("json.Valid", func(b *testing.B) {
