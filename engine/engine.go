@@ -88,7 +88,10 @@ type Stats struct {
 	// counts once under each distinct kind it gives.
 	DecisionReasons [events.NumReasonKinds]uint64
 	DecodeErrors    uint64
-	Cache           hashcache.Stats
+	// InvalidEvents counts the events the publisher refused as invalid (never
+	// published; each logged with its group).
+	InvalidEvents uint64
+	Cache         hashcache.Stats
 	// CoordinatorChecked is how many groups the last coordinator check compared;
 	// CoordinatorMismatches how many of them had disagreed for MismatchAfter or longer.
 	CoordinatorChecked, CoordinatorMismatches int
@@ -123,6 +126,7 @@ type Engine struct {
 	decided    uint64
 	byReason   [events.NumReasonKinds]uint64
 	decodeEr   uint64
+	invalid    uint64
 	coord      coordinatorCheck
 	rebal      rebalances
 }
@@ -461,7 +465,14 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, 
 	if p, ok := e.position[d.Group]; ok {
 		ev.ConsumerOffsets = &events.OffsetsPosition{Partition: p.partition, Offset: p.offset}
 	}
-	if err := e.cfg.Publisher.Enqueue(ctx, ev); err != nil {
+	if err := e.cfg.Publisher.Enqueue(ctx, ev); errors.Is(err, events.ErrInvalidEvent) {
+		// What the logs hold never ends the process: the event is dropped, said, and
+		// counted (Stats.InvalidEvents).
+		e.invalid++
+		e.log.Error("event refused as invalid; not published", "group", d.Group.ID, "group_type", d.Group.Type.String(),
+			"new_hash", d.Hash, "metadata_offset", prov.Offset, "error", err)
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("engine: enqueue event of %s: %w", d.Group, err)
 	}
 	e.announced[d.Group] = d.Hash
@@ -480,7 +491,7 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, 
 }
 
 func (e *Engine) publishStats() {
-	e.stats.Store(&Stats{Groups: e.state.Len(), Decisions: e.decided, DecisionReasons: e.byReason, DecodeErrors: e.decodeEr, Cache: e.cache.Stats(),
+	e.stats.Store(&Stats{Groups: e.state.Len(), Decisions: e.decided, DecisionReasons: e.byReason, DecodeErrors: e.decodeEr, InvalidEvents: e.invalid, Cache: e.cache.Stats(),
 		CoordinatorChecked: e.coord.checked, CoordinatorMismatches: e.coord.mismatches})
 }
 

@@ -287,3 +287,34 @@ func tombstone(t *testing.T, offset int64, rec *groups.Record) groups.Message {
 	t.Helper()
 	return groups.Message{Partition: 0, Offset: offset, Key: groupstest.Key(rec)}
 }
+
+// TestInvalidEventNotFatal: a decision whose event the publisher refuses (a topic that
+// shrank, which only a truncated log shows: its reason kind is unknown) is logged and
+// counted, and the engine goes on deciding.
+func TestInvalidEventNotFatal(t *testing.T) {
+	nc, js := startNATS(t)
+	lines := []string{
+		"RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a",
+		"TopicRecord Name=orders TopicID=" + orders,
+		"PartitionRecord TopicID=" + orders + " PartitionID=0 Replicas=1 ISR=1 Leader=1",
+	}
+	m0 := replay(t, image.Empty, 10, append(lines, "PartitionRecord TopicID="+orders+" PartitionID=1 Replicas=1 ISR=1 Leader=1")...)
+	e, stop := run(t, nc, m0, member(t, "billing", 1, "orders"))
+	defer stop()
+	waitEvents(t, js, "billing", 1)
+
+	// A rebuild after a truncation: orders has one partition again.
+	shrunk := replay(t, image.Empty, 5, lines...)
+	e.OnMetadata(observer.Update{Image: shrunk.Image, Changes: image.Diff(m0.Image, shrunk.Image),
+		Provenance: shrunk.Provenance, Reset: true, Reason: "truncated"})
+	// It grows past its old size: announced as usual.
+	e.OnMetadata(replay(t, shrunk.Image, 20, "PartitionRecord TopicID="+orders+" PartitionID=1 Replicas=1 ISR=1 Leader=1",
+		"PartitionRecord TopicID="+orders+" PartitionID=2 Replicas=1 ISR=1 Leader=1"))
+	evs := waitEvents(t, js, "billing", 2)
+	if r := evs[1].Data.Reasons; len(r) != 1 || r[0].Kind != events.PartitionsAdded || evs[1].Data.MetadataOffset != 20 {
+		t.Fatalf("event after the refused one: %+v", evs[1].Data)
+	}
+	if s := e.Stats(); s.InvalidEvents != 1 {
+		t.Fatalf("InvalidEvents = %d, want 1", s.InvalidEvents)
+	}
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -203,7 +204,12 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 	if !e.cfg.Rebalanced {
 		return nil
 	}
-	if err := e.cfg.Publisher.EnqueueRebalanced(ctx, ev); err != nil {
+	if err := e.cfg.Publisher.EnqueueRebalanced(ctx, ev); errors.Is(err, events.ErrInvalidEvent) {
+		e.invalid++
+		e.log.Error("rebalanced event refused as invalid; not published", "group", rb.Group.ID,
+			"group_type", rb.Group.Type.String(), "epoch", rb.NewEpoch, "error", err)
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("engine: enqueue rebalanced event of %s: %w", rb.Group, err)
 	}
 	e.log.Info("group rebalanced", "group", rb.Group.ID, "group_type", rb.Group.Type.String(), "epoch", rb.NewEpoch,
