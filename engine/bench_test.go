@@ -112,3 +112,6 @@ func replayLine(tb testing.TB, d *image.Delta, l string) {
 		tb.Fatalf("%s: %v", l, err)
 	}
 }
+
+func (nopPublisher) Superseded() <-chan struct{}                      { return nil }
+func (nopPublisher) TakeSuperseded() map[events.GroupKey]publish.Last { return nil }

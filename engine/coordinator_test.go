@@ -95,3 +95,6 @@ func TestCoordinatorCheck(t *testing.T) {
 		})
 	}
 }
+
+func (idlePublisher) Superseded() <-chan struct{}                      { return nil }
+func (idlePublisher) TakeSuperseded() map[events.GroupKey]publish.Last { return nil }

@@ -30,7 +30,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -52,6 +54,10 @@ type Publisher interface {
 	EnqueueRebalanced(ctx context.Context, ev events.GroupRebalanced) error
 	Ready() bool
 	LoadLastPublished(ctx context.Context) (map[events.GroupKey]publish.Last, error)
+	// Superseded and TakeSuperseded hand over the stored events that were later, in
+	// either log, than events of the engine (publish.Publisher.Superseded).
+	Superseded() <-chan struct{}
+	TakeSuperseded() map[events.GroupKey]publish.Last
 }
 
 // Config configures an Engine.
@@ -120,7 +126,11 @@ type Engine struct {
 	// JetStream at start-up). It outlives the group's records: a group deleted by the
 	// coordinator and created again chains its next event to the one before.
 	announced map[events.GroupKey]int64
-	history   *History
+	// behind holds the stored events that superseded one of ours (another replica was
+	// ahead in a log), per group, until the engine is at or past them in both logs:
+	// the group is then looked at again (recheck).
+	behind  map[events.GroupKey]publish.Last
+	history *History
 	// sinceQuery counts the records applied since the last Query was served.
 	sinceQuery int
 	decided    uint64
@@ -165,6 +175,7 @@ func New(cfg Config) (*Engine, error) {
 		tracker:   groups.NewTracker(state, cache),
 		position:  map[events.GroupKey]groupsPosition{},
 		announced: map[events.GroupKey]int64{},
+		behind:    map[events.GroupKey]publish.Last{},
 		img:       image.Empty,
 		history:   NewHistory(cfg.HistorySize),
 	}
@@ -263,6 +274,8 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 		case now := <-check.C:
 			e.checkCoordinator(now)
+		case <-e.cfg.Publisher.Superseded():
+			e.takeSuperseded()
 		case q := <-e.queryable():
 			e.serve(q)
 			continue
@@ -276,11 +289,63 @@ func (e *Engine) Run(ctx context.Context) error {
 				return err
 			}
 		}
+		if err := e.recheck(ctx); err != nil {
+			return err
+		}
 		if err := e.flushLive(ctx); err != nil {
 			return err
 		}
 		e.publishStats()
 	}
+}
+
+// takeSuperseded takes the stored events that superseded events of the engine as their
+// groups' last announced state: the Tracker compares with their hashes from now on, and
+// each group is looked at again once the engine has caught up with the event (recheck).
+func (e *Engine) takeSuperseded() {
+	for k, l := range e.cfg.Publisher.TakeSuperseded() {
+		if l.HashScheme != e.cfg.Scheme {
+			continue
+		}
+		e.tracker.Seed(k, l.Hash)
+		e.announced[k] = l.Hash
+		e.behind[k] = l
+	}
+}
+
+// recheck announces each group of behind whose stored event the engine is now at or past
+// in both logs (its image's offset, the group's last record), when the group's hash
+// differs from that event's: what the other replica has not announced yet, worded as
+// after downtime (the event's topics against the group's now).
+func (e *Engine) recheck(ctx context.Context) error {
+	if len(e.behind) == 0 {
+		return nil
+	}
+	var st *stamper
+	for _, k := range slices.SortedFunc(maps.Keys(e.behind), events.GroupKey.Compare) {
+		l := e.behind[k]
+		cur := events.Cause{MetadataOffset: e.img.Provenance().Offset}
+		p, ok := e.position[k]
+		if ok {
+			cur.ConsumerOffsets = &events.OffsetsPosition{Partition: p.partition, Offset: p.offset}
+		}
+		if !cur.Dominates(l.Cause) {
+			continue
+		}
+		delete(e.behind, k)
+		d, changed := e.tracker.Recheck(k)
+		if !changed {
+			continue
+		}
+		if st == nil {
+			st = newStamper(e.img)
+		}
+		reasons := downtimeReasons(st, l, e.coveredTopics(k), p.time, e.regexOf(k))
+		if err := e.announce(ctx, d, latest(reasons), reasons); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // startup seeds every group with the hash last published for it (read back from

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 
@@ -316,5 +317,58 @@ func TestInvalidEventNotFatal(t *testing.T) {
 	}
 	if s := e.Stats(); s.InvalidEvents != 1 {
 		t.Fatalf("InvalidEvents = %d, want 1", s.InvalidEvents)
+	}
+}
+
+// TestLaggingReplicaNeverRollsBack: a replica that is ahead in the metadata log but
+// behind in __consumer_offsets decides states the group has left; none of them is
+// published, and its next real transition chains to the event the other replica
+// stored.
+func TestLaggingReplicaNeverRollsBack(t *testing.T) {
+	nc, js := startNATS(t)
+	t1, t2, t3 := "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg", "AAAAAAAAAAAAAAAAAAAAAw"
+	m0 := replay(t, image.Empty, 100,
+		"RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a",
+		"TopicRecord Name=t1 TopicID="+t1, "PartitionRecord TopicID="+t1+" PartitionID=0 Replicas=1 ISR=1 Leader=1",
+		"TopicRecord Name=t2 TopicID="+t2, "PartitionRecord TopicID="+t2+" PartitionID=0 Replicas=1 ISR=1 Leader=1")
+	m1 := replay(t, m0.Image, 110, "TopicRecord Name=t3 TopicID="+t3, "PartitionRecord TopicID="+t3+" PartitionID=0 Replicas=1 ISR=1 Leader=1")
+	joined, moved := member(t, "g", 1, "t1"), member(t, "g", 2, "t2")
+
+	// Replica A has read both records: it announces the group reading t2, at (100, 0/2).
+	_, stopA := run(t, nc, m0, joined, moved)
+	defer stopA()
+	stored := waitEvents(t, js, "g", 1)[0].Data
+
+	// Replica B starts at metadata offset 110 and reads the records live: at (110, 0/1)
+	// the group reads t1, a state it left at 0/2.
+	b, stopB := run(t, nc, m1)
+	defer stopB()
+	for _, m := range []groups.Message{joined, moved} {
+		if err := b.OnGroupRecord(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Once B has applied both records (the engine picks metadata and records in any
+	// order), a real transition: t2 grows. B announces it after A's event.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var topics []string
+		if err := b.Query(context.Background(), func(v *View) { topics = v.Tracker.Topics(events.GroupKey{Type: events.ConsumerGroup, ID: "g"}) }); err != nil {
+			t.Fatal(err)
+		}
+		if slices.Equal(topics, []string{"t2"}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("B's group reads %q, want [t2]", topics)
+		}
+	}
+	b.OnMetadata(replay(t, m1.Image, 120, "PartitionRecord TopicID="+t2+" PartitionID=1 Replicas=1 ISR=1 Leader=1"))
+	evs := waitEvents(t, js, "g", 2)
+	grown := evs[1].Data
+	if grown.MetadataOffset != 120 || !grown.PreviousHash.Valid || grown.PreviousHash.Hash != stored.NewHash {
+		t.Fatalf("after A's event (hash %d) the stream holds %+v, want t2's growth at offset 120 chaining to it", stored.NewHash, grown)
+	}
+	if r := grown.Reasons; len(r) != 1 || r[0].Kind != events.PartitionsAdded {
+		t.Fatalf("reasons %+v, want partitions_added", r)
 	}
 }

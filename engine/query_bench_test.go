@@ -100,3 +100,6 @@ func BenchmarkRecordsWhileQueried(b *testing.B) {
 		})
 	}
 }
+
+func (discard) Superseded() <-chan struct{}                      { return nil }
+func (discard) TakeSuperseded() map[events.GroupKey]publish.Last { return nil }

@@ -300,8 +300,8 @@ type OffsetsPosition struct {
 
 // Cause is where in the logs a decision was made. Two kraftwatch replicas that read the
 // same logs decide the same transition at the same Cause, which is why it is part of the
-// event id; Causes are also ordered (Supersedes) so a replica that lags never publishes a
-// transition older than the one already stored.
+// event id; Causes are also ordered (Dominates) so a replica that lags in either log never
+// publishes a transition older than the one already stored.
 type Cause struct {
 	// MetadataOffset and MetadataEpoch are the offset and leader epoch of the
 	// __cluster_metadata batch (or transaction) the image was at.
@@ -320,18 +320,21 @@ func (c Cause) offsets() (part int32, off int64) {
 	return c.ConsumerOffsets.Partition, c.ConsumerOffsets.Offset
 }
 
-// Supersedes reports whether c is strictly later than d: at or after it in both logs and
-// after it in at least one. A Cause without ConsumerOffsets is before every
-// __consumer_offsets position. Causes naming different __consumer_offsets partitions are
-// not ordered: Supersedes is false both ways.
-func (c Cause) Supersedes(d Cause) bool {
+// Dominates reports whether c is at or after d in both logs: at d's metadata offset or
+// later, and at d's __consumer_offsets position or later. A Cause without a
+// __consumer_offsets position is before every position; positions in different
+// partitions (which one group's causes never name) do not order the causes.
+//
+// An event whose Cause does not dominate the group's stored one is older than it in
+// at least one log: publishing it would roll the group back to a state it had left,
+// so kraftwatch never does (publish.Stats.Superseded).
+func (c Cause) Dominates(d Cause) bool {
 	cp, co := c.offsets()
 	dp, do := d.offsets()
 	if cp >= 0 && dp >= 0 && cp != dp {
-		return false
+		return c.MetadataOffset >= d.MetadataOffset
 	}
-	return c.MetadataOffset >= d.MetadataOffset && co >= do &&
-		(c.MetadataOffset > d.MetadataOffset || co > do)
+	return c.MetadataOffset >= d.MetadataOffset && co >= do
 }
 
 // RebalanceNeeded is the data of a TypeRebalanceNeeded event: one group's hash changed,

@@ -225,7 +225,7 @@ func TestMsgID(t *testing.T) {
 	}
 }
 
-func TestCauseSupersedes(t *testing.T) {
+func TestCauseDominates(t *testing.T) {
 	co := func(p int32, o int64) *events.OffsetsPosition {
 		return &events.OffsetsPosition{Partition: p, Offset: o}
 	}
@@ -236,15 +236,21 @@ func TestCauseSupersedes(t *testing.T) {
 	}{
 		{"later metadata", events.Cause{MetadataOffset: 20}, events.Cause{MetadataOffset: 10}, true},
 		{"earlier metadata", events.Cause{MetadataOffset: 10}, events.Cause{MetadataOffset: 20}, false},
-		{"equal", events.Cause{MetadataOffset: 10}, events.Cause{MetadataOffset: 10}, false},
+		{"equal", events.Cause{MetadataOffset: 10}, events.Cause{MetadataOffset: 10}, true},
 		{"later offsets", events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 8)}, events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, true},
+		{"earlier offsets", events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 8)}, false},
 		{"offsets over none", events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 0)}, events.Cause{MetadataOffset: 10}, true},
-		{"crossed", events.Cause{MetadataOffset: 20, ConsumerOffsets: co(3, 5)}, events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, false},
+		{"none under offsets", events.Cause{MetadataOffset: 10}, events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 0)}, false},
+		// A replica ahead in the metadata log and behind in __consumer_offsets (and the
+		// other way round) is behind in one of them.
+		{"crossed, behind in offsets", events.Cause{MetadataOffset: 110, ConsumerOffsets: co(1, 0)}, events.Cause{MetadataOffset: 106, ConsumerOffsets: co(1, 50)}, false},
+		{"crossed, behind in metadata", events.Cause{MetadataOffset: 106, ConsumerOffsets: co(1, 50)}, events.Cause{MetadataOffset: 110, ConsumerOffsets: co(1, 0)}, false},
 		{"both later", events.Cause{MetadataOffset: 20, ConsumerOffsets: co(3, 9)}, events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, true},
-		{"other partition", events.Cause{MetadataOffset: 20, ConsumerOffsets: co(4, 9)}, events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, false},
+		{"other partition, later metadata", events.Cause{MetadataOffset: 20, ConsumerOffsets: co(4, 1)}, events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, true},
+		{"other partition, earlier metadata", events.Cause{MetadataOffset: 5, ConsumerOffsets: co(4, 9)}, events.Cause{MetadataOffset: 10, ConsumerOffsets: co(3, 7)}, false},
 	} {
-		if got := tc.a.Supersedes(tc.b); got != tc.want {
-			t.Errorf("%s: Supersedes = %v, want %v", tc.name, got, tc.want)
+		if got := tc.a.Dominates(tc.b); got != tc.want {
+			t.Errorf("%s: Dominates = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -253,6 +253,21 @@ func (t *Tracker) Sync(cur *image.Image) []Decision {
 	return out
 }
 
+// Recheck recomputes group k in full against the Tracker's image and returns a
+// decision, without reasons, when its hash differs from its previous one (computed or
+// seeded), as Sync does for every group.
+func (t *Tracker) Recheck(k events.GroupKey) (Decision, bool) {
+	g, ok := t.state.Group(k)
+	if !ok {
+		return Decision{}, false
+	}
+	defer t.memo.reset()
+	tr := t.entryOf(g)
+	tr.known = false
+	t.refresh(g, tr, nil)
+	return t.rehash(k, tr, nil, nil)
+}
+
 // Group updates the Tracker for one Change returned by State.Replay or State.Apply,
 // against the Tracker's image, and returns the decision for the group if its hash
 // moved. A removed group is forgotten, without a decision. The reasons are

@@ -8,20 +8,24 @@
 //
 // # Exactly-once announcements (JetStream)
 //
-// Each event carries a deterministic id (events.RebalanceNeeded.MsgID: cluster, group, scheme, new hash,
-// Cause) as CloudEvent id and Nats-Msg-Id, and is published with the expected last
-// sequence of its subject. Before publishing, and again whenever the server refuses that
+// Each event carries a deterministic id (events.RebalanceNeeded.MsgID: cluster, group,
+// scheme, new hash, Cause) as CloudEvent id and Nats-Msg-Id, and is published with the
+// expected last sequence of its subject. Before publishing, and again whenever the server refuses that
 // sequence because another publisher (a second kraftwatch replica) wrote the subject, the
 // publisher looks at the subject's last event and skips its own when that event
 //
 //   - is the same event (same id): counted in Stats.AlreadyPublished;
-//   - has a later Cause (events.Cause.Supersedes): counted in Stats.Superseded, so a lagging
-//     replica never rolls a group's last announced hash back;
+//   - is later than it in either log (its Cause does not dominate the stored one:
+//     events.Cause.Dominates): counted in Stats.Superseded, so a replica that lags in
+//     the metadata log or in __consumer_offsets never rolls a group's last announced
+//     state back, and the stored event is handed to the caller (Superseded,
+//     TakeSuperseded), which takes it as the group's last announced state;
 //   - announces the same new hash (same scheme): nothing changed since the last
 //     announcement; counted in Stats.AlreadyPublished;
 //
-// otherwise it publishes again expecting the new last sequence. Two replicas deciding the
-// same transitions therefore store each transition once, in order. After a restart,
+// otherwise it publishes again expecting the new last sequence, with the stored event's
+// hash as previous_hash: each stored event chains to the one stored before it. Two
+// replicas deciding the same transitions therefore store each transition once, in order. After a restart,
 // LoadLastPublished (all groups, one pass) and LastPublished (one group, read lazily)
 // give the last announced hash, so the caller announces what changed while kraftwatch was
 // down once, and the rules above keep it from announcing anything twice.

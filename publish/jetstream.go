@@ -248,7 +248,7 @@ func (p *Publisher) publishAsync(ctx context.Context, pm *pending, m *nats.Msg, 
 		return 0, false, err
 	}
 	pm.refresh = false
-	if out, done := judge(st.ev, pm); done {
+	if out, done := p.judge(st.ev, st.seq, pm); done {
 		return out, true, nil
 	}
 	m.Subject, m.Reply, m.Data = pm.target, reply, pm.body

@@ -55,6 +55,11 @@ type Publisher struct {
 	mu     sync.Mutex
 	last   map[string]lastState
 	loaded bool
+	// behind holds, per group, the stored rebalance-needed event that made one of ours
+	// superseded, until TakeSuperseded; superseded is signalled when one is added.
+	behindMu   sync.Mutex
+	behind     map[events.GroupKey]Last
+	superseded chan struct{}
 
 	failing atomic.Int32 // workers whose current event's last attempt failed
 	queued  atomic.Int64
@@ -82,6 +87,10 @@ type pending struct {
 	scheme  string
 	cause   events.Cause
 	time    time.Time
+	// ev is the rebalance-needed event body was encoded from, kept to encode it again
+	// when its previous_hash must chain to another stored event (chain); nil for
+	// rebalanced events.
+	ev *events.RebalanceNeeded
 
 	token     uint64    // the attempt in flight, 0 when none (ModeJetStream; see ack.go)
 	failures  int       // attempts that failed in a row
@@ -139,15 +148,17 @@ type Stats struct {
 	// AlreadyPublished: events found already stored (same id, or the group's last event
 	// already announces the same hash), e.g. by another replica; not published again.
 	AlreadyPublished uint64
-	// Superseded: events older (by Cause) than the group's last stored event; dropped
-	// on purpose so a lagging replica never rolls a group back.
+	// Superseded: events older than the group's last stored event in either log (their
+	// Cause does not dominate its Cause); dropped on purpose so a lagging replica never
+	// rolls a group back (see Superseded for the stored events).
 	Superseded uint64
 	// Conflicts: publishes refused because another publisher had written the subject
 	// since it was read (wrong last sequence); the subject is read again.
 	Conflicts uint64
 	// Failed: attempts that failed (NATS unreachable, timeout, server error).
 	Failed uint64
-	// Retried: attempts made again after a failure or a conflict.
+	// Retried: attempts made again after a failure (a conflict is counted in Conflicts
+	// only).
 	Retried uint64
 	// Dropped: events given up, each with an error log line: a permanent error (payload
 	// above the server's max_payload) or the drain timeout.
@@ -176,6 +187,8 @@ func New(cfg Config) (*Publisher, error) {
 		stopping:    make(chan struct{}),
 		workersDone: make(chan struct{}),
 		last:        make(map[string]lastState),
+		behind:      make(map[events.GroupKey]Last),
+		superseded:  make(chan struct{}, 1),
 	}
 	n := min(cfg.Workers, maxShards)
 	window := (cfg.Workers + n - 1) / n
@@ -275,6 +288,7 @@ func (p *Publisher) Enqueue(ctx context.Context, ev events.RebalanceNeeded) erro
 		scheme: ev.HashScheme,
 		cause:  ev.Cause,
 		time:   t,
+		ev:     &ev,
 	}
 	pm.setGroupSubject(p, ev.GroupType, ev.GroupID)
 	return p.enqueue(ctx, pm)
@@ -467,20 +481,71 @@ func (p *Publisher) drop(pm *pending, attempts int, err error) {
 }
 
 // judge applies the rules that make an event unnecessary given the subject's last
-// stored event l: the same event; a later one; or, for rebalance-needed events, one
-// announcing the same hash (same scheme). It returns false when pm must be published.
+// stored event l: the same event; one later than pm in either log (pm's Cause does not
+// dominate l's: publishing pm would roll the group back); or, for rebalance-needed
+// events, one announcing the same hash (same scheme). It returns false when pm must be
+// published.
 func judge(l *lastEvent, pm *pending) (outcome, bool) {
 	switch {
 	case l == nil || l.kind != pm.kind:
 		return 0, false
 	case l.id == pm.id:
 		return outAlready, true
-	case l.cause.Supersedes(pm.cause):
+	case !pm.cause.Dominates(l.cause):
 		return outSuperseded, true
 	case pm.kind == kindNeeded && l.scheme == pm.scheme && l.hash == pm.hash:
 		return outAlready, true
 	}
 	return 0, false
+}
+
+// judge is judge, then, for a rebalance-needed event: when pm is superseded, keeps the
+// stored event l (at stream sequence seq) for TakeSuperseded; when pm is to be
+// published after l, makes pm's previous_hash l's hash.
+func (p *Publisher) judge(l *lastEvent, seq uint64, pm *pending) (outcome, bool) {
+	out, done := judge(l, pm)
+	if pm.kind != kindNeeded || l == nil || l.kind != kindNeeded || l.scheme != pm.scheme {
+		return out, done
+	}
+	switch {
+	case out == outSuperseded:
+		p.behindMu.Lock()
+		p.behind[pm.key] = l.export(seq)
+		p.behindMu.Unlock()
+		select {
+		case p.superseded <- struct{}{}:
+		default:
+		}
+	case !done && pm.ev.PreviousHash != events.SomeHash(l.hash):
+		ev := *pm.ev
+		ev.PreviousHash = events.SomeHash(l.hash)
+		_, body, err := ev.Marshal(pm.time)
+		if err != nil { // cannot be: only previous_hash changed
+			p.log.Error("encoding an event again with the stored previous hash", "group", pm.key.ID, "error", err)
+			break
+		}
+		pm.ev, pm.body = &ev, body
+	}
+	return out, done
+}
+
+// Superseded receives a value after events were found superseded (Stats.Superseded):
+// their groups' stored events are older than them in no log, and some are later in one.
+// TakeSuperseded returns those stored events, so that the caller can take them as the
+// groups' last announced state.
+func (p *Publisher) Superseded() <-chan struct{} { return p.superseded }
+
+// TakeSuperseded returns, per group, the stored rebalance-needed event that superseded
+// an event of this publisher since the last call (see Superseded).
+func (p *Publisher) TakeSuperseded() map[events.GroupKey]Last {
+	p.behindMu.Lock()
+	defer p.behindMu.Unlock()
+	if len(p.behind) == 0 {
+		return nil
+	}
+	out := p.behind
+	p.behind = make(map[events.GroupKey]Last)
+	return out
 }
 
 func (pm *pending) lastEvent() *lastEvent {
@@ -492,7 +557,7 @@ func (p *Publisher) tryCore(ctx context.Context, pm *pending) (outcome, error) {
 	p.mu.Lock()
 	l := p.last[pm.subject].ev
 	p.mu.Unlock()
-	if out, done := judge(l, pm); done {
+	if out, done := p.judge(l, 0, pm); done {
 		return out, nil
 	}
 	if !p.nc.IsConnected() {

@@ -165,7 +165,6 @@ func (w *worker) answered(ctx context.Context, pm *pending, seq uint64, duplicat
 	case out == outConflict:
 		p := w.p
 		p.stats.conflicts.Add(1)
-		p.stats.retried.Add(1)
 		pm.conflicts++
 		pm.refresh = true
 		p.log.Debug("subject written by another publisher; reading it again", "group", pm.key.ID,
