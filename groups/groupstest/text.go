@@ -1,6 +1,7 @@
 package groupstest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -56,7 +57,7 @@ func ParseText(line string) (groups.Record, error) {
 	switch f[0] {
 	case "member", "leave":
 		if len(plain) != 3 {
-			return groups.Record{}, fmt.Errorf("%s TYPE GROUP MEMBER", f[0])
+			return groups.Record{}, fmt.Errorf("want %s TYPE GROUP MEMBER", f[0])
 		}
 		rec := groups.Record{GroupID: plain[1], MemberID: plain[2], Version: 0}
 		switch plain[0] {
@@ -76,7 +77,7 @@ func ParseText(line string) (groups.Record, error) {
 		return rec, nil
 	case "meta", "delete":
 		if len(plain) != 2 {
-			return groups.Record{}, fmt.Errorf("%s TYPE GROUP", f[0])
+			return groups.Record{}, fmt.Errorf("want %s TYPE GROUP", f[0])
 		}
 		h, _ := strconv.ParseUint(kv["hash"], 16, 64)
 		rec := groups.Record{GroupID: plain[1]}
@@ -98,7 +99,7 @@ func ParseText(line string) (groups.Record, error) {
 		return rec, nil
 	case "classic":
 		if len(plain) != 1 {
-			return groups.Record{}, fmt.Errorf("classic GROUP gen=N MEMBER=topics...")
+			return groups.Record{}, errors.New("want classic GROUP gen=N MEMBER=A,B")
 		}
 		gen := int32(num("gen"))
 		v := &groups.GroupMetadataValue{ProtocolType: "consumer", Generation: gen, Protocol: "range", CurrentStateTimestamp: -1}
@@ -120,13 +121,13 @@ func ParseText(line string) (groups.Record, error) {
 		return groups.Record{Type: groups.GroupMetadata, GroupID: plain[0], Version: 3, Value: v}, nil
 	case "resolved":
 		if len(plain) != 1 || kv["regex"] == "" {
-			return groups.Record{}, fmt.Errorf("resolved GROUP regex=R [topics=...] [version=N]")
+			return groups.Record{}, errors.New("want resolved GROUP regex=R topics=A,B")
 		}
 		return groups.Record{Type: groups.ConsumerGroupRegularExpression, GroupID: plain[0], Regex: kv["regex"],
 			Value: &groups.ConsumerGroupRegularExpressionValue{Topics: list(kv["topics"]), Version: num("version")}}, nil
 	case "topology":
 		if len(plain) != 1 {
-			return groups.Record{}, fmt.Errorf("topology GROUP topics=...")
+			return groups.Record{}, errors.New("want topology GROUP topics=A,B")
 		}
 		v := &groups.StreamsGroupTopologyValue{Epoch: 1, Subtopologies: []groups.Subtopology{
 			{SubtopologyID: "0", SourceTopics: list(kv["topics"])}}}
