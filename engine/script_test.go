@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -204,7 +205,7 @@ func (h *harness) stop() {
 		return
 	}
 	h.cancel()
-	if err := <-h.done; err != context.Canceled {
+	if err := <-h.done; !errors.Is(err, context.Canceled) {
 		h.t.Errorf("engine Run returned %v, want context.Canceled", err)
 	}
 	h.eng = nil
