@@ -216,6 +216,8 @@ func TestCamel(t *testing.T) {
 // TestHashesVerifyUsage: --help exits 0 and lists the flags; bad usage exits 2; a
 // bootstrap server that refuses connections is named within seconds, not after minutes.
 func TestHashesVerifyUsage(t *testing.T) {
+	defer func(d time.Duration) { readerStall = d }(readerStall)
+	readerStall = time.Second // "verify refused" waits it out
 	dir := fixture.MetadataDir(t, "4.4.0")
 	for _, tc := range []struct {
 		name string

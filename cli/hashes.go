@@ -134,8 +134,9 @@ func parseArgs(fs *flag.FlagSet, args []string, usage string, valid func() bool)
 }
 
 // readerStall is how long hashes and verify wait for a __consumer_offsets partition, or
-// the partition list, that cannot be read before giving up with the reason.
-const readerStall = 10 * time.Second
+// the partition list, that cannot be read before giving up with the reason. A variable
+// only so that tests need not wait it out.
+var readerStall = 10 * time.Second
 
 // inspectInputs loads the metadata log dir (or, with controllers, the metadata log of
 // the controller quorum) and, when bootstrap is set, every group of __consumer_offsets

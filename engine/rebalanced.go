@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,7 +83,9 @@ func (e *Engine) noteBump(rb *groups.Rebalance, m groups.Message) {
 func (e *Engine) flushReplayed(ctx context.Context) error {
 	r := &e.rebal
 	n := 0
-	for k, bs := range r.replayed {
+	// In group order, so that every start-up (and every replica) hands them on alike.
+	for _, k := range slices.SortedFunc(maps.Keys(r.replayed), groups.GroupKey.Compare) {
+		bs := r.replayed[k]
 		for _, b := range bs {
 			if err := e.announceBump(ctx, b, false); err != nil {
 				return err

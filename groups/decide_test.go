@@ -33,7 +33,7 @@ import (
 //	metadata [offset=N]          replay the input metadata records (text form, ids as
 //	                             short names) as one update; print the image changes,
 //	                             then the decisions of Tracker.Metadata
-//	group [tracker=off]          replay the input group records (see groupRecord), one
+//	group [tracker=off]          replay the input group records (see groupstest.ParseText), one
 //	                             by one; print each decision of Tracker.Group (with
 //	                             tracker=off the Tracker is not told, as while
 //	                             catching up before Sync)
@@ -164,7 +164,7 @@ func (w *world) run(t *testing.T, c scripttest.Case) []string {
 	case "group":
 		var ds []groups.Decision
 		for i, l := range c.Input {
-			rec, err := groupRecord(l)
+			rec, err := groupstest.ParseText(l)
 			if err != nil {
 				t.Fatalf("%s: input line %d: %v", c.Pos, i+1, err)
 			}
@@ -239,121 +239,4 @@ func groupType(s string) (events.GroupType, error) {
 		}
 	}
 	return events.UnknownGroup, fmt.Errorf("unknown group type %q", s)
-}
-
-// groupRecord parses one group record of a script:
-//
-//	member consumer|share GROUP MEMBER [topics=A,B] [regex=R]  member metadata
-//	leave consumer|share GROUP MEMBER                          its tombstone
-//	meta consumer|share GROUP epoch=N [hash=HEX]               group metadata
-//	delete consumer|share|classic GROUP                        group metadata tombstone
-//	classic GROUP gen=N [MEMBER=A,B ...]                       GroupMetadata (consumer protocol)
-//	topology GROUP topics=A,B                                  streams topology, one subtopology
-//
-// A regex may be Go-quoted.
-func groupRecord(line string) (groups.Record, error) {
-	f := strings.Fields(line)
-	if len(f) < 2 {
-		return groups.Record{}, fmt.Errorf("short line %q", line)
-	}
-	kv := map[string]string{}
-	var plain []string
-	for _, a := range f[1:] {
-		if k, v, ok := strings.Cut(a, "="); ok {
-			if strings.HasPrefix(v, `"`) {
-				u, err := strconv.Unquote(v)
-				if err != nil {
-					return groups.Record{}, fmt.Errorf("%s: %v", a, err)
-				}
-				v = u
-			}
-			kv[k] = v
-		} else {
-			plain = append(plain, a)
-		}
-	}
-	list := func(s string) []string {
-		if s == "" {
-			return nil
-		}
-		return strings.Split(s, ",")
-	}
-	num := func(k string) int64 {
-		n, _ := strconv.ParseInt(kv[k], 10, 64)
-		return n
-	}
-	switch f[0] {
-	case "member", "leave":
-		if len(plain) != 3 {
-			return groups.Record{}, fmt.Errorf("%s TYPE GROUP MEMBER", f[0])
-		}
-		rec := groups.Record{GroupID: plain[1], MemberID: plain[2], Version: 0}
-		switch plain[0] {
-		case "consumer":
-			rec.Type = groups.ConsumerGroupMemberMetadata
-			rec.Value = &groups.ConsumerGroupMemberMetadataValue{ClientID: "c", ClientHost: "h",
-				SubscribedTopicNames: list(kv["topics"]), SubscribedTopicRegex: kv["regex"], RebalanceTimeoutMs: -1}
-		case "share":
-			rec.Type = groups.ShareGroupMemberMetadata
-			rec.Value = &groups.ShareGroupMemberMetadataValue{ClientID: "c", ClientHost: "h", SubscribedTopicNames: list(kv["topics"])}
-		default:
-			return groups.Record{}, fmt.Errorf("member of a %q group", plain[0])
-		}
-		if f[0] == "leave" {
-			rec.Value, rec.Tombstone, rec.Version = nil, true, -1
-		}
-		return rec, nil
-	case "meta", "delete":
-		if len(plain) != 2 {
-			return groups.Record{}, fmt.Errorf("%s TYPE GROUP", f[0])
-		}
-		h, _ := strconv.ParseUint(kv["hash"], 16, 64)
-		rec := groups.Record{GroupID: plain[1]}
-		switch plain[0] {
-		case "consumer":
-			rec.Type = groups.ConsumerGroupMetadata
-			rec.Value = &groups.ConsumerGroupMetadataValue{Epoch: int32(num("epoch")), MetadataHash: int64(h), CreationTimeMs: -1}
-		case "share":
-			rec.Type = groups.ShareGroupMetadata
-			rec.Value = &groups.ShareGroupMetadataValue{Epoch: int32(num("epoch")), MetadataHash: int64(h)}
-		case "classic":
-			rec.Type, rec.Version = groups.GroupMetadata, 3
-		default:
-			return groups.Record{}, fmt.Errorf("metadata of a %q group", plain[0])
-		}
-		if f[0] == "delete" {
-			rec.Value, rec.Tombstone, rec.Version = nil, true, -1
-		}
-		return rec, nil
-	case "classic":
-		if len(plain) != 1 {
-			return groups.Record{}, fmt.Errorf("classic GROUP gen=N MEMBER=topics...")
-		}
-		gen := int32(num("gen"))
-		v := &groups.GroupMetadataValue{ProtocolType: "consumer", Generation: gen, Protocol: "range", CurrentStateTimestamp: -1}
-		var ids []string
-		for k := range kv {
-			if k != "gen" {
-				ids = append(ids, k)
-			}
-		}
-		slices.Sort(ids)
-		for _, id := range ids {
-			v.Members = append(v.Members, groups.GroupMember{MemberID: id, ClientID: "c", ClientHost: "h",
-				RebalanceTimeout: 1, SessionTimeout: 1,
-				Subscription: &groups.ConsumerProtocolSubscription{Version: 3, Topics: list(kv[id]), GenerationID: gen}})
-		}
-		if len(ids) == 0 {
-			v.ProtocolType, v.Protocol = "", ""
-		}
-		return groups.Record{Type: groups.GroupMetadata, GroupID: plain[0], Version: 3, Value: v}, nil
-	case "topology":
-		if len(plain) != 1 {
-			return groups.Record{}, fmt.Errorf("topology GROUP topics=...")
-		}
-		v := &groups.StreamsGroupTopologyValue{Epoch: 1, Subtopologies: []groups.Subtopology{
-			{SubtopologyID: "0", SourceTopics: list(kv["topics"])}}}
-		return groups.Record{Type: groups.StreamsGroupTopology, GroupID: plain[0], Value: v}, nil
-	}
-	return groups.Record{}, fmt.Errorf("unknown group record %q", f[0])
 }

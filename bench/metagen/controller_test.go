@@ -18,6 +18,9 @@ import (
 // image kraftwatch's network source builds from it is the Config's. It skips without
 // Java and Maven unless CI=true.
 func TestKafkaControllerServesGeneratedSnapshot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a JVM; runs in make test")
+	}
 	kafkatest.RequireTools(t)
 	version := kafkatest.Version()
 	c, err := ForKafka(version)

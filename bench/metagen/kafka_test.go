@@ -21,6 +21,9 @@ import (
 // and shows exactly the brokers, racks, topics, ids, partitions, replicas and
 // directories of the Config. It skips without Java and Maven unless CI=true.
 func TestKafkaReadsGeneratedLog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a JVM; runs in make test")
+	}
 	kafkatest.RequireTools(t)
 	version := kafkatest.Version()
 	tools, err := kafkatest.Tools(version)

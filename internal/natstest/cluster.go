@@ -65,9 +65,13 @@ func (n *Node) Running() bool { return n.cmd != nil }
 
 // StartCluster starts the nodes and waits until JetStream answers (a meta leader is
 // elected). The processes are killed at the end of the test, which logs their log tails
-// when it failed.
+// when it failed. Under -short it skips t: a cluster takes seconds to form and its
+// tests tens of seconds to kill leaders; they run in make test.
 func StartCluster(t testing.TB, opts ClusterOptions) *Cluster {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a NATS cluster; runs in make test")
+	}
 	if opts.Nodes == 0 {
 		opts.Nodes = 3
 	}
