@@ -84,7 +84,7 @@ func (e *Engine) flushReplayed(ctx context.Context) error {
 	r := &e.rebal
 	n := 0
 	// In group order, so that every start-up (and every replica) hands them on alike.
-	for _, k := range slices.SortedFunc(maps.Keys(r.replayed), groups.GroupKey.Compare) {
+	for _, k := range slices.SortedFunc(maps.Keys(r.replayed), events.GroupKey.Compare) {
 		bs := r.replayed[k]
 		for _, b := range bs {
 			if err := e.announceBump(ctx, b, false); err != nil {

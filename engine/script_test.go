@@ -470,7 +470,7 @@ func (h *harness) query(t *testing.T, d *datadriven.TestData) []string {
 	if err != nil {
 		t.Fatalf("%s: %v", d.Pos, err)
 	}
-	k := groups.GroupKey{Type: groups.GroupType(typ), ID: d.CmdArgs[1].Key}
+	k := kwevents.GroupKey{Type: kwevents.GroupType(typ), ID: d.CmdArgs[1].Key}
 	var out []string
 	err = h.eng.Query(context.Background(), func(v *View) {
 		g, ok := v.State.Group(k)
@@ -501,7 +501,7 @@ func (h *harness) query(t *testing.T, d *datadriven.TestData) []string {
 				id = fmt.Sprintf("e%d", n)
 			}
 			l := fmt.Sprintf("history %s %s time=%s coordinator_epoch=%d", id, ev.Type, h.at(ev.Time), ev.CoordinatorEpoch)
-			if ev.Type == publish.EventType {
+			if ev.Type == kwevents.TypeRebalanceNeeded {
 				prev := "none"
 				if ev.HasPreviousHash {
 					prev = h.hash(ev.PreviousHash)
@@ -623,3 +623,8 @@ func (p *scriptPublisher) LoadLastPublished(context.Context) (map[kwevents.Group
 	}
 	return out, nil
 }
+
+// Superseded and TakeSuperseded: the script publisher stores every event, so none is
+// ever superseded.
+func (p *scriptPublisher) Superseded() <-chan struct{}                        { return nil }
+func (p *scriptPublisher) TakeSuperseded() map[kwevents.GroupKey]publish.Last { return nil }
