@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
+	"github.com/nats-io/nats.go"
 
 	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/hashcache"
@@ -110,8 +111,47 @@ func loadConfig(environ []string) (config, error) {
 	return c, errors.Join(errs...)
 }
 
-// validate returns one error per bad setting, naming its variable.
-func (c config) validate() error {
+// runConfig is config once validated: every value parsed
+// into its type, so that nothing after validate parses or checks a setting again.
+type runConfig struct {
+	// metadataDir is the __cluster_metadata-0 directory in disk mode; empty in network
+	// mode (controllers set).
+	metadataDir string
+	// controllers are the controller listeners, host:port, in network mode.
+	controllers []string
+	// brokers are the bootstrap servers of __consumer_offsets, host:port.
+	brokers []string
+	// clusterID is KRAFTWATCH_CLUSTER_ID; empty reads it from meta.properties (disk
+	// mode) or asks the controllers (network mode).
+	clusterID             string
+	kafka, controller     kafkaconn.Config
+	controllerUncommitted int64
+	nats                  natsSettings
+	// publish is the publisher's config but for Conn, ClusterID and Logger, which run
+	// sets.
+	publish           publish.Config
+	stallAfter        time.Duration
+	mismatchAfter     time.Duration
+	include           *regexp.Regexp // full matches, as every group regexp
+	exclude, perGroup *regexp.Regexp // nil: none
+	rebalanced        bool
+	httpAddr          string
+	logLevel          slog.Level
+	logText           bool
+}
+
+// natsSettings is how kraftwatch connects to NATS.
+type natsSettings struct {
+	url          string // comma-separated server URLs; empty starts an embedded server
+	embeddedPort int
+	embeddedDir  string        // empty: a temporary directory
+	opts         []nats.Option // credentials and TLS
+}
+
+// validate checks every setting and returns them typed, or one error per bad setting,
+// naming its variable.
+func (c config) validate() (runConfig, error) {
+	var s runConfig
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s%s: %s", envPrefix, field, fmt.Sprintf(format, args...)))
@@ -122,31 +162,37 @@ func (c config) validate() error {
 	case c.MetadataLogDir != "" && c.ControllerBootstrapServers != "":
 		bad("CONTROLLER_BOOTSTRAP_SERVERS", "set either it or %sMETADATA_LOG_DIR, not both", envPrefix)
 	case c.MetadataLogDir != "":
+		s.metadataDir = observer.PartitionDir(c.MetadataLogDir)
 		if err := readableDir(c.MetadataLogDir); err != nil {
 			bad("METADATA_LOG_DIR", "%v", err)
-		} else if err := readableDir(observer.PartitionDir(c.MetadataLogDir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		} else if err := readableDir(s.metadataDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			bad("METADATA_LOG_DIR", "%v", err)
 		}
 	}
-	for _, addr := range kafkaconn.SplitHosts(c.ControllerBootstrapServers) {
+	s.controllers = kafkaconn.SplitHosts(c.ControllerBootstrapServers)
+	for _, addr := range s.controllers {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			bad("CONTROLLER_BOOTSTRAP_SERVERS", "%q is not host:port", addr)
 		}
 	}
-	if c.ControllerBootstrapServers != "" && len(kafkaconn.SplitHosts(c.ControllerBootstrapServers)) == 0 {
+	if c.ControllerBootstrapServers != "" && len(s.controllers) == 0 {
 		bad("CONTROLLER_BOOTSTRAP_SERVERS", "no host:port in %q", c.ControllerBootstrapServers)
 	}
+	s.controllerUncommitted = c.ControllerMaxUncommitted
 	if c.ControllerMaxUncommitted < 1 {
 		bad("CONTROLLER_MAX_UNCOMMITTED_BYTES", "%d: at least 1 (a batch is always kept, whatever its size)", c.ControllerMaxUncommitted)
 	}
+	s.brokers = kafkaconn.SplitHosts(c.BootstrapServers)
 	if c.BootstrapServers == "" {
 		bad("BOOTSTRAP_SERVERS", "required: host:port of at least one broker")
 	}
-	for _, addr := range kafkaconn.SplitHosts(c.BootstrapServers) {
+	for _, addr := range s.brokers {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			bad("BOOTSTRAP_SERVERS", "%q is not host:port", addr)
 		}
 	}
+	s.clusterID = c.ClusterID
+	s.kafka, s.controller = c.Kafka, c.Controller
 	for _, conn := range []struct {
 		prefix string
 		cfg    kafkaconn.Config
@@ -158,19 +204,36 @@ func (c config) validate() error {
 			}
 		}
 	}
+
+	s.nats = natsSettings{url: c.NATSURL, embeddedPort: c.EmbeddedNATSPort, embeddedDir: c.EmbeddedNATSDir}
 	if (c.NATSTLSCertFile == "") != (c.NATSTLSKeyFile == "") {
 		bad("NATS_TLS_CERT_FILE", "NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together")
 	}
-	for field, path := range map[string]string{
-		"NATS_CREDS_FILE": c.NATSCredsFile, "NATS_TLS_CA_FILE": c.NATSTLSCAFile,
-		"NATS_TLS_CERT_FILE": c.NATSTLSCertFile, "NATS_TLS_KEY_FILE": c.NATSTLSKeyFile,
+	for _, f := range []struct{ field, path string }{
+		{"NATS_CREDS_FILE", c.NATSCredsFile}, {"NATS_TLS_CA_FILE", c.NATSTLSCAFile},
+		{"NATS_TLS_CERT_FILE", c.NATSTLSCertFile}, {"NATS_TLS_KEY_FILE", c.NATSTLSKeyFile},
 	} {
-		if path == "" {
+		if f.path == "" {
 			continue
 		}
-		if _, err := os.Stat(path); err != nil {
-			bad(field, "%v", err)
+		if _, err := os.Stat(f.path); err != nil {
+			bad(f.field, "%v", err)
 		}
+	}
+	if c.NATSCredsFile != "" {
+		s.nats.opts = append(s.nats.opts, nats.UserCredentials(c.NATSCredsFile))
+	}
+	if c.NATSUser != "" {
+		s.nats.opts = append(s.nats.opts, nats.UserInfo(c.NATSUser, c.NATSPassword))
+	}
+	if c.NATSToken != "" {
+		s.nats.opts = append(s.nats.opts, nats.Token(c.NATSToken))
+	}
+	if c.NATSTLSCAFile != "" {
+		s.nats.opts = append(s.nats.opts, nats.RootCAs(c.NATSTLSCAFile))
+	}
+	if c.NATSTLSCertFile != "" {
+		s.nats.opts = append(s.nats.opts, nats.ClientCert(c.NATSTLSCertFile, c.NATSTLSKeyFile))
 	}
 	for _, u := range kafkaconn.SplitHosts(c.NATSURL) {
 		if err := checkNATSURL(u); err != nil {
@@ -182,28 +245,32 @@ func (c config) validate() error {
 			bad("EMBEDDED_NATS_DIR", "%v", err)
 		}
 	}
-	if _, err := publish.ParseMode(c.NATSMode); err != nil {
-		bad("NATS_MODE", "%q is not jetstream or core", c.NATSMode)
-	}
 	if c.EmbeddedNATSPort < 1 || c.EmbeddedNATSPort > 65535 {
 		bad("EMBEDDED_NATS_PORT", "%d is not a TCP port", c.EmbeddedNATSPort)
 	}
-	if c.EventsStream != "" && c.EventsStream != noEventsStream && (!events.ValidPrefix(c.EventsStream) || strings.Contains(c.EventsStream, ".")) {
+
+	p := &s.publish
+	p.Prefix, p.HashScheme, p.Stream = c.SubjectPrefix, c.HashScheme, c.StreamName
+	p.Replicas, p.MaxMsgsPerSubject = c.StreamReplicas, c.StreamMaxMsgsPerSubject
+	var err error
+	if p.Mode, err = publish.ParseMode(c.NATSMode); err != nil {
+		bad("NATS_MODE", "%q is not jetstream or core", c.NATSMode)
+	}
+	switch {
+	case c.EventsStream == noEventsStream:
+		p.NoEventsStream = true
+	case c.EventsStream != "" && (!events.ValidPrefix(c.EventsStream) || strings.Contains(c.EventsStream, ".")):
 		bad("EVENTS_STREAM", "%q is not none or a stream name of A-Z a-z 0-9 - _", c.EventsStream)
-	} else if c.EventsStream != "" && c.EventsStream == c.StreamName {
+	case c.EventsStream != "" && c.EventsStream == c.StreamName:
 		bad("EVENTS_STREAM", "%q is STREAM_NAME too", c.EventsStream)
+	default:
+		p.EventsStream = c.EventsStream
 	}
 	if c.StreamReplicas < 1 || c.StreamReplicas > 5 {
 		bad("STREAM_REPLICAS", "%d is not between 1 and 5", c.StreamReplicas)
 	}
-	if d, err := time.ParseDuration(c.StreamMaxAge); err != nil || d < 0 {
+	if p.MaxAge, err = time.ParseDuration(c.StreamMaxAge); err != nil || p.MaxAge < 0 {
 		bad("STREAM_MAX_AGE", "%q is not a non-negative Go duration such as 168h", c.StreamMaxAge)
-	}
-	if d, err := time.ParseDuration(c.StallAfter); err != nil || d <= 0 {
-		bad("STALL_AFTER", "%q is not a positive Go duration such as 30s", c.StallAfter)
-	}
-	if d, err := time.ParseDuration(c.MismatchAfter); err != nil || d <= 0 {
-		bad("COORDINATOR_MISMATCH_AFTER", "%q is not a positive Go duration such as 2m", c.MismatchAfter)
 	}
 	if c.StreamMaxMsgsPerSubject == 0 || c.StreamMaxMsgsPerSubject < -1 {
 		bad("STREAM_MAX_MSGS_PER_SUBJECT", "%d: want -1 (no limit) or at least 1", c.StreamMaxMsgsPerSubject)
@@ -211,24 +278,50 @@ func (c config) validate() error {
 	if _, err := hashcache.NewScheme(c.HashScheme); err != nil {
 		bad("HASH_SCHEME", "%q is not murmur3 or kafka", c.HashScheme)
 	}
-	for field, re := range map[string]string{"GROUP_INCLUDE": c.GroupInclude, "GROUP_EXCLUDE": c.GroupExclude, "GROUP_METRICS": c.GroupMetrics} {
-		if _, err := regexp.Compile(re); err != nil {
-			bad(field, "%v", err)
+
+	if s.stallAfter, err = time.ParseDuration(c.StallAfter); err != nil || s.stallAfter <= 0 {
+		bad("STALL_AFTER", "%q is not a positive Go duration such as 30s", c.StallAfter)
+	}
+	if s.mismatchAfter, err = time.ParseDuration(c.MismatchAfter); err != nil || s.mismatchAfter <= 0 {
+		bad("COORDINATOR_MISMATCH_AFTER", "%q is not a positive Go duration such as 2m", c.MismatchAfter)
+	}
+	for _, re := range []struct {
+		field, expr string
+		to          **regexp.Regexp
+	}{{"GROUP_INCLUDE", c.GroupInclude, &s.include}, {"GROUP_EXCLUDE", c.GroupExclude, &s.exclude},
+		{"GROUP_METRICS", c.GroupMetrics, &s.perGroup}} {
+		if re.expr == "" && re.field != "GROUP_INCLUDE" {
+			continue // none
+		}
+		// Alone first: "a)(b" is valid only once wrapped.
+		if _, err := regexp.Compile(re.expr); err != nil {
+			bad(re.field, "%v", err)
+		} else if *re.to, err = regexp.Compile("^(?:" + re.expr + ")$"); err != nil {
+			bad(re.field, "%v", err)
 		}
 	}
+	s.rebalanced = c.RebalancedEvents
+
+	s.httpAddr = c.HTTPAddr
 	if _, port, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		bad("HTTP_ADDR", "%q is not host:port", c.HTTPAddr)
 	} else if _, err := strconv.ParseUint(port, 10, 16); port != "" && err != nil {
 		bad("HTTP_ADDR", "%q: port %q is not a TCP port", c.HTTPAddr, port)
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+	if err := s.logLevel.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		bad("LOG_LEVEL", "%q is not debug, info, warn or error", c.LogLevel)
 	}
-	if c.LogFormat != "json" && c.LogFormat != "text" {
+	switch c.LogFormat {
+	case "json":
+	case "text":
+		s.logText = true
+	default:
 		bad("LOG_FORMAT", "%q is not json or text", c.LogFormat)
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return runConfig{}, errors.Join(errs...)
+	}
+	return s, nil
 }
 
 // readableDir checks that dir is a directory this process can list.
@@ -289,46 +382,43 @@ func checkNATSURL(s string) error {
 	return nil
 }
 
-// metadataDir is the __cluster_metadata-0 directory named by MetadataLogDir.
-func (c config) metadataDir() string { return observer.PartitionDir(c.MetadataLogDir) }
-
 // networkMode reports whether the metadata log is followed from the controllers.
-func (c config) networkMode() bool { return c.ControllerBootstrapServers != "" }
+func (s runConfig) networkMode() bool { return len(s.controllers) > 0 }
 
 // metadataSource names where the metadata log is read from, for logs.
-func (c config) metadataSource() string {
-	if c.networkMode() {
-		return "controllers " + c.ControllerBootstrapServers
+func (s runConfig) metadataSource() string {
+	if s.networkMode() {
+		return "controllers " + strings.Join(s.controllers, ",")
 	}
-	return c.metadataDir()
+	return s.metadataDir
 }
 
-// observerConfig is the observer's config, either source; the caller adds Logger and
-// Handler.
-func (c config) observerConfig() (observer.Config, error) {
-	if !c.networkMode() {
-		return observer.Config{Dir: c.metadataDir()}, nil
+// observerConfig is the observer's config, either source; clusterID, when known, makes
+// controllers of another cluster refuse the fetches. The caller adds Logger and Handler.
+func (s runConfig) observerConfig(clusterID string) (observer.Config, error) {
+	if !s.networkMode() {
+		return observer.Config{Dir: s.metadataDir}, nil
 	}
-	opts, err := c.Controller.FranzOpts()
+	opts, err := s.controller.FranzOpts()
 	if err != nil {
 		return observer.Config{}, fmt.Errorf("%sCONTROLLER_*: %w", envPrefix, err)
 	}
 	return observer.Config{
-		Controllers:    kafkaconn.SplitHosts(c.ControllerBootstrapServers),
+		Controllers:    s.controllers,
 		ClientOpts:     opts,
-		Principal:      c.Controller.Principal(),
-		ClusterID:      c.ClusterID,
-		MaxUncommitted: c.ControllerMaxUncommitted,
+		Principal:      s.controller.Principal(),
+		ClusterID:      clusterID,
+		MaxUncommitted: s.controllerUncommitted,
 	}, nil
 }
 
-// clusterID is CLUSTER_ID, or cluster.id from meta.properties in metadata.log.dir (in
-// network mode run asks the controllers instead: waitClusterID).
-func (c config) clusterID() (string, error) {
-	if c.ClusterID != "" {
-		return c.ClusterID, nil
+// readClusterID is KRAFTWATCH_CLUSTER_ID, or cluster.id from meta.properties in
+// metadata.log.dir (in network mode run asks the controllers instead: waitClusterID).
+func (s runConfig) readClusterID() (string, error) {
+	if s.clusterID != "" {
+		return s.clusterID, nil
 	}
-	path := filepath.Join(filepath.Dir(c.metadataDir()), "meta.properties")
+	path := filepath.Join(filepath.Dir(s.metadataDir), "meta.properties")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("reading the cluster id (set %sCLUSTER_ID to skip): %w", envPrefix, err)
@@ -341,11 +431,9 @@ func (c config) clusterID() (string, error) {
 	return "", fmt.Errorf("%s has no cluster.id", path)
 }
 
-func (c config) logger(w io.Writer) *slog.Logger {
-	var lvl slog.Level
-	lvl.UnmarshalText([]byte(c.LogLevel))
-	opts := &slog.HandlerOptions{Level: lvl}
-	if c.LogFormat == "text" {
+func (s runConfig) logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: s.logLevel}
+	if s.logText {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))

@@ -30,7 +30,8 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := splitErrors(cfg.validate())
+	_, verr := cfg.validate()
+	errs := splitErrors(verr)
 	want := []string{"METADATA_LOG_DIR", "BOOTSTRAP_SERVERS", "KAFKA_SASL_MECHANISM", "KAFKA_SASL_USERNAME",
 		"KAFKA_SASL_PASSWORD", "NATS_MODE", "STREAM_REPLICAS", "STREAM_MAX_AGE", "HASH_SCHEME", "GROUP_EXCLUDE",
 		"HTTP_ADDR", "LOG_LEVEL", "LOG_FORMAT", "CONTROLLER_MAX_UNCOMMITTED_BYTES"}
@@ -62,20 +63,21 @@ func TestValidDefaultsAndClusterID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.validate(); err != nil {
+	rc, err := cfg.validate()
+	if err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
 	for _, v := range []string{"none", "MY_EVENTS"} {
 		c := cfg
 		c.EventsStream = v
-		if err := c.validate(); err != nil {
+		if _, err := c.validate(); err != nil {
 			t.Errorf("KRAFTWATCH_EVENTS_STREAM=%s: %v", v, err)
 		}
 	}
-	if cfg.metadataDir() != meta {
-		t.Errorf("metadataDir = %s, want %s", cfg.metadataDir(), meta)
+	if rc.metadataDir != meta {
+		t.Errorf("metadataDir = %s, want %s", rc.metadataDir, meta)
 	}
-	if id, err := cfg.clusterID(); err != nil || id != "MkU3OEVBNTcwNTJENDM2Qk" {
+	if id, err := rc.readClusterID(); err != nil || id != "MkU3OEVBNTcwNTJENDM2Qk" {
 		t.Errorf("clusterID = %q, %v", id, err)
 	}
 	cfg.Kafka.TLSInsecure = true
@@ -128,7 +130,8 @@ func TestNetworkModeConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, e := range splitErrors(cfg.validate()) {
+			rc, verr := cfg.validate()
+			for _, e := range splitErrors(verr) {
 				if e == nil {
 					continue
 				}
@@ -144,7 +147,7 @@ func TestNetworkModeConfig(t *testing.T) {
 				t.Errorf("errors for %v, want %v", got, want)
 			}
 			if tc.name == "network" {
-				oc, err := cfg.observerConfig()
+				oc, err := rc.observerConfig("")
 				if err != nil || !slices.Equal(oc.Controllers, []string{"c1:9093", "c2:9093"}) || oc.Dir != "" || oc.Principal != "User:ANONYMOUS" {
 					t.Errorf("observerConfig = %+v, %v", oc, err)
 				}

@@ -27,6 +27,12 @@ type groupsCollector struct {
 	state    *prometheus.Desc
 }
 
+// newGroupsMetrics registers the group state metrics (kraftwatch_groups and the
+// per-group kraftwatch_group_* series), read from query at scrape time.
+func newGroupsMetrics(reg prometheus.Registerer, query api.Source, perGroup *regexp.Regexp) {
+	reg.MustRegister(newGroupsCollector(query, perGroup))
+}
+
 func newGroupsCollector(query api.Source, perGroup *regexp.Regexp) *groupsCollector {
 	per := []string{"group_type", "group"}
 	return &groupsCollector{query: query, perGroup: perGroup,
