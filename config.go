@@ -6,19 +6,23 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/caarlos0/env/v11"
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 
 	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/hashcache"
@@ -74,10 +78,11 @@ type config struct {
 // (publish.Config.NoEventsStream).
 const noEventsStream = "none"
 
-// loadConfig reads the environment. A value that is not of its setting's type (a bool
-// that is not a bool) gets an error naming the variable, and the setting keeps its
-// default so that the rest is read and validate can report every other problem too;
-// meaning is checked by validate.
+// loadConfig reads the environment. A KRAFTWATCH_ variable that is no setting (a typo)
+// gets an error naming it and the closest setting. A value that is not of its
+// setting's type (a bool that is not a bool) gets an error naming the variable, and
+// the setting keeps its default so that the rest is read and validate can report every
+// other problem too; meaning is checked by validate.
 func loadConfig(environ []string) (config, error) {
 	var c config
 	vars := map[string]string{}
@@ -87,6 +92,17 @@ func loadConfig(environ []string) (config, error) {
 		}
 	}
 	var errs []error
+	known := map[string]bool{}
+	var names []string
+	for _, f := range fields() {
+		known[f.name] = true
+		names = append(names, f.name)
+	}
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		if strings.HasPrefix(k, envPrefix) && !known[k] {
+			errs = append(errs, fmt.Errorf("%s: not a setting of kraftwatch run; did you mean %s?", k, closest(k, names)))
+		}
+	}
 	for _, f := range fields() {
 		v, ok := vars[f.name]
 		if !ok || v == "" {
@@ -209,15 +225,20 @@ func (c config) validate() (runConfig, error) {
 	if (c.NATSTLSCertFile == "") != (c.NATSTLSKeyFile == "") {
 		bad("NATS_TLS_CERT_FILE", "NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together")
 	}
-	for _, f := range []struct{ field, path string }{
-		{"NATS_CREDS_FILE", c.NATSCredsFile}, {"NATS_TLS_CA_FILE", c.NATSTLSCAFile},
-		{"NATS_TLS_CERT_FILE", c.NATSTLSCertFile}, {"NATS_TLS_KEY_FILE", c.NATSTLSKeyFile},
-	} {
-		if f.path == "" {
-			continue
+	if c.NATSCredsFile != "" {
+		if err := checkCredsFile(c.NATSCredsFile); err != nil {
+			bad("NATS_CREDS_FILE", "%v", err)
 		}
-		if _, err := os.Stat(f.path); err != nil {
-			bad(f.field, "%v", err)
+	}
+	if c.NATSTLSCAFile != "" {
+		if _, err := kafkaconn.ReadCAFile(c.NATSTLSCAFile); err != nil {
+			bad("NATS_TLS_CA_FILE", "%v", err)
+		}
+	}
+	var kerr *kafkaconn.FieldError
+	for _, e := range splitErrors(kafkaconn.CheckKeyPair(c.NATSTLSCertFile, c.NATSTLSKeyFile)) {
+		if errors.As(e, &kerr) {
+			bad("NATS_TLS_"+kerr.Field, "%s", strings.ReplaceAll(kerr.Msg, "TLS_KEY_FILE", envPrefix+"NATS_TLS_KEY_FILE"))
 		}
 	}
 	if c.NATSCredsFile != "" {
@@ -256,10 +277,19 @@ func (c config) validate() (runConfig, error) {
 	if p.Mode, err = publish.ParseMode(c.NATSMode); err != nil {
 		bad("NATS_MODE", "%q is not jetstream or core", c.NATSMode)
 	}
+	if first, _, _ := strings.Cut(c.SubjectPrefix, "."); !events.ValidPrefix(c.SubjectPrefix) {
+		bad("SUBJECT_PREFIX", "%q is not tokens of A-Z a-z 0-9 - _ separated by '.'", c.SubjectPrefix)
+	} else if first == publish.InternalPrefix && p.Mode != publish.ModeCore {
+		bad("SUBJECT_PREFIX", "%q: its first token %s is kept for the subjects kraftwatch publishes to before the stream stores them",
+			c.SubjectPrefix, publish.InternalPrefix)
+	}
+	if c.StreamName != "" && !validStreamName(c.StreamName) {
+		bad("STREAM_NAME", "%q is not a stream name of A-Z a-z 0-9 - _", c.StreamName)
+	}
 	switch {
 	case c.EventsStream == noEventsStream:
 		p.NoEventsStream = true
-	case c.EventsStream != "" && (!events.ValidPrefix(c.EventsStream) || strings.Contains(c.EventsStream, ".")):
+	case c.EventsStream != "" && !validStreamName(c.EventsStream):
 		bad("EVENTS_STREAM", "%q is not none or a stream name of A-Z a-z 0-9 - _", c.EventsStream)
 	case c.EventsStream != "" && c.EventsStream == c.StreamName:
 		bad("EVENTS_STREAM", "%q is STREAM_NAME too", c.EventsStream)
@@ -322,6 +352,70 @@ func (c config) validate() (runConfig, error) {
 		return runConfig{}, errors.Join(errs...)
 	}
 	return s, nil
+}
+
+// validStreamName reports whether name is a JetStream stream name kraftwatch accepts:
+// A-Z a-z 0-9 - _ (a subject token: no '.', '*', '>' or space).
+func validStreamName(name string) bool {
+	return events.ValidPrefix(name) && !strings.Contains(name, ".")
+}
+
+// checkCredsFile checks that path is a NATS credentials file: a user JWT, whose
+// claims decode and whose signature verifies, and a user nkey seed.
+func checkCredsFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	token, err := nkeys.ParseDecoratedJWT(b)
+	if err == nil {
+		_, err = jwt.DecodeUserClaims(token)
+	}
+	if err != nil {
+		return fmt.Errorf("%s holds no valid user JWT: %v", path, err)
+	}
+	if _, err := nkeys.ParseDecoratedUserNKey(b); err != nil {
+		return fmt.Errorf("%s holds no user nkey seed: %v", path, err)
+	}
+	return nil
+}
+
+// closest is the name in names nearest to name (the fewest single-character edits,
+// a swap of neighbours counting as one), the first of equals.
+func closest(name string, names []string) string {
+	best, bestD := "", -1
+	for _, n := range names {
+		if d := editDistance(name, n); bestD < 0 || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b: insertions,
+// deletions, substitutions and transpositions of adjacent bytes.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // readableDir checks that dir is a directory this process can list.

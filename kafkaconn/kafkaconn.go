@@ -67,15 +67,23 @@ func (c Config) Validate() error {
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		bad("TLS_CERT_FILE", "KAFKA_TLS_CERT_FILE and KAFKA_TLS_KEY_FILE go together")
 	}
-	for _, f := range []struct{ field, path string }{
-		{"TLS_CA_FILE", c.TLSCAFile}, {"TLS_CERT_FILE", c.TLSCertFile},
-		{"TLS_KEY_FILE", c.TLSKeyFile}, {"SASL_PASSWORD_FILE", c.SASLPasswordFile},
-	} {
-		if f.path == "" {
-			continue
+	// The files' contents, parsed as the connections will.
+	if c.TLSCAFile != "" {
+		if _, err := ReadCAFile(c.TLSCAFile); err != nil {
+			bad("TLS_CA_FILE", "%v", err)
 		}
-		if _, err := os.Stat(f.path); err != nil {
-			bad(f.field, "%v", err)
+	}
+	if err := CheckKeyPair(c.TLSCertFile, c.TLSKeyFile); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			bad("TLS_"+fe.Field, "%s", strings.ReplaceAll(fe.Msg, "TLS_KEY_FILE", "KAFKA_TLS_KEY_FILE"))
+		}
+	}
+	if c.SASLPasswordFile != "" {
+		if p, err := c.Password(); err != nil {
+			bad("SASL_PASSWORD_FILE", "%v", err)
+		} else if p == "" {
+			bad("SASL_PASSWORD_FILE", "%s is empty", c.SASLPasswordFile)
 		}
 	}
 	return errors.Join(errs...)
@@ -142,13 +150,9 @@ func (c Config) Dialer() (*kafka.Dialer, error) {
 func TLSFiles(caFile, certFile, keyFile string) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pool, err := ReadCAFile(caFile)
 		if err != nil {
 			return nil, err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
 		}
 		cfg.RootCAs = pool
 	}
@@ -160,6 +164,40 @@ func TLSFiles(caFile, certFile, keyFile string) (*tls.Config, error) {
 		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return cfg, nil
+}
+
+// CheckKeyPair checks a client certificate and its key: that each file set can be
+// read and, when both are, that they parse and match. Its errors are *FieldErrors
+// for CERT_FILE or KEY_FILE.
+func CheckKeyPair(certFile, keyFile string) error {
+	var errs []error
+	for _, f := range []struct{ field, path string }{{"CERT_FILE", certFile}, {"KEY_FILE", keyFile}} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.Stat(f.path); err != nil {
+			errs = append(errs, &FieldError{Field: f.field, Msg: err.Error()})
+		}
+	}
+	if len(errs) == 0 && certFile != "" && keyFile != "" {
+		if _, err := tls.LoadX509KeyPair(certFile, keyFile); err != nil {
+			errs = append(errs, &FieldError{Field: "CERT_FILE", Msg: "with TLS_KEY_FILE: " + err.Error()})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ReadCAFile reads a PEM CA bundle: an error unless it holds at least one certificate.
+func ReadCAFile(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", path)
+	}
+	return pool, nil
 }
 
 // SplitHosts splits a comma-separated host:port list, dropping blanks.
