@@ -140,7 +140,7 @@ type runConfig struct {
 	// clusterID is KRAFTWATCH_CLUSTER_ID; empty reads it from meta.properties (disk
 	// mode) or asks the controllers (network mode).
 	clusterID             string
-	kafka, controller     kafkaconn.Config
+	kafka, controller     *kafkaconn.Security // brokers', the controller listener's
 	controllerUncommitted int64
 	nats                  natsSettings
 	// publish is the publisher's config but for Conn, ClusterID and Logger, which run
@@ -208,15 +208,19 @@ func (c config) validate() (runConfig, error) {
 		}
 	}
 	s.clusterID = c.ClusterID
-	s.kafka, s.controller = c.Kafka, c.Controller
 	for _, conn := range []struct {
 		prefix string
 		cfg    kafkaconn.Config
-	}{{"KAFKA_", c.Kafka}, {"CONTROLLER_", c.Controller}} {
-		var kerr *kafkaconn.FieldError
-		for _, e := range splitErrors(conn.cfg.Validate()) {
+		to     **kafkaconn.Security
+	}{{"KAFKA_", c.Kafka, &s.kafka}, {"CONTROLLER_", c.Controller, &s.controller}} {
+		var err error
+		*conn.to, err = conn.cfg.Security()
+		for _, e := range splitErrors(err) {
+			var kerr *kafkaconn.FieldError
 			if errors.As(e, &kerr) {
 				bad(conn.prefix+kerr.Field, "%s", strings.ReplaceAll(kerr.Msg, "KAFKA_", conn.prefix))
+			} else {
+				bad(conn.prefix+"*", "%v", e)
 			}
 		}
 	}
@@ -489,21 +493,17 @@ func (s runConfig) metadataSource() string {
 
 // observerConfig is the observer's config, either source; clusterID, when known, makes
 // controllers of another cluster refuse the fetches. The caller adds Logger and Handler.
-func (s runConfig) observerConfig(clusterID string) (observer.Config, error) {
+func (s runConfig) observerConfig(clusterID string) observer.Config {
 	if !s.networkMode() {
-		return observer.Config{Dir: s.metadataDir}, nil
-	}
-	opts, err := s.controller.FranzOpts()
-	if err != nil {
-		return observer.Config{}, fmt.Errorf("%sCONTROLLER_*: %w", envPrefix, err)
+		return observer.Config{Dir: s.metadataDir}
 	}
 	return observer.Config{
 		Controllers:    s.controllers,
-		ClientOpts:     opts,
+		ClientOpts:     s.controller.FranzOpts(),
 		Principal:      s.controller.Principal(),
 		ClusterID:      clusterID,
 		MaxUncommitted: s.controllerUncommitted,
-	}, nil
+	}
 }
 
 // readClusterID is KRAFTWATCH_CLUSTER_ID, or cluster.id from meta.properties in

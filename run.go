@@ -87,12 +87,8 @@ func newStages(cfg runConfig, clusterID string, nc *nats.Conn, log *slog.Logger)
 	if st.pub, err = publish.New(pcfg); err != nil {
 		return nil, err
 	}
-	dialer, err := cfg.kafka.Dialer()
-	if err != nil {
-		return nil, err
-	}
 	st.reader, err = groups.NewReader(groups.ReaderConfig{
-		Brokers: cfg.brokers, Dialer: dialer, Logger: log.With("stage", "groups"), StallAfter: cfg.stallAfter,
+		Brokers: cfg.brokers, Dialer: cfg.kafka.Dialer(), Logger: log.With("stage", "groups"), StallAfter: cfg.stallAfter,
 	})
 	if err != nil {
 		return nil, err
@@ -114,10 +110,7 @@ func newStages(cfg runConfig, clusterID string, nc *nats.Conn, log *slog.Logger)
 	}
 	// In network mode the cluster id goes with every fetch: controllers of another
 	// cluster refuse them.
-	ocfg, err := cfg.observerConfig(clusterID)
-	if err != nil {
-		return nil, err
-	}
+	ocfg := cfg.observerConfig(clusterID)
 	ocfg.Logger, ocfg.Handler = log.With("stage", "observer"), st.eng.OnMetadata
 	ocfg.LoadGC = os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" // the runtime's own settings win
 	if st.obs, err = observer.New(ocfg); err != nil {
@@ -201,10 +194,7 @@ func waitClusterID(ctx context.Context, cfg runConfig, log *slog.Logger, waiting
 	if cfg.clusterID != "" || !cfg.networkMode() {
 		return cfg.readClusterID()
 	}
-	oc, err := cfg.observerConfig("")
-	if err != nil {
-		return "", err
-	}
+	oc := cfg.observerConfig("")
 	for backoff := time.Second; ; backoff = min(2*backoff, 30*time.Second) {
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		id, err := observer.DescribeCluster(dctx, oc)

@@ -1,6 +1,27 @@
 // Package kafkaconn holds how kraftwatch connects to Kafka: TLS (with mutual TLS) and
-// SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) settings, validated once and turned into
-// the dialer the group reader uses. A Config is a plain value, safe to copy and share.
+// SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), read from KRAFTWATCH_KAFKA_* (brokers) or
+// KRAFTWATCH_CONTROLLER_* (the controller listener), validated once into a Security
+// that gives each of kraftwatch's two Kafka clients its connections.
+//
+// Each client has one job:
+//
+//   - github.com/segmentio/kafka-go reads __consumer_offsets (groups.Reader, through
+//     Security.Dialer): fetches of an ordinary topic from its partitions' leaders, and
+//     their end offsets, which kafka-go's Reader and Client do with little code.
+//   - github.com/twmb/franz-go speaks the KRaft quorum protocol to the controllers
+//     (observer/, through Security.FranzOpts; kmsg holds the wire types): Fetch and
+//     FetchSnapshot of __cluster_metadata as a Raft observer (replica id -1),
+//     DescribeQuorum and DescribeCluster, which kafka-go does not speak.
+//
+// No setting is mapped twice: Security loads the TLS configuration once and builds the
+// SASL mechanism once, as a franz-go sasl.Mechanism; Dialer hands kafka-go the same
+// *tls.Config and the same mechanism through an adapter (the two libraries' SASL
+// interfaces describe the same exchange). The SASL password is read at each
+// authentication, so a rotated KAFKA_SASL_PASSWORD_FILE is picked up by the next
+// connection of either client.
+//
+// A Config is a plain value, safe to copy and share; a Security is immutable and safe
+// for concurrent use.
 package kafkaconn
 
 import (
@@ -10,12 +31,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
-
-	"github.com/segmentio/kafka-go"
-	"github.com/segmentio/kafka-go/sasl"
-	"github.com/segmentio/kafka-go/sasl/plain"
-	"github.com/segmentio/kafka-go/sasl/scram"
 )
 
 // ClientID is the client.id kraftwatch gives Kafka.
@@ -94,19 +109,6 @@ func (c Config) UsesTLS() bool {
 	return c.TLS || c.TLSCAFile != "" || c.TLSCertFile != "" || c.TLSInsecure
 }
 
-// TLSConfig is the TLS configuration of the connection, or nil without TLS.
-func (c Config) TLSConfig() (*tls.Config, error) {
-	if !c.UsesTLS() {
-		return nil, nil
-	}
-	cfg, err := TLSFiles(c.TLSCAFile, c.TLSCertFile, c.TLSKeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("kafka TLS: %w", err)
-	}
-	cfg.InsecureSkipVerify = c.TLSInsecure
-	return cfg, nil
-}
-
 // Password is SASLPassword, or the first line of SASLPasswordFile, read now (so a
 // rotated file is picked up by the next connection that asks).
 func (c Config) Password() (string, error) {
@@ -118,31 +120,6 @@ func (c Config) Password() (string, error) {
 		return "", fmt.Errorf("kafka SASL password: %w", err)
 	}
 	return strings.TrimRight(string(b), "\r\n"), nil
-}
-
-// Dialer is the kafka-go dialer of the group reader.
-func (c Config) Dialer() (*kafka.Dialer, error) {
-	d := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, ClientID: ClientID}
-	tlsCfg, err := c.TLSConfig()
-	if err != nil {
-		return nil, err
-	}
-	d.TLS = tlsCfg
-	password, err := c.Password()
-	if err != nil {
-		return nil, err
-	}
-	var mech sasl.Mechanism
-	switch c.SASLMechanism {
-	case "PLAIN":
-		mech = plain.Mechanism{Username: c.SASLUsername, Password: password}
-	case "SCRAM-SHA-256":
-		mech, err = scram.Mechanism(scram.SHA256, c.SASLUsername, password)
-	case "SCRAM-SHA-512":
-		mech, err = scram.Mechanism(scram.SHA512, c.SASLUsername, password)
-	}
-	d.SASLMechanism = mech
-	return d, err
 }
 
 // TLSFiles is a TLS 1.2+ configuration from PEM files: caFile (empty: the system pool)
