@@ -1,8 +1,6 @@
 package main
 
 import (
-	"regexp"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -33,14 +31,14 @@ type buildInfo struct {
 }
 
 // registerMetrics adds the metrics of the stages to reg: each reads its stage's own
-// counters at scrape time. perGroup selects the groups with per-group series
-// (KRAFTWATCH_GROUP_METRICS; nil: none).
-func registerMetrics(reg prometheus.Registerer, st *stages, perGroup *regexp.Regexp, info buildInfo) {
+// counters at scrape time, or (the group state) the last snapshot of it, so that no
+// scrape waits for a stage.
+func registerMetrics(reg prometheus.Registerer, st *stages, info buildInfo) {
 	newInfoMetric(reg, info)
 	newObserverMetrics(reg, st.obs.Metrics())
 	newReaderMetrics(reg, st.reader)
 	newEngineMetrics(reg, st.eng)
-	newGroupsMetrics(reg, st.eng.Query, perGroup)
+	reg.MustRegister(st.groupMetrics)
 	st.rebalanced.register(reg)
 	newPublishMetrics(reg, st.pub)
 }

@@ -52,7 +52,7 @@ func run(ctx context.Context, cfg runConfig, log *slog.Logger) error {
 	if cfg.networkMode() {
 		source = "controllers"
 	}
-	registerMetrics(reg, st, cfg.perGroup, buildInfo{version, clusterID, source, cfg.publish.HashScheme})
+	registerMetrics(reg, st, buildInfo{version, clusterID, source, cfg.publish.HashScheme})
 	ready.watch(st)
 	srv.setHandler(httpHandler(ready.check, reg, st.eng.Query))
 	log.Info("kraftwatch running", "version", version, "cluster_id", clusterID, "metadata_source", cfg.metadataSource(),
@@ -75,7 +75,9 @@ type stages struct {
 	eng        *engine.Engine
 	pub        *publish.Publisher
 	rebalanced *rebalanceMetrics // fed by the engine
-	stallAfter time.Duration     // how long the observer may fail before it is not ready
+	// groupMetrics takes snapshots of the engine's group state for /metrics.
+	groupMetrics *groupsCollector
+	stallAfter   time.Duration // how long the observer may fail before it is not ready
 }
 
 // newStages builds every stage; none runs until run.
@@ -116,6 +118,7 @@ func newStages(cfg runConfig, clusterID string, nc *nats.Conn, log *slog.Logger)
 	if st.obs, err = observer.New(ocfg); err != nil {
 		return nil, err
 	}
+	st.groupMetrics = newGroupsCollector(st.eng.Query, cfg.perGroup)
 	return st, nil
 }
 
@@ -133,6 +136,7 @@ func (st *stages) run(ctx context.Context, stopping func()) error {
 				return nil // the engine stopped first, on shutdown or its own error
 			}},
 			{"engine", st.eng.Run},
+			{"group metrics", st.groupMetrics.Run},
 		},
 		[]stage{{"publish", st.pub.Run}},
 	)
