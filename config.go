@@ -6,18 +6,23 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/caarlos0/env/v11"
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 
 	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/hashcache"
@@ -73,10 +78,11 @@ type config struct {
 // (publish.Config.NoEventsStream).
 const noEventsStream = "none"
 
-// loadConfig reads the environment. A value that is not of its setting's type (a bool
-// that is not a bool) gets an error naming the variable, and the setting keeps its
-// default so that the rest is read and validate can report every other problem too;
-// meaning is checked by validate.
+// loadConfig reads the environment. A KRAFTWATCH_ variable that is no setting (a typo)
+// gets an error naming it and the closest setting. A value that is not of its
+// setting's type (a bool that is not a bool) gets an error naming the variable, and
+// the setting keeps its default so that the rest is read and validate can report every
+// other problem too; meaning is checked by validate.
 func loadConfig(environ []string) (config, error) {
 	var c config
 	vars := map[string]string{}
@@ -86,6 +92,17 @@ func loadConfig(environ []string) (config, error) {
 		}
 	}
 	var errs []error
+	known := map[string]bool{}
+	var names []string
+	for _, f := range fields() {
+		known[f.name] = true
+		names = append(names, f.name)
+	}
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		if strings.HasPrefix(k, envPrefix) && !known[k] {
+			errs = append(errs, fmt.Errorf("%s: not a setting of kraftwatch run; did you mean %s?", k, closest(k, names)))
+		}
+	}
 	for _, f := range fields() {
 		v, ok := vars[f.name]
 		if !ok || v == "" {
@@ -110,8 +127,47 @@ func loadConfig(environ []string) (config, error) {
 	return c, errors.Join(errs...)
 }
 
-// validate returns one error per bad setting, naming its variable.
-func (c config) validate() error {
+// runConfig is config once validated: every value parsed
+// into its type, so that nothing after validate parses or checks a setting again.
+type runConfig struct {
+	// metadataDir is the __cluster_metadata-0 directory in disk mode; empty in network
+	// mode (controllers set).
+	metadataDir string
+	// controllers are the controller listeners, host:port, in network mode.
+	controllers []string
+	// brokers are the bootstrap servers of __consumer_offsets, host:port.
+	brokers []string
+	// clusterID is KRAFTWATCH_CLUSTER_ID; empty reads it from meta.properties (disk
+	// mode) or asks the controllers (network mode).
+	clusterID             string
+	kafka, controller     *kafkaconn.Security // brokers', the controller listener's
+	controllerUncommitted int64
+	nats                  natsSettings
+	// publish is the publisher's config but for Conn, ClusterID and Logger, which run
+	// sets.
+	publish           publish.Config
+	stallAfter        time.Duration
+	mismatchAfter     time.Duration
+	include           *regexp.Regexp // full matches, as every group regexp
+	exclude, perGroup *regexp.Regexp // nil: none
+	rebalanced        bool
+	httpAddr          string
+	logLevel          slog.Level
+	logText           bool
+}
+
+// natsSettings is how kraftwatch connects to NATS.
+type natsSettings struct {
+	url          string // comma-separated server URLs; empty starts an embedded server
+	embeddedPort int
+	embeddedDir  string        // empty: a temporary directory
+	opts         []nats.Option // credentials and TLS
+}
+
+// validate checks every setting and returns them typed, or one error per bad setting,
+// naming its variable.
+func (c config) validate() (runConfig, error) {
+	var s runConfig
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s%s: %s", envPrefix, field, fmt.Sprintf(format, args...)))
@@ -122,55 +178,87 @@ func (c config) validate() error {
 	case c.MetadataLogDir != "" && c.ControllerBootstrapServers != "":
 		bad("CONTROLLER_BOOTSTRAP_SERVERS", "set either it or %sMETADATA_LOG_DIR, not both", envPrefix)
 	case c.MetadataLogDir != "":
+		s.metadataDir = observer.PartitionDir(c.MetadataLogDir)
 		if err := readableDir(c.MetadataLogDir); err != nil {
 			bad("METADATA_LOG_DIR", "%v", err)
-		} else if err := readableDir(observer.PartitionDir(c.MetadataLogDir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		} else if err := readableDir(s.metadataDir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			bad("METADATA_LOG_DIR", "%v", err)
 		}
 	}
-	for _, addr := range kafkaconn.SplitHosts(c.ControllerBootstrapServers) {
+	s.controllers = kafkaconn.SplitHosts(c.ControllerBootstrapServers)
+	for _, addr := range s.controllers {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			bad("CONTROLLER_BOOTSTRAP_SERVERS", "%q is not host:port", addr)
 		}
 	}
-	if c.ControllerBootstrapServers != "" && len(kafkaconn.SplitHosts(c.ControllerBootstrapServers)) == 0 {
+	if c.ControllerBootstrapServers != "" && len(s.controllers) == 0 {
 		bad("CONTROLLER_BOOTSTRAP_SERVERS", "no host:port in %q", c.ControllerBootstrapServers)
 	}
+	s.controllerUncommitted = c.ControllerMaxUncommitted
 	if c.ControllerMaxUncommitted < 1 {
 		bad("CONTROLLER_MAX_UNCOMMITTED_BYTES", "%d: at least 1 (a batch is always kept, whatever its size)", c.ControllerMaxUncommitted)
 	}
+	s.brokers = kafkaconn.SplitHosts(c.BootstrapServers)
 	if c.BootstrapServers == "" {
 		bad("BOOTSTRAP_SERVERS", "required: host:port of at least one broker")
 	}
-	for _, addr := range kafkaconn.SplitHosts(c.BootstrapServers) {
+	for _, addr := range s.brokers {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			bad("BOOTSTRAP_SERVERS", "%q is not host:port", addr)
 		}
 	}
+	s.clusterID = c.ClusterID
 	for _, conn := range []struct {
 		prefix string
 		cfg    kafkaconn.Config
-	}{{"KAFKA_", c.Kafka}, {"CONTROLLER_", c.Controller}} {
-		var kerr *kafkaconn.FieldError
-		for _, e := range splitErrors(conn.cfg.Validate()) {
+		to     **kafkaconn.Security
+	}{{"KAFKA_", c.Kafka, &s.kafka}, {"CONTROLLER_", c.Controller, &s.controller}} {
+		var err error
+		*conn.to, err = conn.cfg.Security()
+		for _, e := range splitErrors(err) {
+			var kerr *kafkaconn.FieldError
 			if errors.As(e, &kerr) {
 				bad(conn.prefix+kerr.Field, "%s", strings.ReplaceAll(kerr.Msg, "KAFKA_", conn.prefix))
+			} else {
+				bad(conn.prefix+"*", "%v", e)
 			}
 		}
 	}
+
+	s.nats = natsSettings{url: c.NATSURL, embeddedPort: c.EmbeddedNATSPort, embeddedDir: c.EmbeddedNATSDir}
 	if (c.NATSTLSCertFile == "") != (c.NATSTLSKeyFile == "") {
 		bad("NATS_TLS_CERT_FILE", "NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together")
 	}
-	for field, path := range map[string]string{
-		"NATS_CREDS_FILE": c.NATSCredsFile, "NATS_TLS_CA_FILE": c.NATSTLSCAFile,
-		"NATS_TLS_CERT_FILE": c.NATSTLSCertFile, "NATS_TLS_KEY_FILE": c.NATSTLSKeyFile,
-	} {
-		if path == "" {
-			continue
+	if c.NATSCredsFile != "" {
+		if err := checkCredsFile(c.NATSCredsFile); err != nil {
+			bad("NATS_CREDS_FILE", "%v", err)
 		}
-		if _, err := os.Stat(path); err != nil {
-			bad(field, "%v", err)
+	}
+	if c.NATSTLSCAFile != "" {
+		if _, err := kafkaconn.ReadCAFile(c.NATSTLSCAFile); err != nil {
+			bad("NATS_TLS_CA_FILE", "%v", err)
 		}
+	}
+	var kerr *kafkaconn.FieldError
+	for _, e := range splitErrors(kafkaconn.CheckKeyPair(c.NATSTLSCertFile, c.NATSTLSKeyFile)) {
+		if errors.As(e, &kerr) {
+			bad("NATS_TLS_"+kerr.Field, "%s", strings.ReplaceAll(kerr.Msg, "TLS_KEY_FILE", envPrefix+"NATS_TLS_KEY_FILE"))
+		}
+	}
+	if c.NATSCredsFile != "" {
+		s.nats.opts = append(s.nats.opts, nats.UserCredentials(c.NATSCredsFile))
+	}
+	if c.NATSUser != "" {
+		s.nats.opts = append(s.nats.opts, nats.UserInfo(c.NATSUser, c.NATSPassword))
+	}
+	if c.NATSToken != "" {
+		s.nats.opts = append(s.nats.opts, nats.Token(c.NATSToken))
+	}
+	if c.NATSTLSCAFile != "" {
+		s.nats.opts = append(s.nats.opts, nats.RootCAs(c.NATSTLSCAFile))
+	}
+	if c.NATSTLSCertFile != "" {
+		s.nats.opts = append(s.nats.opts, nats.ClientCert(c.NATSTLSCertFile, c.NATSTLSKeyFile))
 	}
 	for _, u := range kafkaconn.SplitHosts(c.NATSURL) {
 		if err := checkNATSURL(u); err != nil {
@@ -182,28 +270,41 @@ func (c config) validate() error {
 			bad("EMBEDDED_NATS_DIR", "%v", err)
 		}
 	}
-	if _, err := publish.ParseMode(c.NATSMode); err != nil {
-		bad("NATS_MODE", "%q is not jetstream or core", c.NATSMode)
-	}
 	if c.EmbeddedNATSPort < 1 || c.EmbeddedNATSPort > 65535 {
 		bad("EMBEDDED_NATS_PORT", "%d is not a TCP port", c.EmbeddedNATSPort)
 	}
-	if c.EventsStream != "" && c.EventsStream != noEventsStream && (!events.ValidPrefix(c.EventsStream) || strings.Contains(c.EventsStream, ".")) {
+
+	p := &s.publish
+	p.Prefix, p.HashScheme, p.Stream = c.SubjectPrefix, c.HashScheme, c.StreamName
+	p.Replicas, p.MaxMsgsPerSubject = c.StreamReplicas, c.StreamMaxMsgsPerSubject
+	var err error
+	if p.Mode, err = publish.ParseMode(c.NATSMode); err != nil {
+		bad("NATS_MODE", "%q is not jetstream or core", c.NATSMode)
+	}
+	if first, _, _ := strings.Cut(c.SubjectPrefix, "."); !events.ValidPrefix(c.SubjectPrefix) {
+		bad("SUBJECT_PREFIX", "%q is not tokens of A-Z a-z 0-9 - _ separated by '.'", c.SubjectPrefix)
+	} else if first == events.InternalPrefix && p.Mode != publish.ModeCore {
+		bad("SUBJECT_PREFIX", "%q: its first token %s is kept for the subjects kraftwatch publishes to before the stream stores them",
+			c.SubjectPrefix, events.InternalPrefix)
+	}
+	if c.StreamName != "" && !validStreamName(c.StreamName) {
+		bad("STREAM_NAME", "%q is not a stream name of A-Z a-z 0-9 - _", c.StreamName)
+	}
+	switch {
+	case c.EventsStream == noEventsStream:
+		p.NoEventsStream = true
+	case c.EventsStream != "" && !validStreamName(c.EventsStream):
 		bad("EVENTS_STREAM", "%q is not none or a stream name of A-Z a-z 0-9 - _", c.EventsStream)
-	} else if c.EventsStream != "" && c.EventsStream == c.StreamName {
+	case c.EventsStream != "" && c.EventsStream == c.StreamName:
 		bad("EVENTS_STREAM", "%q is STREAM_NAME too", c.EventsStream)
+	default:
+		p.EventsStream = c.EventsStream
 	}
 	if c.StreamReplicas < 1 || c.StreamReplicas > 5 {
 		bad("STREAM_REPLICAS", "%d is not between 1 and 5", c.StreamReplicas)
 	}
-	if d, err := time.ParseDuration(c.StreamMaxAge); err != nil || d < 0 {
+	if p.MaxAge, err = time.ParseDuration(c.StreamMaxAge); err != nil || p.MaxAge < 0 {
 		bad("STREAM_MAX_AGE", "%q is not a non-negative Go duration such as 168h", c.StreamMaxAge)
-	}
-	if d, err := time.ParseDuration(c.StallAfter); err != nil || d <= 0 {
-		bad("STALL_AFTER", "%q is not a positive Go duration such as 30s", c.StallAfter)
-	}
-	if d, err := time.ParseDuration(c.MismatchAfter); err != nil || d <= 0 {
-		bad("COORDINATOR_MISMATCH_AFTER", "%q is not a positive Go duration such as 2m", c.MismatchAfter)
 	}
 	if c.StreamMaxMsgsPerSubject == 0 || c.StreamMaxMsgsPerSubject < -1 {
 		bad("STREAM_MAX_MSGS_PER_SUBJECT", "%d: want -1 (no limit) or at least 1", c.StreamMaxMsgsPerSubject)
@@ -211,24 +312,114 @@ func (c config) validate() error {
 	if _, err := hashcache.NewScheme(c.HashScheme); err != nil {
 		bad("HASH_SCHEME", "%q is not murmur3 or kafka", c.HashScheme)
 	}
-	for field, re := range map[string]string{"GROUP_INCLUDE": c.GroupInclude, "GROUP_EXCLUDE": c.GroupExclude, "GROUP_METRICS": c.GroupMetrics} {
-		if _, err := regexp.Compile(re); err != nil {
-			bad(field, "%v", err)
+
+	if s.stallAfter, err = time.ParseDuration(c.StallAfter); err != nil || s.stallAfter <= 0 {
+		bad("STALL_AFTER", "%q is not a positive Go duration such as 30s", c.StallAfter)
+	}
+	if s.mismatchAfter, err = time.ParseDuration(c.MismatchAfter); err != nil || s.mismatchAfter <= 0 {
+		bad("COORDINATOR_MISMATCH_AFTER", "%q is not a positive Go duration such as 2m", c.MismatchAfter)
+	}
+	for _, re := range []struct {
+		field, expr string
+		to          **regexp.Regexp
+	}{{"GROUP_INCLUDE", c.GroupInclude, &s.include}, {"GROUP_EXCLUDE", c.GroupExclude, &s.exclude},
+		{"GROUP_METRICS", c.GroupMetrics, &s.perGroup}} {
+		if re.expr == "" && re.field != "GROUP_INCLUDE" {
+			continue // none
+		}
+		// Alone first: "a)(b" is valid only once wrapped.
+		if _, err := regexp.Compile(re.expr); err != nil {
+			bad(re.field, "%v", err)
+		} else if *re.to, err = regexp.Compile("^(?:" + re.expr + ")$"); err != nil {
+			bad(re.field, "%v", err)
 		}
 	}
+	s.rebalanced = c.RebalancedEvents
+
+	s.httpAddr = c.HTTPAddr
 	if _, port, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		bad("HTTP_ADDR", "%q is not host:port", c.HTTPAddr)
 	} else if _, err := strconv.ParseUint(port, 10, 16); port != "" && err != nil {
 		bad("HTTP_ADDR", "%q: port %q is not a TCP port", c.HTTPAddr, port)
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+	if err := s.logLevel.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		bad("LOG_LEVEL", "%q is not debug, info, warn or error", c.LogLevel)
 	}
-	if c.LogFormat != "json" && c.LogFormat != "text" {
+	switch c.LogFormat {
+	case "json":
+	case "text":
+		s.logText = true
+	default:
 		bad("LOG_FORMAT", "%q is not json or text", c.LogFormat)
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return runConfig{}, errors.Join(errs...)
+	}
+	return s, nil
+}
+
+// validStreamName reports whether name is a JetStream stream name kraftwatch accepts:
+// A-Z a-z 0-9 - _ (a subject token: no '.', '*', '>' or space).
+func validStreamName(name string) bool {
+	return events.ValidPrefix(name) && !strings.Contains(name, ".")
+}
+
+// checkCredsFile checks that path is a NATS credentials file: a user JWT, whose
+// claims decode and whose signature verifies, and a user nkey seed.
+func checkCredsFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	token, err := nkeys.ParseDecoratedJWT(b)
+	if err == nil {
+		_, err = jwt.DecodeUserClaims(token)
+	}
+	if err != nil {
+		return fmt.Errorf("%s holds no valid user JWT: %v", path, err)
+	}
+	if _, err := nkeys.ParseDecoratedUserNKey(b); err != nil {
+		return fmt.Errorf("%s holds no user nkey seed: %v", path, err)
+	}
+	return nil
+}
+
+// closest is the name in names nearest to name (the fewest single-character edits,
+// a swap of neighbours counting as one), the first of equals.
+func closest(name string, names []string) string {
+	best, bestD := "", -1
+	for _, n := range names {
+		if d := editDistance(name, n); bestD < 0 || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b: insertions,
+// deletions, substitutions and transpositions of adjacent bytes.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // readableDir checks that dir is a directory this process can list.
@@ -289,46 +480,39 @@ func checkNATSURL(s string) error {
 	return nil
 }
 
-// metadataDir is the __cluster_metadata-0 directory named by MetadataLogDir.
-func (c config) metadataDir() string { return observer.PartitionDir(c.MetadataLogDir) }
-
 // networkMode reports whether the metadata log is followed from the controllers.
-func (c config) networkMode() bool { return c.ControllerBootstrapServers != "" }
+func (s runConfig) networkMode() bool { return len(s.controllers) > 0 }
 
 // metadataSource names where the metadata log is read from, for logs.
-func (c config) metadataSource() string {
-	if c.networkMode() {
-		return "controllers " + c.ControllerBootstrapServers
+func (s runConfig) metadataSource() string {
+	if s.networkMode() {
+		return "controllers " + strings.Join(s.controllers, ",")
 	}
-	return c.metadataDir()
+	return s.metadataDir
 }
 
-// observerConfig is the observer's config, either source; the caller adds Logger and
-// Handler.
-func (c config) observerConfig() (observer.Config, error) {
-	if !c.networkMode() {
-		return observer.Config{Dir: c.metadataDir()}, nil
-	}
-	opts, err := c.Controller.FranzOpts()
-	if err != nil {
-		return observer.Config{}, fmt.Errorf("%sCONTROLLER_*: %w", envPrefix, err)
+// observerConfig is the observer's config, either source; clusterID, when known, makes
+// controllers of another cluster refuse the fetches. The caller adds Logger and Handler.
+func (s runConfig) observerConfig(clusterID string) observer.Config {
+	if !s.networkMode() {
+		return observer.Config{Dir: s.metadataDir}
 	}
 	return observer.Config{
-		Controllers:    kafkaconn.SplitHosts(c.ControllerBootstrapServers),
-		ClientOpts:     opts,
-		Principal:      c.Controller.Principal(),
-		ClusterID:      c.ClusterID,
-		MaxUncommitted: c.ControllerMaxUncommitted,
-	}, nil
+		Controllers:    s.controllers,
+		ClientOpts:     s.controller.FranzOpts(),
+		Principal:      s.controller.Principal(),
+		ClusterID:      clusterID,
+		MaxUncommitted: s.controllerUncommitted,
+	}
 }
 
-// clusterID is CLUSTER_ID, or cluster.id from meta.properties in metadata.log.dir (in
-// network mode run asks the controllers instead: waitClusterID).
-func (c config) clusterID() (string, error) {
-	if c.ClusterID != "" {
-		return c.ClusterID, nil
+// readClusterID is KRAFTWATCH_CLUSTER_ID, or cluster.id from meta.properties in
+// metadata.log.dir (in network mode run asks the controllers instead: waitClusterID).
+func (s runConfig) readClusterID() (string, error) {
+	if s.clusterID != "" {
+		return s.clusterID, nil
 	}
-	path := filepath.Join(filepath.Dir(c.metadataDir()), "meta.properties")
+	path := filepath.Join(filepath.Dir(s.metadataDir), "meta.properties")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("reading the cluster id (set %sCLUSTER_ID to skip): %w", envPrefix, err)
@@ -341,11 +525,9 @@ func (c config) clusterID() (string, error) {
 	return "", fmt.Errorf("%s has no cluster.id", path)
 }
 
-func (c config) logger(w io.Writer) *slog.Logger {
-	var lvl slog.Level
-	lvl.UnmarshalText([]byte(c.LogLevel))
-	opts := &slog.HandlerOptions{Level: lvl}
-	if c.LogFormat == "text" {
+func (s runConfig) logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: s.logLevel}
+	if s.logText {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))

@@ -1,12 +1,24 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nkeys"
 )
 
 // TestValidateReportsEveryProblem checks that each bad setting gets its own message
@@ -30,7 +42,8 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := splitErrors(cfg.validate())
+	_, verr := cfg.validate()
+	errs := splitErrors(verr)
 	want := []string{"METADATA_LOG_DIR", "BOOTSTRAP_SERVERS", "KAFKA_SASL_MECHANISM", "KAFKA_SASL_USERNAME",
 		"KAFKA_SASL_PASSWORD", "NATS_MODE", "STREAM_REPLICAS", "STREAM_MAX_AGE", "HASH_SCHEME", "GROUP_EXCLUDE",
 		"HTTP_ADDR", "LOG_LEVEL", "LOG_FORMAT", "CONTROLLER_MAX_UNCOMMITTED_BYTES"}
@@ -62,25 +75,26 @@ func TestValidDefaultsAndClusterID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.validate(); err != nil {
+	rc, err := cfg.validate()
+	if err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
 	for _, v := range []string{"none", "MY_EVENTS"} {
 		c := cfg
 		c.EventsStream = v
-		if err := c.validate(); err != nil {
+		if _, err := c.validate(); err != nil {
 			t.Errorf("KRAFTWATCH_EVENTS_STREAM=%s: %v", v, err)
 		}
 	}
-	if cfg.metadataDir() != meta {
-		t.Errorf("metadataDir = %s, want %s", cfg.metadataDir(), meta)
+	if rc.metadataDir != meta {
+		t.Errorf("metadataDir = %s, want %s", rc.metadataDir, meta)
 	}
-	if id, err := cfg.clusterID(); err != nil || id != "MkU3OEVBNTcwNTJENDM2Qk" {
+	if id, err := rc.readClusterID(); err != nil || id != "MkU3OEVBNTcwNTJENDM2Qk" {
 		t.Errorf("clusterID = %q, %v", id, err)
 	}
 	cfg.Kafka.TLSInsecure = true
-	if d, err := cfg.Kafka.Dialer(); err != nil || d.TLS == nil || !d.TLS.InsecureSkipVerify {
-		t.Errorf("KAFKA_TLS_INSECURE_SKIP_VERIFY alone should turn TLS on: %+v %v", d, err)
+	if rc, err := cfg.validate(); err != nil || rc.kafka.Dialer().TLS == nil || !rc.kafka.Dialer().TLS.InsecureSkipVerify {
+		t.Errorf("KAFKA_TLS_INSECURE_SKIP_VERIFY alone should turn TLS on: %v", err)
 	}
 }
 
@@ -128,7 +142,8 @@ func TestNetworkModeConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, e := range splitErrors(cfg.validate()) {
+			rc, verr := cfg.validate()
+			for _, e := range splitErrors(verr) {
 				if e == nil {
 					continue
 				}
@@ -144,9 +159,9 @@ func TestNetworkModeConfig(t *testing.T) {
 				t.Errorf("errors for %v, want %v", got, want)
 			}
 			if tc.name == "network" {
-				oc, err := cfg.observerConfig()
-				if err != nil || !slices.Equal(oc.Controllers, []string{"c1:9093", "c2:9093"}) || oc.Dir != "" || oc.Principal != "User:ANONYMOUS" {
-					t.Errorf("observerConfig = %+v, %v", oc, err)
+				oc := rc.observerConfig("")
+				if !slices.Equal(oc.Controllers, []string{"c1:9093", "c2:9093"}) || oc.Dir != "" || oc.Principal != "User:ANONYMOUS" {
+					t.Errorf("observerConfig = %+v", oc)
 				}
 			}
 		})
@@ -250,4 +265,187 @@ func asNobody(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "--- PASS") {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
+}
+
+// TestUnknownSettingNamed: a KRAFTWATCH_ variable that is no setting is an error
+// (exit code 2) naming it and the closest setting.
+func TestUnknownSettingNamed(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, env, want string
+	}{
+		{"swapped letters", "KRAFTWATCH_NATS_ULR=nats://n:4222", "KRAFTWATCH_NATS_ULR: not a setting of kraftwatch run; did you mean KRAFTWATCH_NATS_URL?"},
+		{"one letter", "KRAFTWATCH_HASH_SCHEMA=kafka", "KRAFTWATCH_HASH_SCHEMA: not a setting of kraftwatch run; did you mean KRAFTWATCH_HASH_SCHEME?"},
+		{"missing token", "KRAFTWATCH_SASL_MECHANISM=PLAIN", "did you mean KRAFTWATCH_KAFKA_SASL_MECHANISM?"},
+		{"controller's", "KRAFTWATCH_CONTROLER_TLS=true", "did you mean KRAFTWATCH_CONTROLLER_TLS?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			env := []string{"KRAFTWATCH_BOOTSTRAP_SERVERS=k:9092", "KRAFTWATCH_METADATA_LOG_DIR=" + dir, "OTHER_VARIABLE=1", tc.env}
+			if code := mainCode([]string{"run"}, env, &stdout, &stderr); code != 2 {
+				t.Fatalf("exit code %d, want 2; stderr:\n%s", code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("stderr lacks %q:\n%s", tc.want, stderr.String())
+			}
+		})
+	}
+	if _, err := loadConfig([]string{"KRAFTWATCH_BOOTSTRAP_SERVERS=k:9092", "KAFKA_HEAP_OPTS=-Xmx1g"}); err != nil {
+		t.Errorf("known and foreign variables: %v", err)
+	}
+}
+
+// TestSettingsAreEnvFields: the settings --help lists, and that loadConfig knows, are
+// those caarlos0/env reads.
+func TestSettingsAreEnvFields(t *testing.T) {
+	params, err := env.GetFieldParamsWithOptions(&config{}, env.Options{Prefix: envPrefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromEnv, ours []string
+	for _, p := range params {
+		fromEnv = append(fromEnv, p.Key)
+	}
+	for _, f := range fields() {
+		ours = append(ours, f.name)
+	}
+	if slices.Sort(fromEnv); !slices.Equal(fromEnv, slices.Sorted(slices.Values(ours))) {
+		t.Errorf("caarlos0/env reads %v, fields() lists %v", fromEnv, ours)
+	}
+}
+
+// TestOfflineChecks: every value that can be checked without the network is checked
+// before anything connects, and its error names the variable: subjects, stream names,
+// the contents of certificate, key, CA and credentials files, the hash scheme.
+func TestOfflineChecks(t *testing.T) {
+	dir := t.TempDir()
+	f := writeTestFiles(t, dir)
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want []string // messages in stderr; none: valid
+	}{
+		{"valid files", []string{"KRAFTWATCH_NATS_TLS_CA_FILE=" + f.ca, "KRAFTWATCH_NATS_TLS_CERT_FILE=" + f.cert,
+			"KRAFTWATCH_NATS_TLS_KEY_FILE=" + f.key, "KRAFTWATCH_NATS_CREDS_FILE=" + f.creds,
+			"KRAFTWATCH_KAFKA_TLS_CA_FILE=" + f.ca, "KRAFTWATCH_KAFKA_TLS_CERT_FILE=" + f.cert, "KRAFTWATCH_KAFKA_TLS_KEY_FILE=" + f.key,
+			"KRAFTWATCH_KAFKA_SASL_MECHANISM=PLAIN", "KRAFTWATCH_KAFKA_SASL_USERNAME=u", "KRAFTWATCH_KAFKA_SASL_PASSWORD_FILE=" + f.password}, nil},
+		{"subject prefix with a space", []string{"KRAFTWATCH_SUBJECT_PREFIX=a b.>"},
+			[]string{`KRAFTWATCH_SUBJECT_PREFIX: "a b.>" is not tokens`}},
+		{"subject prefix with an empty token", []string{"KRAFTWATCH_SUBJECT_PREFIX=a..b"}, []string{"KRAFTWATCH_SUBJECT_PREFIX:"}},
+		{"subject prefix of the internal subjects", []string{"KRAFTWATCH_SUBJECT_PREFIX=_kraftwatch.x"},
+			[]string{`KRAFTWATCH_SUBJECT_PREFIX: "_kraftwatch.x": its first token`}},
+		{"internal prefix in core mode", []string{"KRAFTWATCH_SUBJECT_PREFIX=_kraftwatch.x", "KRAFTWATCH_NATS_MODE=core"}, nil},
+		{"stream name with a dot", []string{"KRAFTWATCH_STREAM_NAME=a.b"}, []string{`KRAFTWATCH_STREAM_NAME: "a.b" is not a stream name`}},
+		{"stream name with a wildcard", []string{"KRAFTWATCH_STREAM_NAME=A*"}, []string{"KRAFTWATCH_STREAM_NAME:"}},
+		{"hash scheme", []string{"KRAFTWATCH_HASH_SCHEME=md5"}, []string{`KRAFTWATCH_HASH_SCHEME: "md5" is not murmur3 or kafka`}},
+		{"NATS CA garbage", []string{"KRAFTWATCH_NATS_TLS_CA_FILE=" + f.garbage}, []string{"KRAFTWATCH_NATS_TLS_CA_FILE: " + f.garbage + " holds no PEM certificate"}},
+		{"NATS cert garbage", []string{"KRAFTWATCH_NATS_TLS_CERT_FILE=" + f.garbage, "KRAFTWATCH_NATS_TLS_KEY_FILE=" + f.key},
+			[]string{"KRAFTWATCH_NATS_TLS_CERT_FILE: with KRAFTWATCH_NATS_TLS_KEY_FILE:"}},
+		{"NATS key of another cert", []string{"KRAFTWATCH_NATS_TLS_CERT_FILE=" + f.cert, "KRAFTWATCH_NATS_TLS_KEY_FILE=" + f.otherKey},
+			[]string{"KRAFTWATCH_NATS_TLS_CERT_FILE: with KRAFTWATCH_NATS_TLS_KEY_FILE: tls: private key does not match"}},
+		{"NATS key missing", []string{"KRAFTWATCH_NATS_TLS_CERT_FILE=" + f.cert, "KRAFTWATCH_NATS_TLS_KEY_FILE=" + filepath.Join(dir, "nope")},
+			[]string{"KRAFTWATCH_NATS_TLS_KEY_FILE: stat"}},
+		{"NATS creds garbage", []string{"KRAFTWATCH_NATS_CREDS_FILE=" + f.garbage}, []string{"KRAFTWATCH_NATS_CREDS_FILE: " + f.garbage + " holds no valid user JWT"}},
+		{"NATS creds without seed", []string{"KRAFTWATCH_NATS_CREDS_FILE=" + f.jwtOnly}, []string{"KRAFTWATCH_NATS_CREDS_FILE: " + f.jwtOnly + " holds no user nkey seed"}},
+		{"Kafka CA garbage", []string{"KRAFTWATCH_KAFKA_TLS_CA_FILE=" + f.garbage}, []string{"KRAFTWATCH_KAFKA_TLS_CA_FILE: " + f.garbage + " holds no PEM certificate"}},
+		{"Kafka cert garbage", []string{"KRAFTWATCH_KAFKA_TLS_CERT_FILE=" + f.garbage, "KRAFTWATCH_KAFKA_TLS_KEY_FILE=" + f.key},
+			[]string{"KRAFTWATCH_KAFKA_TLS_CERT_FILE: with KAFKA_TLS_KEY_FILE: tls: failed to find any PEM data"}},
+		{"controller CA garbage", []string{"KRAFTWATCH_CONTROLLER_TLS_CA_FILE=" + f.garbage}, []string{"KRAFTWATCH_CONTROLLER_TLS_CA_FILE: " + f.garbage}},
+		{"controller key of another cert", []string{"KRAFTWATCH_CONTROLLER_TLS_CERT_FILE=" + f.cert, "KRAFTWATCH_CONTROLLER_TLS_KEY_FILE=" + f.otherKey},
+			[]string{"KRAFTWATCH_CONTROLLER_TLS_CERT_FILE: with CONTROLLER_TLS_KEY_FILE: tls: private key does not match"}},
+		{"empty password file", []string{"KRAFTWATCH_KAFKA_SASL_MECHANISM=PLAIN", "KRAFTWATCH_KAFKA_SASL_USERNAME=u",
+			"KRAFTWATCH_KAFKA_SASL_PASSWORD_FILE=" + f.empty}, []string{"KRAFTWATCH_KAFKA_SASL_PASSWORD_FILE: " + f.empty + " is empty"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			environ := append([]string{"KRAFTWATCH_BOOTSTRAP_SERVERS=k:9092", "KRAFTWATCH_METADATA_LOG_DIR=" + dir}, tc.env...)
+			raw, err := loadConfig(environ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = raw.validate()
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("valid settings: %v", err)
+				}
+				return
+			}
+			var stdout, stderr strings.Builder
+			if code := mainCode([]string{"run"}, environ, &stdout, &stderr); code != 2 {
+				t.Fatalf("exit code %d, want 2; stderr:\n%s", code, stderr.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+// testFiles are the paths writeTestFiles writes.
+type testFiles struct {
+	ca, cert, key, otherKey, creds, jwtOnly, password, garbage, empty string
+}
+
+// writeTestFiles writes into dir a self-signed CA that is also the client
+// certificate, its key, another key, a NATS credentials file, the same without its
+// seed, a password file, a garbage file and an empty one.
+func writeTestFiles(t *testing.T, dir string) testFiles {
+	t.Helper()
+	f := testFiles{}
+	write := func(name string, b []byte) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	newKey := func() (*ecdsa.PrivateKey, []byte) {
+		t.Helper()
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		der, err := x509.MarshalPKCS8PrivateKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	}
+	key, keyPEM := newKey()
+	_, otherPEM := newKey()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kraftwatch"}, IsCA: true,
+		BasicConstraintsValid: true, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	f.ca, f.cert, f.key, f.otherKey = write("ca.pem", certPEM), write("cert.pem", certPEM), write("key.pem", keyPEM), write("other.pem", otherPEM)
+
+	account, err := nkeys.CreateAccount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	userPub, _ := user.PublicKey()
+	token, err := jwt.NewUserClaims(userPub).Encode(account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := user.Seed()
+	creds, err := jwt.FormatUserConfig(token, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.creds = write("user.creds", creds)
+	f.jwtOnly = write("jwt-only.creds", []byte("-----BEGIN NATS USER JWT-----\n"+token+"\n------END NATS USER JWT------\n"))
+	f.password = write("password", []byte("secret\n"))
+	f.garbage = write("garbage", []byte("not a certificate, a key or a credential\n"))
+	f.empty = write("empty", nil)
+	return f
 }

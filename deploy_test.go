@@ -249,10 +249,11 @@ func TestComposeNetworkMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.validate(); err != nil {
+	rc, err := cfg.validate()
+	if err != nil {
 		t.Errorf("kraftwatch-network's settings are not valid: %v", err)
 	}
-	if !cfg.networkMode() || cfg.MetadataLogDir != "" {
+	if !rc.networkMode() || cfg.MetadataLogDir != "" {
 		t.Errorf("kraftwatch-network is not in network mode: %+v", cfg)
 	}
 	// KAFKA_CONTROLLER_QUORUM_VOTERS is id@host:port of the controller listener.

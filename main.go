@@ -100,9 +100,9 @@ func mainCode(args, environ []string, stdout, stderr io.Writer) int {
 // runMain runs the sidecar until SIGTERM or SIGINT. Exit codes: 0 after a clean
 // shutdown, 1 on a runtime failure, 2 for bad configuration.
 func runMain(environ []string, stderr io.Writer) int {
-	cfg, err := loadConfig(environ)
-	err = errors.Join(err, cfg.validate())
-	if err != nil {
+	raw, err := loadConfig(environ)
+	cfg, verr := raw.validate()
+	if err = errors.Join(err, verr); err != nil {
 		fmt.Fprintf(stderr, "kraftwatch: bad configuration:\n")
 		for _, e := range splitErrors(err) {
 			fmt.Fprintf(stderr, "  %v\n", e)

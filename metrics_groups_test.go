@@ -2,19 +2,29 @@ package main
 
 import (
 	"context"
+	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/kraftwatch/kraftwatch/engine"
+	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/natstest"
+	"github.com/kraftwatch/kraftwatch/observer"
+	"github.com/kraftwatch/kraftwatch/publish"
 )
 
 // TestGroupsCollector counts synthetic groups by type and state and exports
@@ -40,6 +50,12 @@ func TestGroupsCollector(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newGroupsCollector(src, tc.perGroup)
+			if n := testutil.CollectAndCount(c); n != 0 {
+				t.Errorf("%d series before the first snapshot, want none", n)
+			}
+			if err := c.refresh(t.Context()); err != nil {
+				t.Fatal(err)
+			}
 			if n := testutil.CollectAndCount(c); n != tc.series {
 				t.Errorf("%d series, want %d", n, tc.series)
 			}
@@ -74,3 +90,107 @@ func TestGroupsCollector(t *testing.T) {
 		})
 	}
 }
+
+// TestMetricsWhileEngineBlocked: with the engine blocked (at start-up, reading the
+// last published events from a NATS that does not answer) every scrape of /metrics
+// answers 200 within a second, with kraftwatch_ready, while /readyz says why.
+func TestMetricsWhileEngineBlocked(t *testing.T) {
+	obs, err := observer.New(observer.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := groups.NewReader(groups.ReaderConfig{Brokers: []string{"127.0.0.1:9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(natstest.Start(t).ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	pub, err := publish.New(publish.Config{Conn: nc, ClusterID: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := &blockedPublisher{loading: make(chan struct{})}
+	caughtUp := make(chan struct{})
+	close(caughtUp)
+	eng, err := engine.New(engine.Config{ClusterID: "c", Scheme: "murmur3", GroupsCaughtUp: caughtUp, Publisher: blocked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &stages{obs: obs, reader: reader, eng: eng, pub: pub, rebalanced: newRebalanceMetrics(),
+		groupMetrics: newGroupsCollector(eng.Query, nil), stallAfter: time.Minute}
+	ready := newReadiness()
+	reg := newHealthRegistry(ready.check)
+	registerMetrics(reg, st, buildInfo{"dev", "c", "disk", "murmur3"})
+	ready.watch(st)
+	srv := httptest.NewServer(httpHandler(ready.check, reg, eng.Query))
+	defer srv.Close()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var running sync.WaitGroup
+	defer func() { cancel(); running.Wait() }()
+	running.Go(func() { eng.Run(ctx) })
+	eng.OnMetadata(observer.Update{Image: image.Empty})
+	select {
+	case <-blocked.loading: // the engine waits for NATS: no query is served now
+	case <-time.After(10 * time.Second):
+		t.Fatal("the engine never asked for the last published events")
+	}
+	groupMetrics := st.groupMetrics
+	running.Go(func() { groupMetrics.Run(ctx) })
+
+	client := &http.Client{Timeout: time.Second}
+	for range 3 {
+		start := time.Now()
+		resp, err := client.Get(srv.URL + "/metrics")
+		if err != nil {
+			t.Fatalf("/metrics: %v", err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("/metrics: %d %v\n%s", resp.StatusCode, err, body)
+		}
+		if !strings.Contains(string(body), "\nkraftwatch_ready 0\n") || !strings.Contains(string(body), "\nkraftwatch_info{") {
+			t.Fatalf("/metrics lacks kraftwatch_ready 0 or kraftwatch_info:\n%s", body)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("/metrics took %v", d)
+		}
+	}
+	resp, err := client.Get(srv.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("/readyz: %d %s, want 503", resp.StatusCode, body)
+	}
+}
+
+// blockedPublisher is an engine.Publisher whose NATS never answers: LoadLastPublished
+// blocks until its context ends (closing loading when first called).
+type blockedPublisher struct {
+	loading chan struct{}
+	once    sync.Once
+}
+
+func (p *blockedPublisher) Enqueue(context.Context, events.RebalanceNeeded) error { return nil }
+
+func (p *blockedPublisher) EnqueueRebalanced(context.Context, events.GroupRebalanced) error {
+	return nil
+}
+
+func (p *blockedPublisher) Ready() bool { return false }
+
+func (p *blockedPublisher) LoadLastPublished(ctx context.Context) (map[events.GroupKey]publish.Last, error) {
+	p.once.Do(func() { close(p.loading) })
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (p *blockedPublisher) Superseded() <-chan struct{}                      { return nil }
+func (p *blockedPublisher) TakeSuperseded() map[events.GroupKey]publish.Last { return nil }

@@ -89,8 +89,14 @@ func metricsTable(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The stages' own metrics; those of the group state (metrics_groups.go,
+	// metrics_rebalanced.go) have a section of their own.
 	reg := newHealthRegistry(eng.Ready)
-	registerStages(reg, []string{"dev", "cluster", "disk", "murmur3"}, obs, reader, pub, eng)
+	newInfoMetric(reg, buildInfo{"dev", "cluster", "disk", "murmur3"})
+	newObserverMetrics(reg, obs.Metrics())
+	newReaderMetrics(reg, reader)
+	newEngineMetrics(reg, eng)
+	newPublishMetrics(reg, pub)
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

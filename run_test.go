@@ -4,19 +4,24 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/kraftwatch/kraftwatch/internal/natstest"
 )
 
 // TestReadyzBody: /readyz answers 200 with {"status":"ready"}, or 503 naming each
@@ -62,8 +67,12 @@ func TestReadyzBody(t *testing.T) {
 func TestMetricsBeforeStages(t *testing.T) {
 	closed := freeAddr(t) // nothing listens there: every dial is refused
 	httpAddr := freeAddr(t)
-	cfg, err := loadConfig([]string{"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS=" + closed,
+	raw, err := loadConfig([]string{"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS=" + closed,
 		"KRAFTWATCH_BOOTSTRAP_SERVERS=" + closed, "KRAFTWATCH_HTTP_ADDR=" + httpAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := raw.validate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,4 +159,84 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// TestRunInOrder: the stages of a phase stop only once every stage of the phase
+// before has returned, whether ctx ends or a stage fails, and every failure is
+// returned with its stage's name.
+func TestRunInOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fail    bool // the first stage fails instead of ctx ending
+		wantErr string
+	}{
+		{"context ends", false, ""},
+		{"a stage fails", true, "input: boom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var events []string
+			var mu sync.Mutex
+			note := func(s string) { mu.Lock(); events = append(events, s); mu.Unlock() }
+			boom := make(chan struct{})
+			input := func(ctx context.Context) error {
+				select {
+				case <-ctx.Done():
+				case <-boom:
+					note("input failed")
+					return errors.New("boom")
+				}
+				time.Sleep(10 * time.Millisecond) // a slow stop: the next phase must wait
+				note("input stopped")
+				return ctx.Err()
+			}
+			output := func(ctx context.Context) error {
+				<-ctx.Done()
+				note("output stopped")
+				return nil
+			}
+			if tc.fail {
+				close(boom)
+			} else {
+				cancel()
+			}
+			err := runInOrder(ctx, func() { note("stopping") },
+				[]stage{{"input", input}}, []stage{{"output", output}})
+			if got := fmt.Sprint(err); (err == nil) != (tc.wantErr == "") || err != nil && got != tc.wantErr {
+				t.Errorf("err = %v, want %q", err, tc.wantErr)
+			}
+			want := []string{"stopping", "input stopped", "output stopped"}
+			if tc.fail {
+				want = []string{"input failed", "stopping", "output stopped"}
+			}
+			if !slices.Equal(events, want) {
+				t.Errorf("events %v, want %v", events, want)
+			}
+		})
+	}
+}
+
+// TestNATSDrainWaitsForClose: the function connectNATS returns drains the
+// connection and returns once nats.go has closed it.
+func TestNATSDrainWaitsForClose(t *testing.T) {
+	srv := natstest.Start(t)
+	nc, drain, err := connectNATS(natsSettings{url: srv.ClientURL()}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.FlushTimeout(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { drain(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("drain did not return")
+	}
+	if !nc.IsClosed() {
+		t.Errorf("connection not closed after drain: %v", nc.Status())
+	}
+	drain() // again: already closed, returns at once
 }

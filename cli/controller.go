@@ -33,17 +33,13 @@ func loadFromControllers(controllers string, environ []string, stderr io.Writer)
 	if err != nil {
 		return nil, "", err
 	}
-	opts, err := sec.FranzOpts()
-	if err != nil {
-		return nil, "", err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	l, err := observer.LoadQuorum(ctx, observer.Config{Controllers: kafkaconn.SplitHosts(controllers), Logger: logger,
-		ClientOpts: opts, Principal: sec.Principal()})
+		ClientOpts: sec.FranzOpts(), Principal: sec.Principal()})
 	if err != nil {
 		return nil, "", err
 	}
@@ -59,7 +55,7 @@ func loadFromControllers(controllers string, environ []string, stderr io.Writer)
 const controllerEnvPrefix = "KRAFTWATCH_CONTROLLER_"
 
 // controllerSecurity reads KRAFTWATCH_CONTROLLER_TLS* and _SASL_* from environ.
-func controllerSecurity(environ []string) (kafkaconn.Config, error) {
+func controllerSecurity(environ []string) (*kafkaconn.Security, error) {
 	var c kafkaconn.Config
 	vars := map[string]string{}
 	for _, kv := range environ {
@@ -68,16 +64,18 @@ func controllerSecurity(environ []string) (kafkaconn.Config, error) {
 		}
 	}
 	if err := env.ParseWithOptions(&c, env.Options{Prefix: controllerEnvPrefix, Environment: vars}); err != nil {
-		return c, err
+		return nil, err
 	}
+	sec, err := c.Security()
 	var errs []error
-	var fe *kafkaconn.FieldError
-	for _, e := range unwrapAll(c.Validate()) {
+	for _, e := range unwrapAll(err) {
+		var fe *kafkaconn.FieldError
 		if errors.As(e, &fe) {
-			errs = append(errs, fmt.Errorf("%s%s: %s", controllerEnvPrefix, fe.Field, strings.ReplaceAll(fe.Msg, "KAFKA_", "CONTROLLER_")))
+			e = fmt.Errorf("%s%s: %s", controllerEnvPrefix, fe.Field, strings.ReplaceAll(fe.Msg, "KAFKA_", "CONTROLLER_"))
 		}
+		errs = append(errs, e)
 	}
-	return c, errors.Join(errs...)
+	return sec, errors.Join(errs...)
 }
 
 func unwrapAll(err error) []error {

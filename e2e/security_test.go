@@ -32,7 +32,7 @@ import (
 
 // TestKafkaSecurity reads __consumer_offsets through a broker's secure listeners with
 // the Dialer that `kraftwatch run` builds from KRAFTWATCH_KAFKA_* (kafkaconn.Config read
-// from the environment, Validate, Dialer): TLS verified against the cluster's CA with each SASL mechanism (PLAIN,
+// from the environment, Security, Dialer): TLS verified against the cluster's CA with each SASL mechanism (PLAIN,
 // SCRAM-SHA-256, SCRAM-SHA-512, the last with a password file), TLS alone, and SASL
 // without TLS. Each reader must catch up and see the subscription of a KIP-848 group
 // whose member runs on the PLAINTEXT listener. A wrong password, an unknown CA or a
@@ -414,16 +414,13 @@ func startReaderEnv(t *testing.T, env []string) *testReader {
 	if err := envparse.ParseWithOptions(&kc, envparse.Options{Prefix: "KRAFTWATCH_KAFKA_", Environment: vars}); err != nil {
 		t.Fatal(err)
 	}
-	if err := kc.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	dialer, err := kc.Dialer()
+	sec, err := kc.Security()
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &testReader{logs: &logLines{}, state: groups.NewState(), done: make(chan error, 1)}
 	r.Reader, err = groups.NewReader(groups.ReaderConfig{
-		Brokers: kafkaconn.SplitHosts(vars["KRAFTWATCH_BOOTSTRAP_SERVERS"]), Dialer: dialer,
+		Brokers: kafkaconn.SplitHosts(vars["KRAFTWATCH_BOOTSTRAP_SERVERS"]), Dialer: sec.Dialer(),
 		Logger: slog.New(slog.NewTextHandler(r.logs, nil)).With("stage", "groups"),
 	})
 	if err != nil {

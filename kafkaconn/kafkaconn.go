@@ -1,6 +1,27 @@
 // Package kafkaconn holds how kraftwatch connects to Kafka: TLS (with mutual TLS) and
-// SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) settings, validated once and turned into
-// the dialer the group reader uses. A Config is a plain value, safe to copy and share.
+// SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), read from KRAFTWATCH_KAFKA_* (brokers) or
+// KRAFTWATCH_CONTROLLER_* (the controller listener), validated once into a Security
+// that gives each of kraftwatch's two Kafka clients its connections.
+//
+// Each client has one job:
+//
+//   - github.com/segmentio/kafka-go reads __consumer_offsets (groups.Reader, through
+//     Security.Dialer): fetches of an ordinary topic from its partitions' leaders, and
+//     their end offsets, which kafka-go's Reader and Client do with little code.
+//   - github.com/twmb/franz-go speaks the KRaft quorum protocol to the controllers
+//     (observer/, through Security.FranzOpts; kmsg holds the wire types): Fetch and
+//     FetchSnapshot of __cluster_metadata as a Raft observer (replica id -1),
+//     DescribeQuorum and DescribeCluster, which kafka-go does not speak.
+//
+// No setting is mapped twice: Security loads the TLS configuration once and builds the
+// SASL mechanism once, as a franz-go sasl.Mechanism; Dialer hands kafka-go the same
+// *tls.Config and the same mechanism through an adapter (the two libraries' SASL
+// interfaces describe the same exchange). The SASL password is read at each
+// authentication, so a rotated KAFKA_SASL_PASSWORD_FILE is picked up by the next
+// connection of either client.
+//
+// A Config is a plain value, safe to copy and share; a Security is immutable and safe
+// for concurrent use.
 package kafkaconn
 
 import (
@@ -10,12 +31,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
-
-	"github.com/segmentio/kafka-go"
-	"github.com/segmentio/kafka-go/sasl"
-	"github.com/segmentio/kafka-go/sasl/plain"
-	"github.com/segmentio/kafka-go/sasl/scram"
 )
 
 // ClientID is the client.id kraftwatch gives Kafka.
@@ -67,15 +82,23 @@ func (c Config) Validate() error {
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		bad("TLS_CERT_FILE", "KAFKA_TLS_CERT_FILE and KAFKA_TLS_KEY_FILE go together")
 	}
-	for _, f := range []struct{ field, path string }{
-		{"TLS_CA_FILE", c.TLSCAFile}, {"TLS_CERT_FILE", c.TLSCertFile},
-		{"TLS_KEY_FILE", c.TLSKeyFile}, {"SASL_PASSWORD_FILE", c.SASLPasswordFile},
-	} {
-		if f.path == "" {
-			continue
+	// The files' contents, parsed as the connections will.
+	if c.TLSCAFile != "" {
+		if _, err := ReadCAFile(c.TLSCAFile); err != nil {
+			bad("TLS_CA_FILE", "%v", err)
 		}
-		if _, err := os.Stat(f.path); err != nil {
-			bad(f.field, "%v", err)
+	}
+	if err := CheckKeyPair(c.TLSCertFile, c.TLSKeyFile); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			bad("TLS_"+fe.Field, "%s", strings.ReplaceAll(fe.Msg, "TLS_KEY_FILE", "KAFKA_TLS_KEY_FILE"))
+		}
+	}
+	if c.SASLPasswordFile != "" {
+		if p, err := c.Password(); err != nil {
+			bad("SASL_PASSWORD_FILE", "%v", err)
+		} else if p == "" {
+			bad("SASL_PASSWORD_FILE", "%s is empty", c.SASLPasswordFile)
 		}
 	}
 	return errors.Join(errs...)
@@ -84,19 +107,6 @@ func (c Config) Validate() error {
 // UsesTLS reports whether connections are made with TLS.
 func (c Config) UsesTLS() bool {
 	return c.TLS || c.TLSCAFile != "" || c.TLSCertFile != "" || c.TLSInsecure
-}
-
-// TLSConfig is the TLS configuration of the connection, or nil without TLS.
-func (c Config) TLSConfig() (*tls.Config, error) {
-	if !c.UsesTLS() {
-		return nil, nil
-	}
-	cfg, err := TLSFiles(c.TLSCAFile, c.TLSCertFile, c.TLSKeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("kafka TLS: %w", err)
-	}
-	cfg.InsecureSkipVerify = c.TLSInsecure
-	return cfg, nil
 }
 
 // Password is SASLPassword, or the first line of SASLPasswordFile, read now (so a
@@ -112,43 +122,14 @@ func (c Config) Password() (string, error) {
 	return strings.TrimRight(string(b), "\r\n"), nil
 }
 
-// Dialer is the kafka-go dialer of the group reader.
-func (c Config) Dialer() (*kafka.Dialer, error) {
-	d := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, ClientID: ClientID}
-	tlsCfg, err := c.TLSConfig()
-	if err != nil {
-		return nil, err
-	}
-	d.TLS = tlsCfg
-	password, err := c.Password()
-	if err != nil {
-		return nil, err
-	}
-	var mech sasl.Mechanism
-	switch c.SASLMechanism {
-	case "PLAIN":
-		mech = plain.Mechanism{Username: c.SASLUsername, Password: password}
-	case "SCRAM-SHA-256":
-		mech, err = scram.Mechanism(scram.SHA256, c.SASLUsername, password)
-	case "SCRAM-SHA-512":
-		mech, err = scram.Mechanism(scram.SHA512, c.SASLUsername, password)
-	}
-	d.SASLMechanism = mech
-	return d, err
-}
-
 // TLSFiles is a TLS 1.2+ configuration from PEM files: caFile (empty: the system pool)
 // and a client certificate (both empty: none).
 func TLSFiles(caFile, certFile, keyFile string) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pool, err := ReadCAFile(caFile)
 		if err != nil {
 			return nil, err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
 		}
 		cfg.RootCAs = pool
 	}
@@ -160,6 +141,40 @@ func TLSFiles(caFile, certFile, keyFile string) (*tls.Config, error) {
 		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return cfg, nil
+}
+
+// CheckKeyPair checks a client certificate and its key: that each file set can be
+// read and, when both are, that they parse and match. Its errors are *FieldErrors
+// for CERT_FILE or KEY_FILE.
+func CheckKeyPair(certFile, keyFile string) error {
+	var errs []error
+	for _, f := range []struct{ field, path string }{{"CERT_FILE", certFile}, {"KEY_FILE", keyFile}} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.Stat(f.path); err != nil {
+			errs = append(errs, &FieldError{Field: f.field, Msg: err.Error()})
+		}
+	}
+	if len(errs) == 0 && certFile != "" && keyFile != "" {
+		if _, err := tls.LoadX509KeyPair(certFile, keyFile); err != nil {
+			errs = append(errs, &FieldError{Field: "CERT_FILE", Msg: "with TLS_KEY_FILE: " + err.Error()})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ReadCAFile reads a PEM CA bundle: an error unless it holds at least one certificate.
+func ReadCAFile(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", path)
+	}
+	return pool, nil
 }
 
 // SplitHosts splits a comma-separated host:port list, dropping blanks.

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/kraftwatch/kraftwatch/api"
+)
+
+// httpServer serves kraftwatch's HTTP endpoints from the start of run; setHandler
+// replaces what it serves once the stages exist.
+type httpServer struct {
+	srv     *http.Server
+	ln      net.Listener
+	handler atomic.Pointer[http.Handler]
+	serving sync.WaitGroup
+}
+
+// startHTTP listens on addr and serves h.
+func startHTTP(addr string, h http.Handler, log *slog.Logger) (*httpServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP: %w", err)
+	}
+	s := &httpServer{ln: ln}
+	s.setHandler(h)
+	s.srv = &http.Server{Addr: addr, ReadHeaderTimeout: 5 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*s.handler.Load()).ServeHTTP(w, r) })}
+	s.serving.Go(func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("HTTP server", "error", err)
+		}
+	})
+	return s, nil
+}
+
+func (s *httpServer) setHandler(h http.Handler) { s.handler.Store(&h) }
+
+// addr is the address listened on.
+func (s *httpServer) addr() string { return s.ln.Addr().String() }
+
+// shutdown stops the server, giving requests in flight 5 s.
+func (s *httpServer) shutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.srv.Shutdown(ctx)
+	s.serving.Wait()
+}
+
+// httpHandler serves /livez (the process answers), /readyz (serveReadyz), /metrics
+// and, when groups is not nil, the group state API (/v1/).
+func httpHandler(ready func() error, reg *prometheus.Registry, groups api.Source) http.Handler {
+	mux := http.NewServeMux()
+	if groups != nil {
+		api.Register(mux, groups)
+	}
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", serveReadyz(ready))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return mux
+}
