@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/fanout.sh: one change read by 10,000 groups, published into a local JetStream
-# (issue 14, goal 2). It starts a nats-server process (the version go.mod requires,
+# bench/fanout.sh: one change read by 10,000 groups, published into a local JetStream.
+# It starts a nats-server process (the version go.mod requires,
 # JetStream on file storage in a temporary directory) and runs, against it:
 #
 #   BenchmarkFanout10k   engine + publisher in one process, as kraftwatch runs them:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/network.sh: kraftwatch's network metadata source (a KRaft observer fetching
-# from the controller quorum) against its disk source, in one run (issue 11):
+# from the controller quorum) against its disk source, in one run:
 #
 #   1. initial sync: a real KRaft controller (a lone controller-only Kafka node)
 #      started on a 1M-partition snapshot written by bench/metagen serves it; the
