@@ -42,7 +42,7 @@
 #
 # BenchmarkFanout10k and BenchmarkPublish10k run in both modes of the streams, in the
 # same run: events-none (KRAFTWATCH_EVENTS_STREAM=none, kraftwatch's stream alone: the
-# mode README recommends for throughput, on which the targets are checked and the exit
+# mode docs/events.md recommends for throughput, on which the targets are checked and the exit
 # status depends) and events-stream (the default, the events stream sourcing it: its
 # figures are printed beside, each saying whether it meets the target).
 #

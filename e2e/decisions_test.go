@@ -195,7 +195,7 @@ type decisionCase struct {
 	act    func(ctx context.Context) error
 	ready  func(im *image.Image) bool // the change is in kraftwatch's image (negatives)
 	expect []groups.GroupKey          // decided by kraftwatch and bumped by the coordinator
-	kwOnly []groups.GroupKey          // decided by kraftwatch, not bumped (see the README)
+	kwOnly []groups.GroupKey          // decided by kraftwatch, not bumped (docs/kafka-hash.md)
 	early  bool                       // kraftwatch is expected to decide before the coordinator can
 }
 
