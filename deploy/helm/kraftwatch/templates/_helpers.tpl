@@ -193,3 +193,24 @@ after it in the Deployment, checked against it). */}}
 - name: KRAFTWATCH_LOG_FORMAT
   value: {{ .Values.log.format | quote }}
 {{- end }}
+
+{{/* The TCP ports kraftwatch dials, comma-separated: the port of every address in
+controller.bootstrapServers, kafka.bootstrapServers and nats.url (a NATS URL without
+one: 4222), and networkPolicy.egress.ports besides. */}}
+{{- define "kraftwatch.egressPorts" -}}
+{{- $ports := list }}
+{{- range $addrs := list .Values.controller.bootstrapServers .Values.kafka.bootstrapServers }}
+{{- range splitList "," $addrs }}
+{{- with regexFind ":[0-9]+$" (trim .) }}{{ $ports = append $ports (trimPrefix ":" . | atoi) }}{{ end }}
+{{- end }}
+{{- end }}
+{{- range splitList "," .Values.nats.url }}
+{{- $u := trim . }}
+{{- if $u }}
+{{- $port := regexFind ":[0-9]+$" $u }}
+{{- $ports = append $ports (ternary (trimPrefix ":" $port | atoi) 4222 (ne $port "")) }}
+{{- end }}
+{{- end }}
+{{- range .Values.networkPolicy.egress.ports }}{{ $ports = append $ports (int .) }}{{ end }}
+{{- $ports | uniq | sortAlpha | join "," }}
+{{- end }}
