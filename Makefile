@@ -103,3 +103,11 @@ bench-metadata: kafka
 
 clean:
 	rm -rf bin
+
+# The container image; no image is published. Then: docker push $(IMAGE), and set the
+# chart's image.repository and image.tag. Needs Docker (the tests check the Dockerfile
+# statically only).
+IMAGE ?= kraftwatch:local
+.PHONY: image
+image:
+	docker build -t $(IMAGE) .

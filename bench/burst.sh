@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/burst.sh: a rolling restart's leader-change burst (issue 14, goal 1). metagen
+# bench/burst.sh: a rolling restart's leader-change burst. metagen
 # writes the 1M-partition snapshot of bench/metadata.sh and two segments of 1M
 # partition leader changes after it: the headline in the order of a rolling restart
 # (-order rolling: broker by broker, its controlled shutdown moves the partitions it

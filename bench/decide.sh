@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/decide.sh: Tracker.Metadata for one change read by 10,000 groups (issue 14,
-# goal 4): BenchmarkDecide's cases, in one go test run. It prints the 10k-reader case
+# bench/decide.sh: Tracker.Metadata for one change read by 10,000 groups:
+# BenchmarkDecide's cases, in one go test run. It prints the 10k-reader case
 # (CPU time of the process per update, which other processes on the machine do not
 # inflate as they do wall time; wall time beside it) against the target of 5 ms, the
 # cost per affected group against the 100-reader case, and the cost of 9,900

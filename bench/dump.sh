@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/dump.sh: peak RSS of `kraftwatch dump` (text and --json) against `kraftwatch
-# hashes` on the same 1M-partition snapshot (issue 14, "Also": dump streams its
+# hashes` on the same 1M-partition snapshot (dump streams its
 # output). hashes holds the image and nothing much beside it, so it is the anchor:
 # dump may not need more than 1.1x its peak RSS. Exits 1 when it does.
 #

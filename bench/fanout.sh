@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/fanout.sh: one change read by 10,000 groups, published into a local JetStream
-# (issue 14, goal 2). It starts a nats-server process (the version go.mod requires,
+# bench/fanout.sh: one change read by 10,000 groups, published into a local JetStream.
+# It starts a nats-server process (the version go.mod requires,
 # JetStream on file storage in a temporary directory) and runs, against it:
 #
 #   BenchmarkFanout10k   engine + publisher in one process, as kraftwatch runs them:
@@ -42,7 +42,7 @@
 #
 # BenchmarkFanout10k and BenchmarkPublish10k run in both modes of the streams, in the
 # same run: events-none (KRAFTWATCH_EVENTS_STREAM=none, kraftwatch's stream alone: the
-# mode README recommends for throughput, on which the targets are checked and the exit
+# mode docs/events.md recommends for throughput, on which the targets are checked and the exit
 # status depends) and events-stream (the default, the events stream sourcing it: its
 # figures are printed beside, each saying whether it meets the target).
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/hashes.sh: every topic hash of a 1M-partition cluster (10,000 topics x 100
 # partitions, RF 3, 12 brokers in 4 racks) against the raw hash over the very bytes the
-# scheme hashes (issue 14, goal 4), in one run of BenchmarkHashes (hashcache): each
+# scheme hashes, in one run of BenchmarkHashes (hashcache): each
 # iteration times three passes one after the other, in rotating order, in CPU time of
 # the benchmark's thread: "raw" (XXH3 for the kafka scheme, Murmur3 for murmur3, over
 # the scheme's bytes), "topics" (hashcachetest topics) and "image" (the same cluster as
@@ -11,7 +11,7 @@
 # (default 3, -count) and checks every run: the goal is that each run's median ratio of
 # each pass is <= 2x, so it prints the highest (and the lowest) of the runs and exits 1
 # when the highest is above 2x. On this VM a compute-bound pass can run 1.5-2x slower
-# for seconds at a time while the memory-bound raw hash does not (bench/README.md).
+# for seconds at a time while the memory-bound raw hash does not.
 #
 # CALLGRIND=1 also counts the instructions of each pass under valgrind (deterministic,
 # independent of the machine's load; about a minute per scheme): the benchmark at

@@ -6,7 +6,7 @@
 # check, decode, full image) and its heap per partition; the floor (read + CRC +
 # decode of the same file, no image); kafka-metadata-shell on a one-partition
 # snapshot (JVM start-up) and on the large one. It prints both tools' figures, the
-# ratios and the targets, on the fastest run of each side (issue 14, goal 3: >= 15x the shell's image shown, >= 8x its
+# ratios and the targets, on the fastest run of each side (>= 15x the shell's image shown, >= 8x its
 # loader caught up, CPU within 2x of the floor, <= 120 B heap per partition), and
 # exits 1 if a target is missed.
 #

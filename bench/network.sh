@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/network.sh: kraftwatch's network metadata source (a KRaft observer fetching
-# from the controller quorum) against its disk source, in one run (issue 11):
+# from the controller quorum) against its disk source, in one run:
 #
 #   1. initial sync: a real KRaft controller (a lone controller-only Kafka node)
 #      started on a 1M-partition snapshot written by bench/metagen serves it; the
@@ -11,7 +11,7 @@
 #      two brokers): a network-source and a disk-source kraftwatch process see the same
 #      100 partition increases; p50/p90/p99/max of each from the batch's append time
 #      to the event at a NATS subscriber. Target: network p99 <= disk p99 + 100 ms
-#      (README, Limits: a batch is applied up to ~100 ms after it commits).
+#      (docs/operations.md, Limits: a batch is applied up to ~100 ms after it commits).
 #
 #   bench/network.sh                     # KAFKA_VERSION (default 4.3.1), RUNS=3
 #   RUNS=1 bench/network.sh -topics 1000 # extra flags go to metabench (part 1)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/sidecar.sh: kraftwatch as a process against a real one-node Kafka (KAFKA_VERSION,
-# default 4.3.1, from .cache/kafka) and a real nats-server process (issue 6, part 5):
+# default 4.3.1, from .cache/kafka) and a real nats-server process:
 #
 #   BenchmarkSidecarLatency    100 real changes (partitions added to a topic one group
 #                              reads, one at a time): latency from the metadata batch's

@@ -196,7 +196,7 @@ type decisionCase struct {
 	act    func(ctx context.Context) error
 	ready  func(im *image.Image) bool // the change is in kraftwatch's image (negatives)
 	expect []events.GroupKey          // decided by kraftwatch and bumped by the coordinator
-	kwOnly []events.GroupKey          // decided by kraftwatch, not bumped (see the README)
+	kwOnly []events.GroupKey          // decided by kraftwatch, not bumped (docs/kafka-hash.md)
 	early  bool                       // kraftwatch is expected to decide before the coordinator can
 }
 

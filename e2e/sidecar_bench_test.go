@@ -19,7 +19,7 @@ import (
 )
 
 // Benchmarks of kraftwatch as a process against a real Kafka and a real nats-server
-// (issue 6, part 5). bench/sidecar.sh runs them:
+// (bench/sidecar.sh runs them and checks their targets):
 //
 //	go test -tags e2e -run '^$' -bench Sidecar -benchtime 1x -timeout 30m ./e2e/
 //

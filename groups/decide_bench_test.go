@@ -99,7 +99,7 @@ func (db *decideBench) tracker(b testing.TB, numGroups, readers int) *groups.Tra
 // BenchmarkDecide measures Tracker.Metadata for one update that reassigns one
 // partition of a topic to another rack, by the number of groups in the State and of
 // groups reading that topic (each of which gets a decision). The 10k-reader case is
-// the target (≤ 5 ms, issue 14; bench/decide.sh checks it); compare it with the 100-reader case of the same run for the
+// the target (≤ 5 ms; bench/decide.sh checks it); compare it with the 100-reader case of the same run for the
 // cost per affected group, and the "10000-groups-100-readers" case with
 // "100-groups-100-readers" for the cost of unaffected groups (none, ideally).
 //

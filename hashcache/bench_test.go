@@ -94,7 +94,7 @@ var benchImage = sync.OnceValue(func() *image.Image {
 	return im
 })
 
-// BenchmarkHashes is issue 14's goal 4 (bench/hashes.sh): every topic hash of
+// BenchmarkHashes (run and checked by bench/hashes.sh): every topic hash of
 // benchCluster, through hashcachetest topics ("topics") and through the same cluster
 // as an image.Image ("image", what kraftwatch hashes), against the raw hash over the
 // very bytes the scheme hashes ("raw": XXH3 for kafka, Murmur3 for murmur3, the

@@ -38,8 +38,8 @@ type bulk struct {
 // listChunk/4 gets an array of its own. A chunk is freed once no leaf's table points
 // at it any more. A chunk is 512 bytes: a chunk that one list keeps alive wastes
 // little, and it is the largest object Go's collector (Green Tea, Go 1.26) marks
-// through its span without looking the object up (bench/README.md, "Less for the
-// collector to follow"). The offset of a list in its chunk fits partition.off.
+// through its span without looking the object up (BenchmarkGCWithImage in
+// image/bench_test.go guards this). The offset of a list in its chunk fits partition.off.
 const listChunk = 128
 
 // interner remembers list sets the delta stored (bulkAdd, packLists), so that
@@ -54,7 +54,8 @@ const listChunk = 128
 // it holds is the same, that is the answer; else the full hash decides, as it did
 // without it, and both tables remember the set. The second table only finds sets
 // already stored, so it never stores a set the full hash alone would not, at most
-// fewer copies of one (bench/README.md, "A cheaper look-up for the list sets").
+// fewer copies of one. BenchmarkLoadSnapshot in image/bench_test.go, and
+// bench/metadata.sh's load CPU against its floor, guard this.
 type interner struct {
 	used  bool
 	seed  maphash.Seed

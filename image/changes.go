@@ -101,8 +101,8 @@ func (c *Changes) String() string {
 func changes(old, cur *Image, t *touched) *Changes {
 	c := &Changes{FeaturesChanged: t.features && !mapsEqual(old.s.features, cur.s.features)}
 	// At least this many topics were created: a rebuild's Created (every topic) is
-	// made at its size, not grown by append to about five times it at the peak of a
-	// load (issue 14; bench/README.md).
+	// made at its size, not grown by append to several times it at the peak of a
+	// load (TestCreatedSizedOnce; bench/burst.sh's at-load peak RSS target guards it).
 	if n := cur.NumTopics() - old.NumTopics(); n > 0 {
 		c.Created = make([]TopicRef, 0, n)
 	}

@@ -8,8 +8,9 @@ import (
 )
 
 // TestCreatedSizedOnce: the Changes of a rebuild (a delta on Empty, every topic
-// created) hold Created at its length, not grown by append (a snapshot's 10,000
-// topics grew it to about five times its 480 KB, at the load's peak RSS; issue 14),
+// created) hold Created at its length, not grown by append (grown, it was several
+// times its length at the load's peak RSS, which bench/burst.sh's at-load peak RSS
+// target guards),
 // and a delta that deletes more topics than it creates still lists them all.
 func TestCreatedSizedOnce(t *testing.T) {
 	topics := func(d *Delta, from, n int) {

@@ -58,8 +58,8 @@ type touched struct {
 	// created is set while the base image holds no topics (a rebuild: a snapshot
 	// and the log after it replayed on Empty): every topic the delta holds is then
 	// created, so none is recorded (topics stays empty, edits returns all) and
-	// Apply lists the new image's topics. A snapshot's 10,000 topics took 1.6 MB
-	// here, at the load's peak (issue 14; bench/README.md).
+	// Apply lists the new image's topics. Recording them would add to the load's
+	// peak RSS, which bench/burst.sh's at-load peak RSS target guards.
 	created bool
 	all     topicEdits // what edits returns while created: diff is set
 }

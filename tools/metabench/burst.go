@@ -1,6 +1,6 @@
 package main
 
-// The leader-change burst benchmark (bench/burst.sh, issue 14 goal 1): a rolling
+// The leader-change burst benchmark (bench/burst.sh): a rolling
 // restart moves the leader of every partition, written by metagen as a segment of
 // -changes PartitionChangeRecords after the snapshot, once per -order (by default
 // metagen.OrderRolling, the headline, and metagen.OrderSequential for comparison; the

@@ -18,7 +18,7 @@ const (
 	floorChunk  = 512
 )
 
-// childDecode is the floor under a snapshot load (issue 14, goal 3): it reads the
+// childDecode is the floor under a snapshot load (bench/metadata.sh): it reads the
 // snapshot of a metadata log dir as the load reads it, a window at a time into one
 // reused buffer through recordbatch.Stream (framing, then the batch's
 // CRC once its last byte is read; control batches whole through recordbatch.Decode),

@@ -24,7 +24,7 @@
 // building an image.
 //
 // It prints both tools' figures and the ratios (medians), checks the targets on the
-// fastest run of each side (issue 14, goal 3: load <= 2 s; >= 15x faster than Kafka's shell until it shows the image
+// fastest run of each side (load <= 2 s; >= 15x faster than Kafka's shell until it shows the image
 // and >= 8x until its loader caught up, JVM start-up subtracted; the load's CPU within
 // 2x of the floor's; <= 120 bytes of heap per partition) and exits 1 if one is missed.
 package main

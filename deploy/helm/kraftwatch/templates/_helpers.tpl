@@ -98,3 +98,119 @@ Secret reference that is set. Files land at /etc/kraftwatch/<dir>/<key>.
   value: /etc/kraftwatch/{{ .dir }}/sasl/{{ $c.sasl.passwordSecret.key }}
 {{- end }}
 {{- end -}}
+
+{{/* The environment the chart sets for kraftwatch, from its values (extraEnv comes
+after it in the Deployment, checked against it). */}}
+{{- define "kraftwatch.env" -}}
+- name: KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS
+  value: {{ .Values.controller.bootstrapServers | quote }}
+- name: KRAFTWATCH_BOOTSTRAP_SERVERS
+  value: {{ .Values.kafka.bootstrapServers | quote }}
+{{- with .Values.clusterId }}
+- name: KRAFTWATCH_CLUSTER_ID
+  value: {{ . | quote }}
+{{- end }}
+{{- with include "kraftwatch.connEnv" (dict "conn" .Values.controller "prefix" "CONTROLLER_" "dir" "controller") | trim }}
+{{- . | nindent 0 }}
+{{- end }}
+{{- with include "kraftwatch.connEnv" (dict "conn" .Values.kafka "prefix" "KAFKA_" "dir" "kafka") | trim }}
+{{- . | nindent 0 }}
+{{- end }}
+- name: KRAFTWATCH_NATS_URL
+  value: {{ .Values.nats.url | quote }}
+- name: KRAFTWATCH_NATS_MODE
+  value: {{ .Values.nats.mode | quote }}
+{{- with .Values.nats.credsSecret.name }}
+- name: KRAFTWATCH_NATS_CREDS_FILE
+  value: /etc/kraftwatch/nats/creds/{{ $.Values.nats.credsSecret.key }}
+{{- end }}
+{{- with .Values.nats.user }}
+- name: KRAFTWATCH_NATS_USER
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.nats.passwordSecret.name }}
+- name: KRAFTWATCH_NATS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.nats.passwordSecret.key }}
+{{- end }}
+{{- with .Values.nats.tokenSecret.name }}
+- name: KRAFTWATCH_NATS_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.nats.tokenSecret.key }}
+{{- end }}
+{{- with .Values.nats.tls.caSecret.name }}
+- name: KRAFTWATCH_NATS_TLS_CA_FILE
+  value: /etc/kraftwatch/nats/tls-ca/{{ $.Values.nats.tls.caSecret.key }}
+{{- end }}
+{{- with .Values.nats.tls.certSecret.name }}
+- name: KRAFTWATCH_NATS_TLS_CERT_FILE
+  value: /etc/kraftwatch/nats/tls-cert/{{ $.Values.nats.tls.certSecret.certKey }}
+- name: KRAFTWATCH_NATS_TLS_KEY_FILE
+  value: /etc/kraftwatch/nats/tls-cert/{{ $.Values.nats.tls.certSecret.keyKey }}
+{{- end }}
+- name: KRAFTWATCH_SUBJECT_PREFIX
+  value: {{ .Values.subjectPrefix | quote }}
+{{- with .Values.stream.name }}
+- name: KRAFTWATCH_STREAM_NAME
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.stream.events }}
+- name: KRAFTWATCH_EVENTS_STREAM
+  value: {{ . | quote }}
+{{- end }}
+- name: KRAFTWATCH_STREAM_REPLICAS
+  value: {{ .Values.stream.replicas | quote }}
+- name: KRAFTWATCH_STREAM_MAX_AGE
+  value: {{ .Values.stream.maxAge | quote }}
+- name: KRAFTWATCH_STREAM_MAX_MSGS_PER_SUBJECT
+  value: {{ .Values.stream.maxMsgsPerSubject | quote }}
+- name: KRAFTWATCH_HASH_SCHEME
+  value: {{ .Values.hashScheme | quote }}
+- name: KRAFTWATCH_STALL_AFTER
+  value: {{ .Values.stallAfter | quote }}
+- name: KRAFTWATCH_COORDINATOR_MISMATCH_AFTER
+  value: {{ .Values.coordinatorMismatchAfter | quote }}
+- name: KRAFTWATCH_GROUP_INCLUDE
+  value: {{ .Values.groups.include | quote }}
+{{- with .Values.groups.exclude }}
+- name: KRAFTWATCH_GROUP_EXCLUDE
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.groups.metrics }}
+- name: KRAFTWATCH_GROUP_METRICS
+  value: {{ . | quote }}
+{{- end }}
+- name: KRAFTWATCH_REBALANCED_EVENTS
+  value: {{ .Values.groups.rebalancedEvents | quote }}
+- name: KRAFTWATCH_HTTP_ADDR
+  value: ":{{ .Values.httpPort }}"
+- name: KRAFTWATCH_LOG_LEVEL
+  value: {{ .Values.log.level | quote }}
+- name: KRAFTWATCH_LOG_FORMAT
+  value: {{ .Values.log.format | quote }}
+{{- end }}
+
+{{/* The TCP ports kraftwatch dials, comma-separated: the port of every address in
+controller.bootstrapServers, kafka.bootstrapServers and nats.url (a NATS URL without
+one: 4222), and networkPolicy.egress.ports besides. */}}
+{{- define "kraftwatch.egressPorts" -}}
+{{- $ports := list }}
+{{- range $addrs := list .Values.controller.bootstrapServers .Values.kafka.bootstrapServers }}
+{{- range splitList "," $addrs }}
+{{- with regexFind ":[0-9]+$" (trim .) }}{{ $ports = append $ports (trimPrefix ":" . | atoi) }}{{ end }}
+{{- end }}
+{{- end }}
+{{- range splitList "," .Values.nats.url }}
+{{- $u := trim . }}
+{{- if $u }}
+{{- $port := regexFind ":[0-9]+$" $u }}
+{{- $ports = append $ports (ternary (trimPrefix ":" $port | atoi) 4222 (ne $port "")) }}
+{{- end }}
+{{- end }}
+{{- range .Values.networkPolicy.egress.ports }}{{ $ports = append $ports (int .) }}{{ end }}
+{{- $ports | uniq | sortAlpha | join "," }}
+{{- end }}
