@@ -21,10 +21,9 @@ var prefetchAbove int64 = 1 << 20
 // batch made the buffers that large, each like it is read in one go. So the read runs
 // at most 16 groups of batches (and 24 x 1,024 framed records: recordRoom) and two
 // windows (of 128 KiB, or 1.25 times the largest batch) ahead of consume, and its
-// buffers hold about 400 KiB, or four such batches. (Windows of 32 KiB, 8 of the
-// sequential order's batches of 100 changes, kept the read too close behind consume:
-// in a burst of 1M changes it waited for a buffer, and consume for it, about 600
-// times each.)
+// buffers hold about four such batches. (Smaller windows kept the read too close
+// behind consume: each waited for the other again and again. bench/burst.sh, the
+// live bursts of tools/metabench -child-live, guards the size.)
 const prefetchBuffers = 3
 
 var prefetchChunk int64 = 128 << 10 // tests lower it
@@ -58,9 +57,9 @@ type group struct {
 // groupRecords is the most records a group of several batches holds: the sequential
 // order's batches of 100 go two at a time (5,000 hand-offs through items for 1M
 // changes, not 10,000, and as many takes of room and of each pool), a rolling
-// restart's of 1,000 or more one at a time as before. Groups of 4 to 10 such batches
-// were at most 3 ms faster in that 0.12 s burst, and the most heap a GC found live in
-// it was 10 MB higher (50 against 41 MB; bench/README.md). A variable for tests.
+// restart's of 1,000 or more one at a time as before. Larger groups were hardly
+// faster and kept more heap live; bench/burst.sh (tools/metabench -child-live)
+// guards the size. A variable for tests.
 var groupRecords = 256
 
 // prefetcher reads and frames the batches of one segment on its own goroutine while
@@ -114,8 +113,7 @@ type decodedRecord struct {
 // and at most 4 times that. It keeps no more buffers than batches can be in flight,
 // with room for at most as many records as the room for framed records twice over
 // (recordRoom x prefetchRoom, the most that are decoded ahead), dropping the
-// smallest: a decoded record takes about 200 bytes, so that is 10 MB at most, with
-// as much again in flight.
+// smallest, with as much again in flight.
 type decPool struct {
 	mu   sync.Mutex
 	free []*predecoded
@@ -346,10 +344,9 @@ func (p *prefetcher) finish(f *follower) {
 // (prefetchItems) and buffers: a group takes a token of room per recordRoom records
 // (at least one, at most all) once it is framed, and gives them back once consume is
 // done with it. So of the 10,000-record batches of a rolling restart's shutdown one
-// is in consume, one waits for it and a third, framed, waits for room: their record
-// slices are 160 KB each. Smaller batches are bounded by prefetchItems first. (Taking
-// the room before framing saved no RSS and cost the pipelining: the wall time of the
-// rolling load went from 1.1-1.3 s to 1.7 s in two alternating pairs.)
+// is in consume, one waits for it and a third, framed, waits for room. Smaller
+// batches are bounded by prefetchItems first. (Taking the room before framing saved
+// no RSS and cost the pipelining; bench/burst.sh, the rolling burst, guards this.)
 var recordRoom, prefetchRoom = 1024, 24 // tests lower them
 
 // recordTokens is how many tokens of room a group of n framed records takes.
@@ -361,11 +358,11 @@ const prefetchItems = 16
 
 // recPool keeps the record slices consume is done with for the batches read next. A
 // batch takes the smallest that holds its records and is at most 4 times its size,
-// so that the slices made for the largest batches (10,000 records, 160 KB) go to
+// so that the slices made for the largest batches (10,000 records) go to
 // batches like them: with a first-in first-out queue, the shutdown batches of a
 // rolling restart that followed an election's 16 small ones in flight found small
-// slices, or large ones still held by those, made their own, and 20 of the large
-// ones ended up in circulation (6.5 MB).
+// slices, or large ones still held by those, made their own, and many of the large
+// ones ended up in circulation (TestRecPool).
 type recPool struct {
 	mu   sync.Mutex
 	free [][]rawRecord
