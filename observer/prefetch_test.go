@@ -83,12 +83,12 @@ func TestPrefetchMatchesRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer o.f.close()
-		if err := o.f.poll(o); err != nil {
+		if err := o.poll(); err != nil {
 			t.Fatal(err)
 		}
 		if live {
 			seg()
-			if err := o.f.poll(o); err != nil {
+			if err := o.poll(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -233,12 +233,12 @@ func TestRebuildReadsInline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := o.f.poll(o); err != nil {
+		if err := o.poll(); err != nil {
 			t.Fatal(err)
 		}
 		if live {
 			seg()
-			if err := o.f.poll(o); err != nil {
+			if err := o.poll(); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -198,11 +198,11 @@ func TestQuorumSameUpdatesAsDisk(t *testing.T) {
 	var units []string
 	f.next, f.epoch = 0, -1
 	ls, _ := listDir(l.Dir)
-	if err := f.readAvailable(&ls, func(u Unit) error {
-		if u.Provenance.Offset > 3 {
+	if err := f.readAvailable(&ls, func(it item) bool {
+		if u := it.unit; it.kind == itemUnit && u.Provenance.Offset > 3 {
 			units = append(units, describe(Update{Unit: &u, Provenance: u.Provenance}))
 		}
-		return nil
+		return true
 	}); err != nil {
 		t.Fatal(err)
 	}
