@@ -94,11 +94,8 @@ type follower struct {
 	// held (before a unit it does not hold, or at an itemFlush).
 	catchUp bool
 	held    int64
-	// pre is the batch being consumed decoded by the prefetcher (a catch-up), or nil;
-	// inTxn are the predecoded buffers whose records an open transaction holds
-	// (doneDecoded).
-	pre   []decodedRecord
-	inTxn []*predecoded
+	// pre is the batch being consumed decoded by the prefetcher (a catch-up), or nil.
+	pre []decodedRecord
 }
 
 // spareEntries returns an empty slice for a unit's Entries: the array of a unit
@@ -459,10 +456,9 @@ func (f *follower) readAvailable(ls *listing, y yielder) error {
 			}
 		}
 		f.prefetch()
-		b, pos, recs, pre, ferr, err := f.nextBatch()
+		r, err := f.nextBatch()
 		if err == nil {
-			err = f.consumeBatch(&b, pos, recs, pre, ferr, y)
-			if err != nil {
+			if err := f.consumeBatch(&r, y); err != nil {
 				return err
 			}
 			continue
@@ -527,34 +523,31 @@ func (f *follower) stopPrefetch() {
 
 // nextBatch reads the next batch of the current segment, from the prefetcher if one
 // runs (its records framed, and in a catch-up decoded), as segment.read returns it.
-func (f *follower) nextBatch() (b recordbatch.Batch, pos int64, recs []rawRecord, pre []decodedRecord, ferr, err error) {
+func (f *follower) nextBatch() (batchRead, error) {
 	if f.pf == nil {
 		// Segment buffers are reused only when no decoded record outlives its unit.
 		f.cur.recycle = f.reuse && f.txn == nil
-		b, pos, err = f.cur.read()
-		return b, pos, nil, nil, nil, err
+		b, pos, err := f.cur.read()
+		return batchRead{b: b, pos: pos}, err
 	}
-	b, pos, recs, pre, ferr, err = f.pf.next(f)
+	r, err := f.pf.next(f.reuse && f.txn == nil, f.txn != nil)
 	if f.pf.done {
 		f.stopPrefetch()
 		f.catchUp = false
 	}
-	return b, pos, recs, pre, ferr, err
+	return r, err
 }
 
 // consumeBatch consumes a batch read (consume) and, in a catch-up, yields a flush
 // once catchUpFlush bytes of batches were read since the consumer last published.
-func (f *follower) consumeBatch(b *recordbatch.Batch, pos int64, recs []rawRecord, pre []decodedRecord, ferr error, y yielder) error {
-	f.pre = pre
-	err := f.consume(b, pos, recs, ferr, y)
+func (f *follower) consumeBatch(r *batchRead, y yielder) error {
+	f.pre = r.pre
+	err := f.consume(&r.b, r.pos, r.recs, r.ferr, y)
 	f.pre = nil
-	if f.pf == nil {
-		f.doneDecoded(nil, nil) // a prefetcher's groups: its finish
-	}
 	if err != nil || !f.catchUp {
 		return err
 	}
-	if f.held += int64(b.Size()); f.held >= catchUpFlush {
+	if f.held += int64(r.b.Size()); f.held >= catchUpFlush {
 		f.held = 0
 		return y.send(item{kind: itemFlush})
 	}
@@ -625,25 +618,6 @@ func (f *follower) corrupt(ls *listing, err error) error {
 	}
 	f.m.CorruptBatches.Add(1)
 	return &PosError{File: f.cur.path, Position: f.cur.pos, Offset: f.next, Err: fmt.Errorf("%w: %w", err, ErrCorrupt)}
-}
-
-// doneDecoded gives the predecoded records of a consumed group of batches (or nil)
-// back to the prefetcher pf (nil: to the collector), and with them those an open
-// transaction held, once none is open.
-func (f *follower) doneDecoded(pf *prefetcher, pre *predecoded) {
-	if pre != nil {
-		f.inTxn = append(f.inTxn, pre)
-	}
-	if f.txn != nil || len(f.inTxn) == 0 {
-		return
-	}
-	if pf != nil {
-		for _, pd := range f.inTxn {
-			pf.decs.put(pd)
-		}
-	}
-	clear(f.inTxn)
-	f.inTxn = f.inTxn[:0]
 }
 
 // consume checks that b continues the log and hands on its records: recs, which

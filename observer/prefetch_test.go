@@ -314,7 +314,8 @@ func TestPrefetchGroups(t *testing.T) {
 			defer p.close()
 			var groups []int // batches per group
 			for i := 0; ; i++ {
-				b, pos, recs, pre, ferr, err := p.next(f)
+				r, err := p.next(f.reuse && f.txn == nil, f.txn != nil)
+				b, pos, recs, pre, ferr := r.b, r.pos, r.recs, r.pre, r.ferr
 				if p.at == 1 {
 					groups = append(groups, 0)
 				}
