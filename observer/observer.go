@@ -250,8 +250,15 @@ func relevant(ev fsnotify.Event) bool {
 	return ev.Has(fsnotify.Write) && strings.HasSuffix(ev.Name, ".log")
 }
 
-// poll reads what the disk source holds now and consumes it.
-func (o *Observer) poll() error { return o.consume(o.f.poll()) }
+// poll reads what the disk source holds now and consumes it. A rebuild that fails is
+// dropped: the disk source starts the next one over, from its snapshot.
+func (o *Observer) poll() error {
+	err := o.consume(o.f.poll())
+	if err != nil {
+		o.build = nil
+	}
+	return err
+}
 
 // consume ranges over the items of one read of a source (a poll of the disk, a Fetch
 // of the quorum) and acts on each. What a catch-up holds is published at the end of
