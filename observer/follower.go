@@ -703,21 +703,14 @@ func frame(b *recordbatch.Batch, recs []rawRecord) ([]rawRecord, error) {
 // records after it in the batch still make a unit (Kafka's loader applies the aborted
 // records too in that case; docs/metadata-log.md#transactions says why kraftwatch does
 // not). src names where the batch came from in log lines (a segment file, a
-// controller). recs are b's records (frame). Each unit is yielded (yieldUnit) and
-// counted as it ends.
+// controller). recs are b's records (frame). Each unit is counted and yielded as it
+// ends (sendUnit).
 func (f *follower) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int64, src string, y yielder) error {
-	at := func(off int64) Provenance {
-		return Provenance{Offset: off, Epoch: b.PartitionLeaderEpoch, Timestamp: b.MaxTimestamp}
-	}
-	send := func(u Unit) error {
-		f.m.Units.Add(1)
-		return f.yieldUnit(u, y)
-	}
 	if b.IsControl() {
 		if f.txn != nil {
 			return nil
 		}
-		return send(Unit{Control: true, Provenance: at(b.LastOffset())})
+		return f.sendUnit(Unit{Control: true, Provenance: provAt(b, b.LastOffset())}, y)
 	}
 	u := Unit{Entries: f.spareEntries()} // the unit being built: what Kafka's loader holds in its delta
 	first := max(b.BaseOffset, skipBelow)
@@ -759,54 +752,89 @@ func (f *follower) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int
 		}
 		switch rec.Type() {
 		case metadata.TypeBeginTransaction:
-			if f.txn != nil {
-				f.txnError("BeginTransactionRecord inside a transaction", off, f.txn.Provenance.Offset)
-				continue
+			if err := f.begin(&u, b, off, first, y); err != nil {
+				return err
 			}
-			if off > first {
-				u.Provenance = at(off - 1)
-				if err := send(u); err != nil {
-					return err
-				}
-				u = Unit{}
-			}
-			f.txn = &Unit{Transaction: true, Provenance: at(off)}
 		case metadata.TypeEndTransaction, metadata.TypeAbortTransaction:
-			if f.txn == nil {
-				f.txnError(rec.Type().String()+" without a BeginTransactionRecord", off, -1)
-				continue
-			}
-			t := f.txn
-			f.txn = nil
-			if rec.Type() == metadata.TypeAbortTransaction {
-				f.m.AbortedTransactions.Add(1)
-				f.log.Info("dropping an aborted metadata transaction", "offset", off,
-					"begin_offset", t.Provenance.Offset, "records", len(t.Entries))
-				u.Aborted = true
-				continue
-			}
-			// A Begin is the first record of u, so u holds nothing yet.
-			u.Transaction, u.Entries = true, t.Entries
+			f.end(&u, rec.Type(), off)
 		default:
 			e := Entry{Offset: off, Version: v, Record: rec}
 			if f.txn != nil {
 				f.txn.Entries = append(f.txn.Entries, e)
 			} else if u.Entries = append(u.Entries, e); len(u.Entries) == piece {
-				// A streamed rebuild: the piece is replayed, its records no longer used.
-				if err := f.yieldUnit(Unit{Entries: u.Entries, Provenance: at(off)}, y); err != nil {
+				if err := f.yieldPiece(&u, b, off, y); err != nil {
 					return err
 				}
-				u.Entries = u.Entries[:0]
-				f.spare = nil // yieldUnit kept u's array as the spare: it is the unit's again
-				f.bdec.Reset()
 			}
 		}
 	}
 	if f.txn != nil {
 		return nil
 	}
-	u.Provenance = at(b.LastOffset())
-	return send(u)
+	u.Provenance = provAt(b, b.LastOffset())
+	return f.sendUnit(u, y)
+}
+
+// provAt is the provenance of offset off of b.
+func provAt(b *recordbatch.Batch, off int64) Provenance {
+	return Provenance{Offset: off, Epoch: b.PartitionLeaderEpoch, Timestamp: b.MaxTimestamp}
+}
+
+// begin handles a BeginTransactionRecord of b at off: it ends the unit being built,
+// u, before it (unless the Begin is the batch's first record) and opens a transaction.
+func (f *follower) begin(u *Unit, b *recordbatch.Batch, off, first int64, y yielder) error {
+	if f.txn != nil {
+		f.txnError("BeginTransactionRecord inside a transaction", off, f.txn.Provenance.Offset)
+		return nil
+	}
+	if off > first {
+		u.Provenance = provAt(b, off-1)
+		if err := f.sendUnit(*u, y); err != nil {
+			return err
+		}
+		*u = Unit{}
+	}
+	f.txn = &Unit{Transaction: true, Provenance: provAt(b, off)}
+	return nil
+}
+
+// end handles an End (typ) or AbortTransactionRecord at off: the open transaction's
+// records become the unit being built, u, or are dropped.
+func (f *follower) end(u *Unit, typ metadata.RecordType, off int64) {
+	if f.txn == nil {
+		f.txnError(typ.String()+" without a BeginTransactionRecord", off, -1)
+		return
+	}
+	t := f.txn
+	f.txn = nil
+	if typ == metadata.TypeAbortTransaction {
+		f.m.AbortedTransactions.Add(1)
+		f.log.Info("dropping an aborted metadata transaction", "offset", off,
+			"begin_offset", t.Provenance.Offset, "records", len(t.Entries))
+		u.Aborted = true
+		return
+	}
+	// A Begin is the first record of u, so u holds nothing yet.
+	u.Transaction, u.Entries = true, t.Entries
+}
+
+// yieldPiece yields the records of u so far, a piece of a streamed rebuild's batch
+// ending at off, which the consumer replays at once; u goes on empty, in the same
+// array, and the decoder is reset.
+func (f *follower) yieldPiece(u *Unit, b *recordbatch.Batch, off int64, y yielder) error {
+	if err := f.yieldUnit(Unit{Entries: u.Entries, Provenance: provAt(b, off)}, y); err != nil {
+		return err
+	}
+	u.Entries = u.Entries[:0]
+	f.spare = nil // yieldUnit kept u's array as the spare: it is the unit's again
+	f.bdec.Reset()
+	return nil
+}
+
+// sendUnit counts and yields a unit that ends.
+func (f *follower) sendUnit(u Unit, y yielder) error {
+	f.m.Units.Add(1)
+	return f.yieldUnit(u, y)
 }
 
 // pieceRecords is how many records of a batch a streamed rebuild (a load, not a live
