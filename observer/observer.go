@@ -294,7 +294,7 @@ func (o *Observer) take(it *item) {
 			o.hold(u)
 		default:
 			o.release() // what came before is published first
-			o.apply(u)
+			o.apply(*u)
 		}
 	case itemFlush:
 		o.release()
@@ -345,11 +345,12 @@ func (o *Observer) reset(d *image.Delta, prov Provenance, why, snapshot string) 
 	o.once.Do(func() { close(o.ready) })
 }
 
-// apply publishes one batch or transaction applied to the current image.
-func (o *Observer) apply(u *Unit) {
-	o.replayUnit(o.delta, u)
+// apply publishes one batch or transaction applied to the current image. u is a
+// copy: only what is published goes to the heap for the Handler, not every item.
+func (o *Observer) apply(u Unit) {
+	o.replayUnit(o.delta, &u)
 	im, ch := o.delta.Apply(u.Provenance)
-	o.publish(Update{Image: im, Changes: ch, Provenance: u.Provenance, Unit: u, Units: 1})
+	o.publish(Update{Image: im, Changes: ch, Provenance: u.Provenance, Unit: &u, Units: 1})
 }
 
 // hold replays a unit of a catch-up into the delta, published by release with the
