@@ -12,7 +12,6 @@ import (
 	"unsafe"
 
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
 )
 
@@ -40,24 +39,21 @@ type batchRef struct {
 	size  int
 }
 
-// follower is the disk source: where it is in which segment, the open metadata
-// transaction, and what it read last. It does file I/O and reads no clock: poll
+// follower is the disk source: where it is in which segment, what it read last, and
+// (its cutter) the open metadata transaction. It does file I/O and reads no clock: poll
 // yields everything available now and ends; a prefetcher it starts to read a long
 // segment ahead has ended by then. It never calls its consumer but through the
 // sequence's yield. Not safe for concurrent use.
 type follower struct {
-	dir string
-	log *slog.Logger
-	m   *Metrics
-	dec decoder
+	cutter // cuts the batches read into units
+	dir    string
 
-	loaded    bool  // a rebuild succeeded and the state below is valid
-	next      int64 // offset of the next record to read
-	epoch     int32 // epoch of the last batch read (of the snapshot after a rebuild)
-	cur       *segment
+	loaded    bool      // a rebuild succeeded and the state below is valid
+	next      int64     // offset of the next record to read
+	epoch     int32     // epoch of the last batch read (of the snapshot after a rebuild)
+	cur       *segment  // the segment being read
 	last      *batchRef // nil, or &lastRef
 	lastRef   batchRef
-	txn       *Unit  // open metadata transaction: its entries so far
 	replaying bool   // inside a rebuild: inconsistencies are errors, not rebuilds
 	why       string // why the next rebuild is needed ("" for the initial load)
 	torn      batchRef
@@ -76,12 +72,6 @@ type follower struct {
 	// yielded as they are read (but after a snapshot that is not clean), in pieces of
 	// pieceRecords records.
 	stream bool
-	// reuse is set while units go to such a consumer: their records are decoded into
-	// bdec, reset after each batch once no transaction is open, and segment buffers
-	// are reused.
-	reuse  bool
-	bdec   metadata.BatchDecoder
-	spare  []Entry     // a handed-on unit's Entries, for the next unit's (see spareEntries)
 	framed []rawRecord // the records of the batch being read (frame)
 	// pf reads cur ahead (a long segment), or is nil; tried is the segment a
 	// prefetch was considered for. prefetches counts the prefetchers started, for
@@ -89,34 +79,10 @@ type follower struct {
 	pf         *prefetcher
 	tried      *segment
 	prefetches int
-	// catchUp is set while the segment being read is a catch-up (catchUpAbove);
-	// held counts the batch bytes read since the consumer last published what it
-	// held (before a unit it does not hold, or at an itemFlush).
-	catchUp bool
-	held    int64
-	// pre is the batch being consumed decoded by the prefetcher (a catch-up), or nil.
-	pre []decodedRecord
-}
-
-// spareEntries returns an empty slice for a unit's Entries: the array of a unit
-// already handed on while reuse is set, else nil. It is handed out once.
-func (f *follower) spareEntries() []Entry {
-	e := f.spare[:0]
-	f.spare = nil
-	return e
-}
-
-// setReuse turns the reuse of units' memory on or off (see follower.reuse).
-func (f *follower) setReuse(on bool) {
-	f.reuse = on
-	f.dec.batch = nil
-	if on {
-		f.dec.batch = &f.bdec
-	}
 }
 
 func newFollower(dir string, log *slog.Logger, m *Metrics) *follower {
-	return &follower{dir: dir, log: log, m: m, dec: decoder{log: log, m: m}}
+	return &follower{cutter: newCutter(log, m), dir: dir}
 }
 
 func (f *follower) close() {
@@ -236,6 +202,8 @@ func (f *follower) loadStreamed(ls *listing, snap *snapshot, b *build, y yielder
 		return err
 	}
 	f.setReuse(true)
+	f.pieces = true
+	defer func() { f.pieces = false }()
 	return f.readAvailable(ls, y)
 }
 
@@ -692,178 +660,4 @@ func frame(b *recordbatch.Batch, recs []rawRecord) ([]rawRecord, error) {
 		recs = append(recs, rawRecord{data: unsafe.SliceData(v), n: uint32(len(v)), delta: int32(it.Offset() - b.BaseOffset)})
 	}
 	return recs, it.Err()
-}
-
-// records cuts a batch into units where Kafka's MetadataBatchLoader publishes when it
-// reads the log one batch at a time (as kafka-metadata-shell does): at the end of a
-// batch, unless a transaction is open, and before a BeginTransactionRecord that is not
-// the first record of its batch. A transaction's records wait in f.txn for its End;
-// the End does not end the unit, so the records after it in the same batch join the
-// transaction's unit. An Abort drops the transaction's records, and only those: the
-// records after it in the batch still make a unit (Kafka's loader applies the aborted
-// records too in that case; docs/metadata-log.md#transactions says why kraftwatch does
-// not). src names where the batch came from in log lines (a segment file, a
-// controller). recs are b's records (frame). Each unit is counted and yielded as it
-// ends (sendUnit).
-func (f *follower) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int64, src string, y yielder) error {
-	if b.IsControl() {
-		if f.txn != nil {
-			return nil
-		}
-		return f.sendUnit(Unit{Control: true, Provenance: provAt(b, b.LastOffset())}, y)
-	}
-	u := Unit{Entries: f.spareEntries()} // the unit being built: what Kafka's loader holds in its delta
-	first := max(b.BaseOffset, skipBelow)
-	skip := 0
-	for skip < len(recs) && recs[skip].offset(b) < skipBelow {
-		skip++
-	}
-	recs = recs[skip:]
-	var pre []decodedRecord // recs decoded by the prefetcher, or nil
-	if f.pre != nil {
-		pre = f.pre[skip:]
-	}
-	f.m.Records.Add(int64(len(recs))) // once a batch: an atomic add per record costs more
-	room := len(recs)
-	piece := 0 // see pieceRecords
-	if f.replaying && f.reuse && pre == nil {
-		piece = pieceRecords
-		room = min(room, piece)
-	}
-	if f.dec.batch != nil && pre == nil {
-		f.dec.batch.Expect(room)
-	}
-	if cap(u.Entries) < room {
-		// Room for every record at once, not append's steps (a batch holds up to 10,000).
-		u.Entries = make([]Entry, 0, room)
-	}
-	for i, r := range recs {
-		off := r.offset(b)
-		var rec metadata.Record
-		var v int16
-		var ok bool
-		if pre != nil {
-			rec, v, ok = f.dec.result(pre[i].rec, pre[i].v, pre[i].err, off, src)
-		} else {
-			rec, v, ok = f.dec.decode(r.value(), off, src, false)
-		}
-		if !ok {
-			continue
-		}
-		switch rec.Type() {
-		case metadata.TypeBeginTransaction:
-			if err := f.begin(&u, b, off, first, y); err != nil {
-				return err
-			}
-		case metadata.TypeEndTransaction, metadata.TypeAbortTransaction:
-			f.end(&u, rec.Type(), off)
-		default:
-			e := Entry{Offset: off, Version: v, Record: rec}
-			if f.txn != nil {
-				f.txn.Entries = append(f.txn.Entries, e)
-			} else if u.Entries = append(u.Entries, e); len(u.Entries) == piece {
-				if err := f.yieldPiece(&u, b, off, y); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if f.txn != nil {
-		return nil
-	}
-	u.Provenance = provAt(b, b.LastOffset())
-	return f.sendUnit(u, y)
-}
-
-// provAt is the provenance of offset off of b.
-func provAt(b *recordbatch.Batch, off int64) Provenance {
-	return Provenance{Offset: off, Epoch: b.PartitionLeaderEpoch, Timestamp: b.MaxTimestamp}
-}
-
-// begin handles a BeginTransactionRecord of b at off: it ends the unit being built,
-// u, before it (unless the Begin is the batch's first record) and opens a transaction.
-func (f *follower) begin(u *Unit, b *recordbatch.Batch, off, first int64, y yielder) error {
-	if f.txn != nil {
-		f.txnError("BeginTransactionRecord inside a transaction", off, f.txn.Provenance.Offset)
-		return nil
-	}
-	if off > first {
-		u.Provenance = provAt(b, off-1)
-		if err := f.sendUnit(*u, y); err != nil {
-			return err
-		}
-		*u = Unit{}
-	}
-	f.txn = &Unit{Transaction: true, Provenance: provAt(b, off)}
-	return nil
-}
-
-// end handles an End (typ) or AbortTransactionRecord at off: the open transaction's
-// records become the unit being built, u, or are dropped.
-func (f *follower) end(u *Unit, typ metadata.RecordType, off int64) {
-	if f.txn == nil {
-		f.txnError(typ.String()+" without a BeginTransactionRecord", off, -1)
-		return
-	}
-	t := f.txn
-	f.txn = nil
-	if typ == metadata.TypeAbortTransaction {
-		f.m.AbortedTransactions.Add(1)
-		f.log.Info("dropping an aborted metadata transaction", "offset", off,
-			"begin_offset", t.Provenance.Offset, "records", len(t.Entries))
-		u.Aborted = true
-		return
-	}
-	// A Begin is the first record of u, so u holds nothing yet.
-	u.Transaction, u.Entries = true, t.Entries
-}
-
-// yieldPiece yields the records of u so far, a piece of a streamed rebuild's batch
-// ending at off, which the consumer replays at once; u goes on empty, in the same
-// array, and the decoder is reset.
-func (f *follower) yieldPiece(u *Unit, b *recordbatch.Batch, off int64, y yielder) error {
-	if err := f.yieldUnit(Unit{Entries: u.Entries, Provenance: provAt(b, off)}, y); err != nil {
-		return err
-	}
-	u.Entries = u.Entries[:0]
-	f.spare = nil // yieldUnit kept u's array as the spare: it is the unit's again
-	f.bdec.Reset()
-	return nil
-}
-
-// sendUnit counts and yields a unit that ends.
-func (f *follower) sendUnit(u Unit, y yielder) error {
-	f.m.Units.Add(1)
-	return f.yieldUnit(u, y)
-}
-
-// pieceRecords is how many records of a batch a streamed rebuild (a load, not a live
-// read: units are replayed into the rebuild's delta, not published) decodes and yields
-// at a time while no transaction is open: the Observer replays them at once, so the
-// decoder is reset after each piece and holds a piece's records, not a whole batch's
-// (a rolling restart's batches hold 10,000 PartitionChangeRecords; bench/burst.sh,
-// the rolling load's peak RSS, guards this). The pieces are not units: the batch's
-// last piece is its unit, counted and at its provenance as before. A variable for
-// tests.
-var pieceRecords = 1024
-
-// yieldUnit yields u, marked as read in a catch-up if it is. A unit the consumer will
-// not hold (not a catch-up's, or not plain) makes it publish what it held first, so
-// the bytes towards the next flush count from there. With reuse, u's Entries become
-// the spare for the next unit once the consumer is done with it.
-func (f *follower) yieldUnit(u Unit, y yielder) error {
-	if !f.catchUp || !u.plain() {
-		f.held = 0
-	}
-	err := y.send(item{kind: itemUnit, unit: u, catchUp: f.catchUp})
-	if f.reuse && cap(u.Entries) > cap(f.spare) {
-		clear(u.Entries) // no records kept alive through the spare
-		f.spare = u.Entries[:0]
-	}
-	return err
-}
-
-func (f *follower) txnError(what string, off, begin int64) {
-	f.m.TransactionErrors.Add(1)
-	f.log.Error("ignoring a metadata transaction marker out of place", "what", what, "offset", off, "begin_offset", begin)
 }

@@ -44,7 +44,7 @@ import (
 //     below what was applied) folds only the snapshot, and the log up to what was
 //     already handed on when that ends later: every batch after it is handed on as
 //     its own Update, as if no rebuild had happened. Units are cut from batches
-//     exactly as the disk source cuts them (follower.records).
+//     exactly as the disk source cuts them (cutter.records).
 //   - Errors (a network error, a timeout, garbage, a corrupt batch, a missing
 //     snapshot, an authorization failure) are logged, counted and retried with
 //     bounded exponential backoff. Nothing is applied from an answer that is not
@@ -56,7 +56,8 @@ import (
 type quorum struct {
 	cfg   *Config
 	conns *conns
-	cut   *follower // cuts batches into units and holds an open metadata transaction
+	cut   cutter      // cuts batches into units and holds an open metadata transaction
+	recs  []rawRecord // the records of the batch being cut (frame)
 
 	// sleep waits d or until ctx ends (false); now is the clock. Tests replace both.
 	sleep func(ctx context.Context, d time.Duration) bool
@@ -105,7 +106,7 @@ type netBuild struct {
 
 func newQuorum(cfg *Config) *quorum {
 	q := &quorum{cfg: cfg, conns: newConns(cfg), leader: -1, hwm: -1, pendingWait: pendingMinWait,
-		cut: newFollower("", cfg.Logger, cfg.Metrics), now: time.Now}
+		cut: newCutter(cfg.Logger, cfg.Metrics), now: time.Now}
 	q.sleep = func(ctx context.Context, d time.Duration) bool {
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -734,9 +735,8 @@ func (q *quorum) applyCommitted(y yielder) error {
 		}
 		pb := &q.pending[0]
 		q.cfg.Metrics.Batches.Add(1)
-		recs, _ := frame(&pb.b, q.cut.framed[:0]) // checked when it was fetched
-		q.cut.framed = recs
-		if err := q.cut.records(&pb.b, recs, pb.skipBelow, src, y); err != nil {
+		q.recs, _ = frame(&pb.b, q.recs[:0]) // checked when it was fetched
+		if err := q.cut.records(&pb.b, q.recs, pb.skipBelow, src, y); err != nil {
 			return err
 		}
 		if catchUp {
