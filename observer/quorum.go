@@ -496,13 +496,7 @@ func (q *quorum) leaderError(code int16, id, epoch int32, endpoints map[int32]st
 func (q *quorum) loadSnapshot(ctx context.Context, addr string, id SnapshotID, y yielder) error {
 	node := q.leader
 	src := fmt.Sprintf("snapshot %s of controller %s", id, addr)
-	delta := image.NewDelta(image.Empty)
-	log, m := q.cfg.Logger, q.cfg.Metrics
-	s := &snapStream{src: src, dec: &q.cut.dec, m: m, replay: func(e Entry) {
-		if err := delta.Replay(e.Record); err != nil {
-			replayFailed(log, m, e.Offset, e.Record.Type(), err, src)
-		}
-	}}
+	s := newSnapStream(src, &q.cut.dec, q.cfg.Metrics)
 	lctx, cancel := context.WithCancel(ctx)
 	chunks := make(chan snapChunk, 1)
 	go q.fetchChunks(lctx, addr, id, q.epoch, chunks) // the only user of q.conns until it closes chunks
@@ -590,7 +584,7 @@ func (q *quorum) loadSnapshot(ctx context.Context, addr string, id SnapshotID, y
 	q.cut.txn = nil
 	q.setUncommitted()
 	prov := Provenance{Offset: id.EndOffset - 1, Epoch: id.Epoch, Timestamp: s.header.LastContainedLogTimestamp}
-	if err := y.send(item{kind: itemRebuild, build: &build{why: b.why, snapshot: src, delta: delta, prov: prov}}); err != nil {
+	if err := y.send(item{kind: itemRebuild, build: &build{why: b.why, snapshot: src, delta: s.delta, prov: prov}}); err != nil {
 		return err
 	}
 	return q.applyCommitted(y)
