@@ -95,10 +95,12 @@
 // source's too: one request at a time, franz-go's connection goroutines aside); the
 // sources yield and the handler is called on it. Image, Ready, LastError and Metrics
 // may be used from any goroutine; an Image is immutable and safe to share.
-// Loading a snapshot (the initial load, a rebuild, Load) reads and decodes it on one
-// more goroutine while the caller's goroutine replays it; that goroutine ends before
-// the load returns. Likewise a segment with at least 1 MiB unread (a catch-up) is read,
-// CRC checked and cut into records on one more goroutine while the caller's decodes
-// and replays it (observer/prefetch.go); that goroutine ends before the read does.
+// Loading a snapshot file (the initial load, a rebuild, Load) reads, decodes and
+// replays it on the caller's goroutine; the leader's snapshot is fetched a chunk ahead
+// on one more goroutine (fetchChunks) while the caller's replays the chunk before,
+// which ends before the load returns. A segment with at least 1 MiB unread (a
+// catch-up) is read, CRC checked and cut into records (in a catch-up also decoded) on
+// one more goroutine while the caller's decodes and replays it (observer/prefetch.go);
+// that goroutine ends before the read does.
 // The subpackage observertest writes metadata log directories for tests.
 package observer
