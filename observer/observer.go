@@ -140,37 +140,22 @@ func (o *Observer) Run(ctx context.Context) error {
 	if o.q != nil {
 		return o.runQuorum(ctx, false)
 	}
+	return o.runDisk(ctx)
+}
+
+// runDisk polls the metadata log dir until ctx ends: after a success once a file
+// notification or the poll timer says to look again (dirWatch), after an error with
+// backoff.
+func (o *Observer) runDisk(ctx context.Context) error {
 	defer o.f.close()
 	log := o.cfg.Logger
-	var w *fsnotify.Watcher
-	defer func() {
-		if w != nil {
-			w.Close()
-		}
-	}()
-	watch := func() {
-		if o.cfg.NoNotify || w != nil {
-			return
-		}
-		nw, err := fsnotify.NewWatcher()
-		if err == nil {
-			err = nw.Add(o.f.dir)
-			if err != nil {
-				nw.Close()
-			}
-		}
-		if err != nil {
-			log.Debug("no file notifications for the metadata log dir; polling", "dir", o.f.dir,
-				"poll_interval", o.cfg.PollInterval, "error", err)
-			return
-		}
-		w = nw
-	}
+	dw := &dirWatch{dir: o.f.dir, off: o.cfg.NoNotify, log: log, pollInterval: o.cfg.PollInterval}
+	defer dw.close()
 	ticker := time.NewTicker(o.cfg.PollInterval)
 	defer ticker.Stop()
 	var backoff time.Duration
 	for {
-		watch()
+		dw.watch()
 		err := o.poll()
 		if err != nil {
 			o.cfg.Metrics.Errors.Add(1)
@@ -181,12 +166,8 @@ func (o *Observer) Run(ctx context.Context) error {
 			} else {
 				log.Error("reading the metadata log failed; retrying", "dir", o.f.dir, "retry_in", backoff, "error", err)
 			}
-			t := time.NewTimer(backoff)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !sleep(ctx, backoff) {
 				return nil
-			case <-t.C:
 			}
 			continue
 		}
@@ -195,50 +176,114 @@ func (o *Observer) Run(ctx context.Context) error {
 		}
 		backoff = 0
 		o.setErr(nil)
-		var events <-chan fsnotify.Event
-		var errs <-chan error
-		if w != nil {
-			events, errs = w.Events, w.Errors
-		}
-	wait:
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-ticker.C:
-				break wait
-			case ev, ok := <-events:
-				if !ok {
-					w, events, errs = nil, nil, nil
-					break wait
-				}
-				if ev.Name == o.f.dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
-					w.Close() // the directory itself went away: watch again when it is back
-					w, events, errs = nil, nil, nil
-					break wait
-				}
-				if relevant(ev) {
-					break wait
-				}
-			case err, ok := <-errs:
-				if ok {
-					log.Warn("file notifications failed; polling", "dir", o.f.dir, "error", err)
-				}
-				w.Close()
-				w, events, errs = nil, nil, nil
-				break wait
-			}
-		}
-		// One poll reads everything: drop the notifications already queued.
-		for drained := false; !drained && events != nil; {
-			select {
-			case _, ok := <-events:
-				drained = !ok
-			default:
-				drained = true
-			}
+		if !dw.wait(ctx, ticker.C) {
+			return nil
 		}
 	}
+}
+
+// sleep waits d, or until ctx ends (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// dirWatch says when the metadata log dir may hold something new: a file
+// notification (fsnotify) that is relevant, or the poll timer, the fallback and the
+// only source without notifications (off, or when they cannot be had or failed).
+type dirWatch struct {
+	dir          string
+	off          bool
+	log          *slog.Logger
+	pollInterval time.Duration
+	w            *fsnotify.Watcher // nil while there are no notifications
+}
+
+// watch starts watching the dir, unless it is watched or notifications are off; it
+// polls when that fails.
+func (d *dirWatch) watch() {
+	if d.off || d.w != nil {
+		return
+	}
+	nw, err := fsnotify.NewWatcher()
+	if err == nil {
+		err = nw.Add(d.dir)
+		if err != nil {
+			nw.Close()
+		}
+	}
+	if err != nil {
+		d.log.Debug("no file notifications for the metadata log dir; polling", "dir", d.dir,
+			"poll_interval", d.pollInterval, "error", err)
+		return
+	}
+	d.w = nw
+}
+
+func (d *dirWatch) close() {
+	if d.w != nil {
+		d.w.Close()
+	}
+}
+
+// wait waits for a relevant notification or a tick (true), or for ctx to end
+// (false). Notifications stop (until watch) when the watcher fails or the dir itself
+// goes away. The notifications already queued are dropped: one poll reads
+// everything.
+func (d *dirWatch) wait(ctx context.Context, tick <-chan time.Time) bool {
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if d.w != nil {
+		events, errs = d.w.Events, d.w.Errors
+	}
+	stop := func(closeIt bool) {
+		if closeIt {
+			d.w.Close()
+		}
+		d.w, events, errs = nil, nil, nil
+	}
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick:
+			break wait
+		case ev, ok := <-events:
+			if !ok {
+				stop(false)
+				break wait
+			}
+			if ev.Name == d.dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+				stop(true) // the directory itself went away: watch again when it is back
+				break wait
+			}
+			if relevant(ev) {
+				break wait
+			}
+		case err, ok := <-errs:
+			if ok {
+				d.log.Warn("file notifications failed; polling", "dir", d.dir, "error", err)
+			}
+			stop(true)
+			break wait
+		}
+	}
+	for drained := false; !drained && events != nil; {
+		select {
+		case _, ok := <-events:
+			drained = !ok
+		default:
+			drained = true
+		}
+	}
+	return true
 }
 
 // relevant reports whether a notification can mean new data for the observer: a write
