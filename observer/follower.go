@@ -105,7 +105,8 @@ func (f *follower) poll() iter.Seq2[item, error] {
 	})
 }
 
-// read is poll.
+// read is poll's body: a rebuild when none succeeded yet, else the log after what
+// was read, or a rebuild when that changed under the follower.
 func (f *follower) read(y yielder) error {
 	if !f.loaded {
 		why := f.why
@@ -149,6 +150,9 @@ func (f *follower) rebuild(why string, y yielder) error {
 	return nil
 }
 
+// load is rebuild's reading: the newest usable snapshot, then the log after it, read
+// on the careful path when the snapshot is not clean or the consumer keeps units
+// (not stream), else streamed.
 func (f *follower) load(why string, y yielder) error {
 	ls, err := listDir(f.dir)
 	if err != nil {

@@ -147,47 +147,6 @@ func (q *quorum) rebuild(why string) {
 	q.restart(why, target)
 }
 
-// runQuorum fetches until ctx ends (nil), or with once until the first image is
-// published (nil) or a request fails (the error). Each step's items are consumed as
-// they come.
-func (o *Observer) runQuorum(ctx context.Context, once bool) error {
-	q := o.q
-	defer q.conns.close()
-	var backoff time.Duration
-	failures := 0
-	for ctx.Err() == nil {
-		if once && q.build == nil {
-			return nil
-		}
-		err := o.consume(q.step(ctx))
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err == nil {
-			if backoff > 0 {
-				q.cfg.Logger.Info("fetching the metadata log again", "leader", q.leader, "leader_addr", q.leaderAddr,
-					"epoch", q.epoch, "offset", q.next)
-			}
-			backoff, failures = 0, 0
-			o.setErr(nil)
-			continue
-		}
-		q.cfg.Metrics.Errors.Add(1)
-		o.setErr(err)
-		failures++
-		// Once (the command line) gives up at a refusal, or when every bootstrap server
-		// failed a few times in a row.
-		if once && (errors.Is(err, ErrNotAuthorized) || failures >= 3*len(q.cfg.Controllers)) {
-			return err
-		}
-		backoff = q.retryIn(err, backoff)
-		if !q.sleep(ctx, backoff) {
-			return nil
-		}
-	}
-	return nil
-}
-
 // retryIn is how long to back off after err, the previous backoff being backoff; it
 // logs the failure.
 func (q *quorum) retryIn(err error, backoff time.Duration) time.Duration {
