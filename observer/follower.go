@@ -98,8 +98,9 @@ func (f *follower) poll() iter.Seq2[item, error] {
 	return sequence(func(y yielder) error {
 		err := f.read(y)
 		if errors.Is(err, errStopped) {
+			// What was read is gone with the consumer: start over.
 			f.close()
-			f.loaded = false
+			f.loaded, f.why = false, "a read was stopped"
 		}
 		return err
 	})

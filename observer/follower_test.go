@@ -486,3 +486,35 @@ func flip(t *testing.T, path string, at int64) {
 		t.Fatal(err)
 	}
 }
+
+// TestPollStopped: a consumer that stops ranging over a poll early stops the read;
+// the next poll rebuilds and hands on the whole log once.
+func TestPollStopped(t *testing.T) {
+	h := newHarness(t)
+	l := h.log
+	l.Append(observertest.Topic("a", idA))
+	h.expect(`
+rebuild snapshot=none records=0 (initial load)
+unit @0 e1 | 0 TopicRecord Name=a TopicID=t1`)
+	l.Append(observertest.Topic("b", idB))
+	l.Append(observertest.Topic("c", idC))
+	units := 0
+	for it, err := range h.f.poll() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.kind == itemUnit {
+			units++
+			break
+		}
+	}
+	if units != 1 || h.f.loaded {
+		t.Fatalf("%d units before the stop, loaded %v", units, h.f.loaded)
+	}
+	h.expect(`
+rebuild snapshot=none records=0 (a read was stopped)
+unit @0 e1 | 0 TopicRecord Name=a TopicID=t1
+unit @1 e1 | 1 TopicRecord Name=b TopicID=t2
+unit @2 e1 | 2 TopicRecord Name=c TopicID=t3`)
+	h.expect(``)
+}

@@ -222,7 +222,19 @@ func (q *quorum) setLeader(id, epoch int32, addr string) {
 // without an error means progress (or a leader to follow); an error means: back off,
 // then try again.
 func (q *quorum) step(ctx context.Context) iter.Seq2[item, error] {
-	return sequence(func(y yielder) error { return q.fetch(ctx, y) })
+	return sequence(func(y yielder) error {
+		err := q.fetch(ctx, y)
+		if errors.Is(err, errStopped) {
+			// What was cut is gone with the consumer, a batch perhaps in part: start
+			// over from the leader's snapshot, as a rebuild does.
+			target := q.applied
+			if q.build != nil {
+				target = q.build.target
+			}
+			q.restart("a read was stopped", target)
+		}
+		return err
+	})
 }
 
 // fetch is step: one Fetch, its answer handed on through y.
