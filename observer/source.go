@@ -47,7 +47,11 @@ func (k itemKind) String() string {
 	return "unknown"
 }
 
-// An item is one thing a source yields, in log order.
+// An item is one thing a source yields, in log order. Every unit the network source
+// yields is committed (at or below the high watermark: it keeps what it fetched
+// above it, bounded by Config.MaxUncommitted, and drops what the leader's log
+// diverges from before cutting it); the disk source reads the local log, whose tail
+// may not be, and rebuilds when that is truncated under it.
 type item struct {
 	kind itemKind
 	// unit is itemUnit's unit. Its Entries, and the records in them, are the
