@@ -57,11 +57,11 @@ func followLive(t *testing.T, dir string, more func(), catchUp bool, flush int64
 		t.Fatal(err)
 	}
 	defer o.f.close()
-	if err := o.f.poll(o); err != nil {
+	if err := o.poll(); err != nil {
 		t.Fatal(err)
 	}
 	more()
-	if err := o.f.poll(o); err != nil {
+	if err := o.poll(); err != nil {
 		t.Fatal(err)
 	}
 	return out, o.Metrics(), strings.ReplaceAll(logs.String(), dir, "DIR")

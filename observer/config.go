@@ -76,7 +76,8 @@ type Config struct {
 	// LoadGC lets a one-pass load of a clean snapshot raise the process's GC percent
 	// (debug.SetGCPercent) to 400 while it runs, unless it is off or higher, and set
 	// it back when it ends: nearly all that a load allocates is the image it keeps, so
-	// collecting during it mostly marks that image again (bench/README.md). It
+	// collecting during it mostly marks that image again (BenchmarkLoadSnapshot in
+	// observer/bench_test.go and bench/metadata.sh measure it). It
 	// changes a setting of the whole process, so it is a program's choice, not a
 	// library's: kraftwatch sets it unless GOGC or GOMEMLIMIT is set.
 	LoadGC bool

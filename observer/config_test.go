@@ -6,7 +6,8 @@ import (
 )
 
 // TestBackoffDefaults: a bound left zero takes its default without pulling the other
-// below it (a zero MaxBackoff once made MinBackoff 1ns: ~28 log lines in 150 ms).
+// below it (a zero MaxBackoff once made MinBackoff 1ns: a flood of retries and log
+// lines).
 func TestBackoffDefaults(t *testing.T) {
 	for _, tc := range []struct {
 		name             string

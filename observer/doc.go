@@ -11,6 +11,18 @@
 // the image, the changes and the provenance (offset, epoch and append time of the
 // unit's last record).
 //
+// Sources produce, the Observer consumes, as prometheus tsdb's wlog Watcher reads the
+// records a LiveReader frames (observer/source.go). The disk source (follower.go)
+// and the network source (quorum.go) read, check and cut the log, and each read is a
+// sequence of items the Observer ranges over: a rebuild's start (the snapshot,
+// already replayed into a delta of its own, or none), units (a batch or a whole
+// transaction, with its offset, epoch and append time; only committed records from
+// the network), the end of what a catch-up read as one commit (a flush), and a
+// rebuild's end. The Observer owns everything after that: the delta, the rebuild in
+// progress, the units a catch-up holds and publishing. No source knows the Observer
+// or calls it, and below the follower the segment reader and the prefetcher return
+// what they read rather than calling it.
+//
 // The initial load, and each rebuild, is one update (Update.Reset): the snapshot and
 // every complete unit of the log after it folded into one image; Ready is closed after
 // the first. From then on each unit is its own update, except in a catch-up: a segment
@@ -72,13 +84,23 @@
 // the parent directory) is never touched. Changes are noticed through file
 // notifications (fsnotify) with a polling timer as fallback.
 //
+// Invariants: an image is published only from a whole state (a snapshot and every
+// unit of the log after it read cleanly) and then from whole units, each at its
+// provenance, never from part of a unit; the images of a catch-up are those a
+// unit-by-unit read publishes at the same offsets; a unit's Entries are the source's
+// again once the Observer asks for the next item, so the Handler copies what it
+// keeps.
+//
 // Concurrency: Run owns all mutable state on the caller's goroutine (the network
 // source's too: one request at a time, franz-go's connection goroutines aside); the
-// handler is called on it. Image, Ready, LastError and Metrics may be used from any goroutine.
-// Loading a snapshot (the initial load, a rebuild, Load) reads and decodes it on one
-// more goroutine while the caller's goroutine replays it; that goroutine ends before
-// the load returns. Likewise a segment with at least 1 MiB unread (a catch-up) is read,
-// CRC checked and cut into records on one more goroutine while the caller's decodes
-// and replays it (observer/prefetch.go); that goroutine ends before the read does.
+// sources yield and the handler is called on it. Image, Ready, LastError and Metrics
+// may be used from any goroutine; an Image is immutable and safe to share.
+// Loading a snapshot file (the initial load, a rebuild, Load) reads, decodes and
+// replays it on the caller's goroutine; the leader's snapshot is fetched a chunk ahead
+// on one more goroutine (fetchChunks) while the caller's replays the chunk before,
+// which ends before the load returns. A segment with at least 1 MiB unread (a
+// catch-up) is read, CRC checked and cut into records (in a catch-up also decoded) on
+// one more goroutine while the caller's decodes and replays it (observer/prefetch.go);
+// that goroutine ends before the read does.
 // The subpackage observertest writes metadata log directories for tests.
 package observer

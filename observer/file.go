@@ -111,10 +111,8 @@ func LoadConfig(cfg Config) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	var snap *snapshot
 	o.cfg.Handler = nil
-	s := &loadSink{o: o, snap: &snap}
-	if err := o.f.poll(s); err != nil {
+	if err := o.poll(); err != nil {
 		return nil, err
 	}
 	o.f.close()
@@ -123,29 +121,11 @@ func LoadConfig(cfg Config) (*Loaded, error) {
 		return nil, err
 	}
 	l := &Loaded{Image: o.Image(), Metrics: o.Metrics()}
-	if snap != nil {
-		l.Snapshot, l.SnapshotEnd = snap.path, snap.id.EndOffset
+	if o.f.snapshot != "" {
+		l.Snapshot, l.SnapshotEnd = o.f.snapshot, o.f.snapshotEnd
 	}
 	for _, base := range ls.segments {
 		l.Segments = append(l.Segments, segmentPath(o.f.dir, base))
 	}
 	return l, nil
-}
-
-// loadSink is the Observer's sink that also remembers the snapshot used.
-type loadSink struct {
-	o    *Observer
-	snap **snapshot
-}
-
-func (s *loadSink) rebuild(f *follower, r *rebuild) error {
-	*s.snap = r.snap
-	return s.o.rebuild(f, r)
-}
-
-func (s *loadSink) unit(u Unit) error { return s.o.unit(u) }
-
-func (s *loadSink) stream(r *rebuild) func(Unit) error {
-	*s.snap = r.snap
-	return s.o.stream(r)
 }

@@ -78,29 +78,46 @@ func fixtureFiles(t *testing.T, fixtureDir, pattern string) []string {
 	return files
 }
 
-// collectSink keeps what a follower hands on.
+// collectSink keeps what a follower yields: the snapshot of the last rebuild and its
+// records, and the units after it.
 type collectSink struct {
 	snapshot   SnapshotID
 	snapshotAt []dumped
 	units      []Unit
+	build      *build // the rebuild in progress
+	built      []Unit // its units
 }
 
-func (s *collectSink) rebuild(f *follower, r *rebuild) error {
-	s.snapshotAt = nil
-	if r.snap != nil {
-		s.snapshot = r.snap.id
-		if err := f.snapshotRecords(r.snap, func(e Entry) error {
-			s.snapshotAt = append(s.snapshotAt, dumped{e.Offset, e.Record.Type().EnumName()})
-			return nil
-		}); err != nil {
+// poll polls f and keeps what it yields.
+func (s *collectSink) poll(f *follower) error {
+	for it, err := range f.poll() {
+		if err != nil {
 			return err
 		}
+		switch it.kind {
+		case itemRebuild:
+			s.build, s.built = it.build, nil
+		case itemUnit:
+			if s.build != nil {
+				s.built = append(s.built, it.unit)
+			} else {
+				s.units = append(s.units, it.unit)
+			}
+		case itemRebuilt:
+			s.snapshotAt = nil
+			if _, err := snapshotEntries(s.build.snapshot, func(e Entry) {
+				s.snapshotAt = append(s.snapshotAt, dumped{e.Offset, e.Record.Type().EnumName()})
+			}); err != nil {
+				return err
+			}
+			if s.build.snapshot != "none" {
+				s.snapshot, _ = ParseSnapshotName(filepath.Base(s.build.snapshot))
+			}
+			s.units, s.build, s.built = s.built, nil, nil
+		}
 	}
-	s.units = r.units
 	return nil
 }
-
-func (s *collectSink) unit(u Unit) error { s.units = append(s.units, u); return nil }
 
 func (s *collectSink) entries() []dumped {
 	var out []dumped
@@ -142,7 +159,7 @@ func testFixtureAgainstKafkaDumpLog(t *testing.T, fixtureDir string) {
 
 	f := quietFollower(fixtureDir)
 	s := &collectSink{}
-	if err := f.poll(s); err != nil {
+	if err := s.poll(f); err != nil {
 		t.Fatal(err)
 	}
 	if s.snapshot != id {
@@ -171,7 +188,7 @@ func testFixtureAgainstKafkaDumpLog(t *testing.T, fixtureDir string) {
 	}
 	f = quietFollower(dir)
 	s = &collectSink{}
-	if err := f.poll(s); err != nil {
+	if err := s.poll(f); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.entries(); !slices.Equal(got, logData) {

@@ -5,58 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"unsafe"
 
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
 )
 
-// rebuild is a full state: a snapshot (nil when the log is replayed from offset 0) and
-// the units of the log that follow it, as far as the log went when it was read.
-type rebuild struct {
-	snap  *snapshot
-	units []Unit
-	why   string
-	// streamed is set when a streamer replayed the units as they were read (units is
-	// then empty); what it keeps of them is its own.
-	streamed bool
-	delta    *image.Delta
-	prov     Provenance
-	failed   []failedEntry
-}
-
-// failedEntry is a record Replay refused while a rebuild streamed, logged and counted
-// when the rebuild is published, as if it had been replayed then.
-type failedEntry struct {
-	offset int64
-	typ    metadata.RecordType
-	err    error
-}
-
-// sink receives what the follower reads, in log order.
-type sink interface {
-	rebuild(f *follower, r *rebuild) error
-	unit(u Unit) error
-}
-
-// A holdingSink is a sink that can replay units without publishing them: a live catch-up
-// (catchUpAbove) hands it the plain units of a long backlog with hold, and release
-// publishes what they made, if anything, as one update.
-type holdingSink interface {
-	sink
-	hold(u Unit)
-	release()
-}
-
 // catchUpAbove is how many unread bytes a segment must hold, at least prefetchAbove
 // too, for a live read to be a catch-up (for the network source: how many fetched
-// bytes the high watermark must cover): its plain units (no transaction, no Abort)
-// are held (holdingSink), and released every catchUpFlush bytes of batches, before any
-// other unit, and at the end of what is readable now. Tests lower it.
+// bytes the high watermark must cover): its units are marked so (item.catchUp), and
+// an itemFlush follows every catchUpFlush bytes of batches; the Observer holds the
+// plain units and publishes them together at each flush, before any other unit, and
+// at the end of what is readable now. Tests lower it.
 var catchUpAbove int64 = 1 << 20
 
 // catchUpFlush is Kafka's KafkaRaftClient.MAX_FETCH_SIZE_BYTES (8 MiB): the most a
@@ -64,17 +28,6 @@ var catchUpAbove int64 = 1 << 20
 // maxFetchSizeInBytes) and hands its listener as one commit, which MetadataLoader
 // replays into one delta and publishes once. Tests lower it.
 var catchUpFlush int64 = 8 << 20
-
-// A streamer is a sink that replays each unit of a rebuild as it is read, so a
-// rebuild holds one batch beyond its image instead of the whole log after the
-// snapshot, and that is done with each unit once unit or the returned function
-// returns, so the follower may reuse the units' memory. stream is called before the
-// first unit when the snapshot was loaded in one pass (or there is none), so that
-// nothing is logged out of the order the careful path logs it in.
-type streamer interface {
-	sink
-	stream(r *rebuild) func(Unit) error
-}
 
 // batchRef remembers the last batch consumed, to notice when the log under it changes.
 type batchRef struct {
@@ -86,73 +39,50 @@ type batchRef struct {
 	size  int
 }
 
-// follower is the observer's reading state: where it is in which segment, the open
-// metadata transaction, and what it read last. It does file I/O and reads no clock:
-// poll reads everything available now and returns; a prefetcher it starts to read a
-// long segment ahead has ended by then. Not safe for concurrent use.
+// follower is the disk source: where it is in which segment, what it read last, and
+// (its cutter) the open metadata transaction. It does file I/O and reads no clock: poll
+// yields everything available now and ends; a prefetcher it starts to read a long
+// segment ahead has ended by then. It never calls its consumer but through the
+// sequence's yield. Not safe for concurrent use.
 type follower struct {
-	dir string
-	log *slog.Logger
-	m   *Metrics
-	dec decoder
+	cutter // cuts the batches read into units
+	dir    string
 
-	loaded    bool  // a rebuild succeeded and the state below is valid
-	next      int64 // offset of the next record to read
-	epoch     int32 // epoch of the last batch read (of the snapshot after a rebuild)
-	cur       *segment
+	loaded    bool      // a rebuild succeeded and the state below is valid
+	next      int64     // offset of the next record to read
+	epoch     int32     // epoch of the last batch read (of the snapshot after a rebuild)
+	cur       *segment  // the segment being read
 	last      *batchRef // nil, or &lastRef
 	lastRef   batchRef
-	txn       *Unit  // open metadata transaction: its entries so far
 	replaying bool   // inside a rebuild: inconsistencies are errors, not rebuilds
 	why       string // why the next rebuild is needed ("" for the initial load)
 	torn      batchRef
+	// snapshot and snapshotEnd name the snapshot of the last rebuild ("" and 0
+	// without one), for Load.
+	snapshot    string
+	snapshotEnd int64
 	// oneShot makes rebuild load clean snapshots in one pass, replayed into
 	// snapshot.delta (loadSnapshot); the Observer sets it. Without it, or for a
 	// snapshot that is not clean, snapshots are read whole and checked, and their
-	// records left to snapshotRecords.
+	// records replayed after the log is read (replaySnapshot).
 	oneShot bool
 	loadGC  bool // the one-pass load may raise the GC percent (Config.LoadGC)
-	// reuse is set while units go to a streamer: their records are decoded into bdec,
-	// reset after each batch once no transaction is open, and segment buffers are
-	// reused.
-	reuse  bool
-	bdec   metadata.BatchDecoder
-	spare  []Entry     // a handed-on unit's Entries, for the next unit's (see spareEntries)
+	// stream is set by a consumer that is done with each unit once it asks for the
+	// next (the Observer): units' memory is reused (reuse), and a rebuild's units are
+	// yielded as they are read (but after a snapshot that is not clean), in pieces of
+	// pieceRecords records.
+	stream bool
 	framed []rawRecord // the records of the batch being read (frame)
-	// prefetches counts the prefetchers started, for tests.
+	// pf reads cur ahead (a long segment), or is nil; tried is the segment a
+	// prefetch was considered for. prefetches counts the prefetchers started, for
+	// tests.
+	pf         *prefetcher
+	tried      *segment
 	prefetches int
-	// hs is the sink of a live read while it can hold units; catchUp is set while
-	// the segment being read is a catch-up (catchUpAbove); held counts the batch bytes
-	// read since the last release.
-	hs      holdingSink
-	catchUp bool
-	held    int64
-	// pre is the batch being consumed decoded by the prefetcher (a catch-up), or nil;
-	// inTxn are the predecoded buffers whose records an open transaction holds
-	// (doneDecoded).
-	pre   []decodedRecord
-	inTxn []*predecoded
-}
-
-// spareEntries returns an empty slice for a unit's Entries: the array of a unit
-// already handed on while reuse is set, else nil. It is handed out once.
-func (f *follower) spareEntries() []Entry {
-	e := f.spare[:0]
-	f.spare = nil
-	return e
-}
-
-// setReuse turns the reuse of units' memory on or off (see follower.reuse).
-func (f *follower) setReuse(on bool) {
-	f.reuse = on
-	f.dec.batch = nil
-	if on {
-		f.dec.batch = &f.bdec
-	}
 }
 
 func newFollower(dir string, log *slog.Logger, m *Metrics) *follower {
-	return &follower{dir: dir, log: log, m: m, dec: decoder{log: log, m: m}}
+	return &follower{cutter: newCutter(log, m), dir: dir}
 }
 
 func (f *follower) close() {
@@ -160,15 +90,31 @@ func (f *follower) close() {
 	f.cur = nil
 }
 
-// poll reads what the log holds now and hands it to s: a rebuild first (the initial
-// load, or after the log was truncated under what was read), then one unit at a time.
-func (f *follower) poll(s sink) error {
+// poll yields what the log holds now: a rebuild first (the initial load, or after the
+// log was truncated under what was read: itemRebuild, its units, itemRebuilt), then
+// one unit at a time. A consumer that stops early leaves the follower to rebuild at
+// the next poll.
+func (f *follower) poll() iter.Seq2[item, error] {
+	return sequence(func(y yielder) error {
+		err := f.read(y)
+		if errors.Is(err, errStopped) {
+			// What was read is gone with the consumer: start over.
+			f.close()
+			f.loaded, f.why = false, "a read was stopped"
+		}
+		return err
+	})
+}
+
+// read is poll's body: a rebuild when none succeeded yet, else the log after what
+// was read, or a rebuild when that changed under the follower.
+func (f *follower) read(y yielder) error {
 	if !f.loaded {
 		why := f.why
 		if why == "" {
 			why = "initial load"
 		}
-		return f.rebuild(s, why)
+		return f.rebuild(why, y)
 	}
 	ls, err := listDir(f.dir)
 	if err != nil {
@@ -176,11 +122,8 @@ func (f *follower) poll(s sink) error {
 	}
 	err = f.verify(&ls)
 	if err == nil {
-		_, stream := s.(streamer)
-		f.setReuse(stream)
-		f.hs, _ = s.(holdingSink)
-		err = f.readAvailable(&ls, s.unit)
-		f.hs = nil
+		f.setReuse(f.stream)
+		err = f.readAvailable(&ls, y)
 	}
 	var r *errReset
 	if errors.As(err, &r) {
@@ -189,15 +132,29 @@ func (f *follower) poll(s sink) error {
 			"reason", r.why, "offset", f.next-1, "epoch", f.epoch)
 		f.loaded = false
 		f.why = r.why // kept for the retries if this rebuild fails
-		return f.rebuild(s, r.why)
+		return f.rebuild(r.why, y)
 	}
 	return err
 }
 
-// rebuild loads the newest usable snapshot and replays the log after it.
-func (f *follower) rebuild(s sink, why string) error {
+// rebuild loads the newest usable snapshot and replays the log after it: it yields
+// itemRebuild, the units of the log, and itemRebuilt.
+func (f *follower) rebuild(why string, y yielder) error {
 	f.close()
 	f.loaded = false
+	err := f.load(why, y)
+	if err != nil {
+		f.close()
+		return err
+	}
+	f.loaded, f.why = true, ""
+	return nil
+}
+
+// load is rebuild's reading: the newest usable snapshot, then the log after it, read
+// on the careful path when the snapshot is not clean or the consumer keeps units
+// (not stream), else streamed.
+func (f *follower) load(why string, y yielder) error {
 	ls, err := listDir(f.dir)
 	if err != nil {
 		return err
@@ -205,8 +162,93 @@ func (f *follower) rebuild(s sink, why string) error {
 	if len(ls.segments) == 0 && len(ls.snapshots) == 0 {
 		return fmt.Errorf("%s: %w", f.dir, ErrNoLog)
 	}
-	var snap *snapshot
-	for i := len(ls.snapshots) - 1; i >= 0 && snap == nil; i-- {
+	snap, err := f.newestSnapshot(&ls)
+	if err != nil {
+		return err
+	}
+	f.next, f.epoch = 0, -1
+	b := &build{why: why, snapshot: "none", prov: image.Empty.Provenance()}
+	if snap != nil {
+		f.next, f.epoch = snap.id.EndOffset, snap.id.Epoch
+		b.snapshot = snap.path
+		b.prov = Provenance{Offset: snap.id.EndOffset - 1, Epoch: snap.id.Epoch, Timestamp: snap.lastTimestamp()}
+	}
+	f.last, f.txn, f.torn = nil, nil, batchRef{}
+	f.setReuse(false)
+	f.bdec.Reset()
+	f.replaying = true
+	if f.stream && (snap == nil || snap.delta != nil) {
+		err = f.loadStreamed(&ls, snap, b, y)
+	} else {
+		err = f.loadCareful(&ls, snap, b, y)
+	}
+	f.replaying = false
+	if err != nil {
+		return err
+	}
+	// Counted before the consumer publishes the image: a reader woken by it (Ready)
+	// sees the snapshot counted, as the network source's load does.
+	f.snapshot, f.snapshotEnd = "", 0
+	if snap != nil {
+		f.m.SnapshotsLoaded.Add(1)
+		f.snapshot, f.snapshotEnd = snap.path, snap.id.EndOffset
+	}
+	return y.send(item{kind: itemRebuilt})
+}
+
+// loadStreamed yields the rebuild's start, with the snapshot loaded in one pass (or
+// none), and then the units of the log as they are read, reusing their memory.
+func (f *follower) loadStreamed(ls *listing, snap *snapshot, b *build, y yielder) error {
+	if snap != nil {
+		b.delta, b.records, snap.delta = snap.delta, snap.records, nil
+	}
+	b.deferLog = true
+	if err := y.send(item{kind: itemRebuild, build: b}); err != nil {
+		return err
+	}
+	f.setReuse(true)
+	f.pieces = true
+	defer func() { f.pieces = false }()
+	return f.readAvailable(ls, y)
+}
+
+// loadCareful reads the units of the log first, then replays the snapshot (so that
+// what is logged comes in the order it always did), and yields the rebuild's start
+// and the units.
+func (f *follower) loadCareful(ls *listing, snap *snapshot, b *build, y yielder) error {
+	var units []Unit
+	err := f.readAvailable(ls, func(it item) bool {
+		if it.kind == itemUnit {
+			units = append(units, it.unit)
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if snap != nil {
+		if snap.delta != nil { // loaded in one pass, without a problem to log
+			b.delta, b.records, snap.delta = snap.delta, snap.records, nil
+		} else if b.delta, err = f.replaySnapshot(snap); err != nil {
+			return err
+		}
+	}
+	if err := y.send(item{kind: itemRebuild, build: b}); err != nil {
+		return err
+	}
+	for _, u := range units {
+		if err := y.send(item{kind: itemUnit, unit: u}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newestSnapshot returns the newest snapshot of ls that reads cleanly, loaded in
+// one pass when it can be (oneShot), or nil when none does; ErrNoStart when the log
+// cannot be replayed from it or, without one, from offset 0.
+func (f *follower) newestSnapshot(ls *listing) (*snapshot, error) {
+	for i := len(ls.snapshots) - 1; i >= 0; i-- {
 		id := ls.snapshots[i]
 		path := filepath.Join(f.dir, id.FileName())
 		var sn *snapshot
@@ -229,54 +271,32 @@ func (f *follower) rebuild(s sink, why string) error {
 			continue
 		}
 		if len(ls.segments) > 0 && ls.segments[0] > id.EndOffset {
-			return fmt.Errorf("%s: snapshot %s ends at offset %d but the log starts at %d: %w",
+			return nil, fmt.Errorf("%s: snapshot %s ends at offset %d but the log starts at %d: %w",
 				f.dir, id, id.EndOffset, ls.segments[0], ErrNoStart)
 		}
-		snap = sn
+		return sn, nil
 	}
-	f.next, f.epoch = 0, -1
-	if snap == nil {
-		if len(ls.segments) == 0 || ls.segments[0] != 0 {
-			first := "no segment"
-			if len(ls.segments) > 0 {
-				first = fmt.Sprintf("the first segment starts at offset %d", ls.segments[0])
-			}
-			return fmt.Errorf("%s: no usable snapshot and %s: %w", f.dir, first, ErrNoStart)
+	if len(ls.segments) == 0 || ls.segments[0] != 0 {
+		first := "no segment"
+		if len(ls.segments) > 0 {
+			first = fmt.Sprintf("the first segment starts at offset %d", ls.segments[0])
 		}
-	} else {
-		f.next, f.epoch = snap.id.EndOffset, snap.id.Epoch
+		return nil, fmt.Errorf("%s: no usable snapshot and %s: %w", f.dir, first, ErrNoStart)
 	}
-	f.last, f.txn, f.torn = nil, nil, batchRef{}
-	r := &rebuild{snap: snap, why: why}
-	emit := func(u Unit) error {
-		r.units = append(r.units, u)
+	return nil, nil
+}
+
+// replaySnapshot replays the records of a snapshot read whole into a new delta on
+// image.Empty, logging and counting what Replay refuses.
+func (f *follower) replaySnapshot(s *snapshot) (*image.Delta, error) {
+	d := image.NewDelta(image.Empty)
+	err := f.snapshotRecords(s, func(e Entry) error {
+		if err := d.Replay(e.Record); err != nil {
+			replayFailed(f.log, f.m, e.Offset, e.Record.Type(), err, s.path)
+		}
 		return nil
-	}
-	f.setReuse(false)
-	f.bdec.Reset()
-	if st, ok := s.(streamer); ok && (snap == nil || snap.delta != nil) {
-		emit = st.stream(r)
-		r.streamed = true
-		f.setReuse(true)
-	}
-	f.replaying = true
-	err = f.readAvailable(&ls, emit)
-	f.replaying = false
-	if err != nil {
-		f.close()
-		return err
-	}
-	// Counted before s publishes the image: a reader woken by it (Ready) sees the
-	// snapshot counted, as the network source's load does.
-	if snap != nil {
-		f.m.SnapshotsLoaded.Add(1)
-	}
-	if err := s.rebuild(f, r); err != nil {
-		f.close()
-		return err
-	}
-	f.loaded, f.why = true, ""
-	return nil
+	})
+	return d, err
 }
 
 // checkRecords checks the record framing of every batch of a snapshot, so that a bad
@@ -391,191 +411,191 @@ func (f *follower) verify(ls *listing) error {
 	return nil
 }
 
-// readAvailable reads every complete batch the log holds after f.next and hands the
-// units they make to emit.
-func (f *follower) readAvailable(ls *listing, emit func(Unit) error) error {
+// readAvailable reads every complete batch the log holds after f.next and yields the
+// units they make, and in a catch-up its flushes.
+func (f *follower) readAvailable(ls *listing, y yielder) error {
 	if f.cur != nil {
 		f.cur.rewind()
 	}
-	var pf *prefetcher // reading f.cur ahead, or nil
-	var tried *segment // the segment a prefetch was considered for
+	f.tried = nil
 	defer func() {
-		if pf != nil {
-			pf.close()
-		}
+		f.stopPrefetch()
+		f.catchUp, f.held = false, 0
 	}()
-	if f.hs != nil {
-		next := emit
-		emit = func(u Unit) error {
-			if f.catchUp && !u.Transaction && !u.Aborted {
-				f.hs.hold(u)
-				return nil
-			}
-			f.release() // what came before is published first
-			return next(u)
-		}
-		defer func() {
-			f.release()
-			f.catchUp = false
-		}()
-	}
-	if f.reuse {
-		next := emit
-		emit = func(u Unit) error {
-			err := next(u)
-			if cap(u.Entries) > cap(f.spare) {
-				clear(u.Entries) // no records kept alive through the spare
-				f.spare = u.Entries[:0]
-			}
-			return err
-		}
-	}
 	for {
 		if f.cur == nil {
-			base, ok := ls.segmentFor(f.next)
-			if !ok {
-				if len(ls.segments) == 0 {
-					return nil // a snapshot alone: wait for the log
-				}
-				return f.problem(f.dir, 0, "the log starts at offset %d, after offset %d", ls.segments[0], f.next)
-			}
-			seg, err := openSegment(f.dir, base)
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // gone since the listing; look again next time
-			}
-			if err != nil {
+			if open, err := f.openSegment(ls); !open || err != nil {
 				return err
 			}
-			f.cur = seg
 		}
-		var (
-			b         recordbatch.Batch
-			pos       int64
-			recs      []rawRecord
-			pre       []decodedRecord
-			ferr, err error
-		)
-		// A rebuild reads on this goroutine: its replay into one delta takes the
-		// time a live read spends applying and publishing, so reading ahead saved no
-		// wall time on 2 cores and cost CPU (the hand-off) and memory (the buffers
-		// and framed records of batches in flight, 2.3 MB of a rolling restart's
-		// 10,000-record batches at the load's peak RSS: issue 14, bench/README.md).
-		if pf == nil && f.cur != tried && !f.replaying {
-			tried = f.cur
-			if fi, err := f.cur.f.Stat(); err == nil {
-				if unread := fi.Size() - f.cur.pos - int64(len(f.cur.buf)); unread >= prefetchAbove {
-					f.catchUp = f.hs != nil && unread >= catchUpAbove
-					pf = startPrefetch(f.cur, f.catchUp && f.reuse)
-					f.prefetches++
-				}
-			}
-		}
-		if pf != nil {
-			b, pos, recs, pre, ferr, err = pf.next(f)
-			if pf.done {
-				pf.close()
-				pf = nil
-				f.catchUp = false
-			}
-		} else {
-			// Segment buffers are reused only when no decoded record outlives its unit.
-			f.cur.recycle = f.reuse && f.txn == nil
-			b, pos, err = f.cur.read()
-		}
-		switch {
-		case err == nil:
-			f.pre = pre
-			err := f.consume(&b, pos, recs, ferr, emit)
-			f.pre = nil
-			if pf == nil {
-				f.doneDecoded(nil, nil) // a prefetcher's groups: its finish
-			}
-			if err != nil {
+		f.prefetch()
+		r, err := f.nextBatch()
+		if err == nil {
+			if err := f.consumeBatch(&r, y); err != nil {
 				return err
 			}
-			if f.catchUp {
-				if f.held += int64(b.Size()); f.held >= catchUpFlush {
-					f.release()
-				}
-			}
-		case errors.Is(err, errShrunk):
-			return f.problem(f.cur.path, f.cur.pos, "segment shrank below the read position")
-		case errors.Is(err, errWait):
-			nb, ok := ls.after(f.cur.base)
-			if !ok {
-				if !ls.hasSegment(f.cur.base) {
-					return f.problem(f.cur.path, f.cur.pos, "segment is gone and no newer segment follows it")
-				}
-				return nil // the end of the log, for now
-			}
-			// A newer segment exists, so this one is complete.
-			if n := f.cur.pending(); n > 0 {
-				f.m.CorruptBatches.Add(1)
-				return &PosError{File: f.cur.path, Position: f.cur.pos, Offset: f.next,
-					Err: fmt.Errorf("segment ends inside a batch (%d bytes) although segment %d follows it: %w", n, nb, ErrCorrupt)}
-			}
-			if nb > f.next || (nb < f.next && f.last != nil) {
-				return f.problem(segmentPath(f.dir, nb), 0, "segment starts at offset %d, expected %d", nb, f.next)
-			}
-			f.close()
-			seg, err := openSegment(f.dir, nb)
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return f.problem(segmentPath(f.dir, nb), 0, "segment vanished")
-				}
-				return err
-			}
-			f.cur = seg
-		case errors.Is(err, recordbatch.ErrCorrupt):
-			// While rebuilding, an unreadable tail is an error: no image is published
-			// until the log reads cleanly (Kafka's recovery cuts such a tail off).
-			if _, newer := ls.after(f.cur.base); !newer && !f.replaying && f.cur.corruptAtTail() {
-				// Kafka writes whole batches; bytes that are not one at the very end of
-				// the newest segment are a torn write that its recovery will cut off.
-				if f.torn.seg != f.cur.base || f.torn.pos != f.cur.pos {
-					f.torn = batchRef{seg: f.cur.base, pos: f.cur.pos}
-					f.m.TornTails.Add(1)
-					f.log.Warn("waiting at an unreadable tail of the newest segment",
-						"segment", f.cur.path, "position", f.cur.pos, "offset", f.next, "error", err)
-				}
-				return nil
-			}
-			f.m.CorruptBatches.Add(1)
-			return &PosError{File: f.cur.path, Position: f.cur.pos, Offset: f.next, Err: fmt.Errorf("%w: %w", err, ErrCorrupt)}
-		default:
+			continue
+		}
+		if more, err := f.readFailed(ls, err); !more || err != nil {
 			return err
 		}
 	}
 }
 
-// doneDecoded gives the predecoded records of a consumed group of batches (or nil)
-// back to the prefetcher pf (nil: to the collector), and with them those an open
-// transaction held, once none is open.
-func (f *follower) doneDecoded(pf *prefetcher, pre *predecoded) {
-	if pre != nil {
-		f.inTxn = append(f.inTxn, pre)
-	}
-	if f.txn != nil || len(f.inTxn) == 0 {
-		return
-	}
-	if pf != nil {
-		for _, pd := range f.inTxn {
-			pf.decs.put(pd)
+// openSegment opens the segment holding f.next; open is false when there is none to
+// read yet (a snapshot alone, or a segment gone since the listing).
+func (f *follower) openSegment(ls *listing) (open bool, err error) {
+	base, ok := ls.segmentFor(f.next)
+	if !ok {
+		if len(ls.segments) == 0 {
+			return false, nil // a snapshot alone: wait for the log
 		}
+		return false, f.problem(f.dir, 0, "the log starts at offset %d, after offset %d", ls.segments[0], f.next)
 	}
-	clear(f.inTxn)
-	f.inTxn = f.inTxn[:0]
+	seg, err := openSegment(f.dir, base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil // gone since the listing; look again next time
+	}
+	if err != nil {
+		return false, err
+	}
+	f.cur = seg
+	return true, nil
 }
 
-// release publishes the units held in a catch-up, if any (holdingSink).
-func (f *follower) release() {
-	f.held = 0
-	f.hs.release()
+// prefetch starts reading the current segment ahead on a second goroutine when a
+// live read finds at least prefetchAbove bytes unread in it (once per segment), and
+// notes whether that is a catch-up. A rebuild reads on this goroutine: its replay
+// into one delta takes the time a live read spends applying and publishing, so
+// reading ahead saved no wall time on two cores and cost CPU (the hand-off) and
+// memory (the buffers and framed records of batches in flight);
+// BenchmarkLoadSnapshot in observer/bench_test.go and bench/burst.sh guard this.
+func (f *follower) prefetch() {
+	if f.pf != nil || f.cur == f.tried || f.replaying {
+		return
+	}
+	f.tried = f.cur
+	fi, err := f.cur.f.Stat()
+	if err != nil {
+		return
+	}
+	if unread := fi.Size() - f.cur.pos - int64(len(f.cur.buf)); unread >= prefetchAbove {
+		f.catchUp = unread >= catchUpAbove
+		f.pf = startPrefetch(f.cur, f.catchUp && f.reuse)
+		f.prefetches++
+	}
+}
+
+// stopPrefetch stops the prefetcher, if one runs.
+func (f *follower) stopPrefetch() {
+	if f.pf != nil {
+		f.pf.close()
+		f.pf = nil
+	}
+}
+
+// nextBatch reads the next batch of the current segment, from the prefetcher if one
+// runs (its records framed, and in a catch-up decoded), as segment.read returns it.
+func (f *follower) nextBatch() (batchRead, error) {
+	if f.pf == nil {
+		// Segment buffers are reused only when no decoded record outlives its unit.
+		f.cur.recycle = f.reuse && f.txn == nil
+		b, pos, err := f.cur.read()
+		return batchRead{b: b, pos: pos}, err
+	}
+	r, err := f.pf.next(f.reuse && f.txn == nil, f.txn != nil)
+	if f.pf.done {
+		f.stopPrefetch()
+		f.catchUp = false
+	}
+	return r, err
+}
+
+// consumeBatch consumes a batch read (consume) and, in a catch-up, yields a flush
+// once catchUpFlush bytes of batches were read since the consumer last published.
+func (f *follower) consumeBatch(r *batchRead, y yielder) error {
+	f.pre = r.pre
+	err := f.consume(&r.b, r.pos, r.recs, r.ferr, y)
+	f.pre = nil
+	if err != nil || !f.catchUp {
+		return err
+	}
+	if f.held += int64(r.b.Size()); f.held >= catchUpFlush {
+		f.held = 0
+		return y.send(item{kind: itemFlush})
+	}
+	return nil
+}
+
+// readFailed handles what reading the current segment returned instead of a batch:
+// the end of what is written (more is false: wait for the log), a newer segment to go
+// on with (more is true), a torn tail, or an error or a reason to rebuild.
+func (f *follower) readFailed(ls *listing, err error) (more bool, _ error) {
+	switch {
+	case errors.Is(err, errShrunk):
+		return false, f.problem(f.cur.path, f.cur.pos, "segment shrank below the read position")
+	case errors.Is(err, errWait):
+		return f.nextSegment(ls)
+	case errors.Is(err, recordbatch.ErrCorrupt):
+		return false, f.corrupt(ls, err)
+	}
+	return false, err
+}
+
+// nextSegment moves on to the segment after the current one, which is then complete,
+// if there is one.
+func (f *follower) nextSegment(ls *listing) (more bool, _ error) {
+	nb, ok := ls.after(f.cur.base)
+	if !ok {
+		if !ls.hasSegment(f.cur.base) {
+			return false, f.problem(f.cur.path, f.cur.pos, "segment is gone and no newer segment follows it")
+		}
+		return false, nil // the end of the log, for now
+	}
+	// A newer segment exists, so this one is complete.
+	if n := f.cur.pending(); n > 0 {
+		f.m.CorruptBatches.Add(1)
+		return false, &PosError{File: f.cur.path, Position: f.cur.pos, Offset: f.next,
+			Err: fmt.Errorf("segment ends inside a batch (%d bytes) although segment %d follows it: %w", n, nb, ErrCorrupt)}
+	}
+	if nb > f.next || (nb < f.next && f.last != nil) {
+		return false, f.problem(segmentPath(f.dir, nb), 0, "segment starts at offset %d, expected %d", nb, f.next)
+	}
+	f.close()
+	seg, err := openSegment(f.dir, nb)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, f.problem(segmentPath(f.dir, nb), 0, "segment vanished")
+		}
+		return false, err
+	}
+	f.cur = seg
+	return true, nil
+}
+
+// corrupt handles bytes that are not a batch: at the very end of the newest segment
+// while following, a torn write waited for (nil); anywhere else, or while
+// rebuilding, an error: no image is published until the log reads cleanly (Kafka's
+// recovery cuts such a tail off).
+func (f *follower) corrupt(ls *listing, err error) error {
+	if _, newer := ls.after(f.cur.base); !newer && !f.replaying && f.cur.corruptAtTail() {
+		// Kafka writes whole batches; bytes that are not one at the very end of
+		// the newest segment are a torn write that its recovery will cut off.
+		if f.torn.seg != f.cur.base || f.torn.pos != f.cur.pos {
+			f.torn = batchRef{seg: f.cur.base, pos: f.cur.pos}
+			f.m.TornTails.Add(1)
+			f.log.Warn("waiting at an unreadable tail of the newest segment",
+				"segment", f.cur.path, "position", f.cur.pos, "offset", f.next, "error", err)
+		}
+		return nil
+	}
+	f.m.CorruptBatches.Add(1)
+	return &PosError{File: f.cur.path, Position: f.cur.pos, Offset: f.next, Err: fmt.Errorf("%w: %w", err, ErrCorrupt)}
 }
 
 // consume checks that b continues the log and hands on its records: recs, which
 // frame cut from it, or ferr, why it could not; it frames b itself when both are nil.
-func (f *follower) consume(b *recordbatch.Batch, pos int64, recs []rawRecord, ferr error, emit func(Unit) error) error {
+func (f *follower) consume(b *recordbatch.Batch, pos int64, recs []rawRecord, ferr error, y yielder) error {
 	skipBelow := int64(-1)
 	if f.last == nil && b.BaseOffset < f.next {
 		if b.LastOffset() < f.next {
@@ -592,7 +612,7 @@ func (f *follower) consume(b *recordbatch.Batch, pos int64, recs []rawRecord, fe
 	if recs == nil && ferr == nil {
 		if n := min(int(b.NumRecords), len(b.Records)); cap(f.framed) < n {
 			// Room for every record at once (each takes a byte at least), not
-			// append's steps: a 10,000-record batch grew it through 0.6 MB.
+			// append's steps, which a 10,000-record batch grows it through.
 			f.framed = make([]rawRecord, 0, n)
 		}
 		f.framed, ferr = frame(b, f.framed[:0])
@@ -604,7 +624,7 @@ func (f *follower) consume(b *recordbatch.Batch, pos int64, recs []rawRecord, fe
 		return &PosError{File: f.cur.path, Position: pos, Offset: b.BaseOffset, Err: fmt.Errorf("%w: %w", ferr, ErrCorrupt)}
 	}
 	f.m.Batches.Add(1)
-	err := f.records(b, recs, skipBelow, f.cur.path, emit)
+	err := f.records(b, recs, skipBelow, f.cur.path, y)
 	if f.reuse && f.txn == nil {
 		f.bdec.Reset() // every unit of the batch has been handed on
 	}
@@ -620,9 +640,9 @@ func (f *follower) consume(b *recordbatch.Batch, pos int64, recs []rawRecord, fe
 
 // rawRecord is a record of a batch whose framing was checked: its offset, as its
 // delta from the batch's base offset, and its value, where it is in the batch's
-// bytes. 16 bytes, not the 32 of an int64 and a slice: a rolling restart's
-// 10,000-record batches are framed ahead in slices of 160 KB, not 320 KB, at a
-// rebuild's peak RSS (issue 14; bench/README.md).
+// bytes: 16 bytes, not the 32 of an int64 and a slice, for the records framed ahead
+// of a catch-up and a rebuild's; bench/burst.sh (the rolling restart's large
+// batches) guards this.
 type rawRecord struct {
 	data  *byte // the value's first byte; nil for a null value
 	n     uint32
@@ -645,133 +665,4 @@ func frame(b *recordbatch.Batch, recs []rawRecord) ([]rawRecord, error) {
 		recs = append(recs, rawRecord{data: unsafe.SliceData(v), n: uint32(len(v)), delta: int32(it.Offset() - b.BaseOffset)})
 	}
 	return recs, it.Err()
-}
-
-// records cuts a batch into units where Kafka's MetadataBatchLoader publishes when it
-// reads the log one batch at a time (as kafka-metadata-shell does): at the end of a
-// batch, unless a transaction is open, and before a BeginTransactionRecord that is not
-// the first record of its batch. A transaction's records wait in f.txn for its End;
-// the End does not end the unit, so the records after it in the same batch join the
-// transaction's unit. An Abort drops the transaction's records, and only those: the
-// records after it in the batch still make a unit (Kafka's loader applies the aborted
-// records too in that case; docs/metadata-log.md#transactions says why kraftwatch does
-// not). src names where the batch came from in log lines (a segment file, a
-// controller). recs are b's records (frame).
-func (f *follower) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int64, src string, emit func(Unit) error) error {
-	at := func(off int64) Provenance {
-		return Provenance{Offset: off, Epoch: b.PartitionLeaderEpoch, Timestamp: b.MaxTimestamp}
-	}
-	send := func(u Unit) error {
-		f.m.Units.Add(1)
-		return emit(u)
-	}
-	if b.IsControl() {
-		if f.txn != nil {
-			return nil
-		}
-		return send(Unit{Control: true, Provenance: at(b.LastOffset())})
-	}
-	u := Unit{Entries: f.spareEntries()} // the unit being built: what Kafka's loader holds in its delta
-	first := max(b.BaseOffset, skipBelow)
-	skip := 0
-	for skip < len(recs) && recs[skip].offset(b) < skipBelow {
-		skip++
-	}
-	recs = recs[skip:]
-	var pre []decodedRecord // recs decoded by the prefetcher, or nil
-	if f.pre != nil {
-		pre = f.pre[skip:]
-	}
-	f.m.Records.Add(int64(len(recs))) // once a batch: an atomic add per record costs more
-	room := len(recs)
-	piece := 0 // see pieceRecords
-	if f.replaying && f.reuse && pre == nil {
-		piece = pieceRecords
-		room = min(room, piece)
-	}
-	if f.dec.batch != nil && pre == nil {
-		f.dec.batch.Expect(room)
-	}
-	if cap(u.Entries) < room {
-		// Room for every record at once, not append's steps (a batch holds up to 10,000).
-		u.Entries = make([]Entry, 0, room)
-	}
-	for i, r := range recs {
-		off := r.offset(b)
-		var rec metadata.Record
-		var v int16
-		var ok bool
-		if pre != nil {
-			rec, v, ok = f.dec.result(pre[i].rec, pre[i].v, pre[i].err, off, src)
-		} else {
-			rec, v, ok = f.dec.decode(r.value(), off, src, false)
-		}
-		if !ok {
-			continue
-		}
-		switch rec.Type() {
-		case metadata.TypeBeginTransaction:
-			if f.txn != nil {
-				f.txnError("BeginTransactionRecord inside a transaction", off, f.txn.Provenance.Offset)
-				continue
-			}
-			if off > first {
-				u.Provenance = at(off - 1)
-				if err := send(u); err != nil {
-					return err
-				}
-				u = Unit{}
-			}
-			f.txn = &Unit{Transaction: true, Provenance: at(off)}
-		case metadata.TypeEndTransaction, metadata.TypeAbortTransaction:
-			if f.txn == nil {
-				f.txnError(rec.Type().String()+" without a BeginTransactionRecord", off, -1)
-				continue
-			}
-			t := f.txn
-			f.txn = nil
-			if rec.Type() == metadata.TypeAbortTransaction {
-				f.m.AbortedTransactions.Add(1)
-				f.log.Info("dropping an aborted metadata transaction", "offset", off,
-					"begin_offset", t.Provenance.Offset, "records", len(t.Entries))
-				u.Aborted = true
-				continue
-			}
-			// A Begin is the first record of u, so u holds nothing yet.
-			u.Transaction, u.Entries = true, t.Entries
-		default:
-			e := Entry{Offset: off, Version: v, Record: rec}
-			if f.txn != nil {
-				f.txn.Entries = append(f.txn.Entries, e)
-			} else if u.Entries = append(u.Entries, e); len(u.Entries) == piece {
-				// A streamed rebuild: the piece is replayed, its records no longer used.
-				if err := emit(Unit{Entries: u.Entries, Provenance: at(off)}); err != nil {
-					return err
-				}
-				u.Entries = u.Entries[:0]
-				f.spare = nil // emit kept u's array as the spare: it is the unit's again
-				f.bdec.Reset()
-			}
-		}
-	}
-	if f.txn != nil {
-		return nil
-	}
-	u.Provenance = at(b.LastOffset())
-	return send(u)
-}
-
-// pieceRecords is how many records of a batch a streamed rebuild (a load, not a live
-// read: units are replayed into the rebuild's delta, not published) decodes and hands
-// on at a time while no transaction is open: the streamer replays them at once, so the
-// decoder is reset after each piece and holds a piece's records, not a whole batch's
-// (a rolling restart's batches hold 10,000 PartitionChangeRecords, 2 MB decoded; the
-// rolling load's peak RSS 59.0 -> 57.0 MB). The pieces are not units: the batch's
-// last piece is its unit, counted and at its provenance as before. A variable for
-// tests.
-var pieceRecords = 1024
-
-func (f *follower) txnError(what string, off, begin int64) {
-	f.m.TransactionErrors.Add(1)
-	f.log.Error("ignoring a metadata transaction marker out of place", "what", what, "offset", off, "begin_offset", begin)
 }

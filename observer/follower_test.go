@@ -15,30 +15,55 @@ import (
 	"github.com/kraftwatch/kraftwatch/observer/observertest"
 )
 
-// textSink records what a follower hands on as text lines.
+// textSink records what a follower yields as text lines: a rebuild, once it ends, as
+// a line naming its snapshot and how many records that holds, then its units.
 type textSink struct {
 	lines []string
+	build *build   // the rebuild in progress
+	built []string // its units
 }
 
-func (s *textSink) rebuild(f *follower, r *rebuild) error {
-	snap := "none"
-	n := 0
-	if r.snap != nil {
-		snap = r.snap.id.String()
-		if err := f.snapshotRecords(r.snap, func(e Entry) error { n++; return nil }); err != nil {
+// poll polls f and records what it yields.
+func (s *textSink) poll(f *follower) error {
+	for it, err := range f.poll() {
+		if err != nil {
 			return err
 		}
-	}
-	s.lines = append(s.lines, fmt.Sprintf("rebuild snapshot=%s records=%d (%s)", snap, n, r.why))
-	for _, u := range r.units {
-		s.unit(u)
+		switch it.kind {
+		case itemRebuild:
+			s.build, s.built = it.build, nil
+		case itemUnit:
+			if s.build != nil {
+				s.built = append(s.built, unitText(it.unit))
+			} else {
+				s.lines = append(s.lines, unitText(it.unit))
+			}
+		case itemRebuilt:
+			n := 0
+			snap, err := snapshotEntries(s.build.snapshot, func(Entry) { n++ })
+			if err != nil {
+				return err
+			}
+			s.lines = append(s.lines, fmt.Sprintf("rebuild snapshot=%s records=%d (%s)", snap, n, s.build.why))
+			s.lines = append(s.lines, s.built...)
+			s.build, s.built = nil, nil
+		}
 	}
 	return nil
 }
 
-func (s *textSink) unit(u Unit) error {
-	s.lines = append(s.lines, unitText(u))
-	return nil
+// snapshotEntries calls fn for every metadata record of the snapshot file at path (a
+// build's snapshot, "none" for none) and returns its id ("none").
+func snapshotEntries(path string, fn func(Entry)) (string, error) {
+	if path == "none" {
+		return "none", nil
+	}
+	id, _ := ParseSnapshotName(filepath.Base(path))
+	sn, err := readSnapshot(path, id)
+	if err != nil {
+		return "", err
+	}
+	return id.String(), quietFollower("").snapshotRecords(sn, func(e Entry) error { fn(e); return nil })
 }
 
 func unitText(u Unit) string {
@@ -87,7 +112,7 @@ func newHarness(t *testing.T) *harness {
 // poll polls and returns what was handed on, failing on an error.
 func (h *harness) poll() string {
 	h.t.Helper()
-	if err := h.f.poll(h.sink); err != nil {
+	if err := h.sink.poll(h.f); err != nil {
 		h.t.Fatalf("poll: %v", err)
 	}
 	return h.sink.take()
@@ -358,7 +383,7 @@ func TestBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			tc.setup(h.log)
-			err := h.f.poll(h.sink)
+			err := h.sink.poll(h.f)
 			out := h.sink.take()
 			if tc.want != nil {
 				if !errors.Is(err, tc.want) {
@@ -403,7 +428,7 @@ func TestLiveCorruption(t *testing.T) {
 	}
 	// More batches after it: now it is corruption in the middle of the log.
 	l.Append(observertest.Topic("c", idC))
-	err := h.f.poll(h.sink)
+	err := h.sink.poll(h.f)
 	var pe *PosError
 	if !errors.Is(err, ErrCorrupt) || !errors.As(err, &pe) || pe.File != l.SegmentPath(0) || pe.Position == 0 || pe.Offset != 1 {
 		t.Fatalf("error %#v", err)
@@ -460,4 +485,36 @@ func flip(t *testing.T, path string, at int64) {
 	if _, err := f.WriteAt(b[:], at); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestPollStopped: a consumer that stops ranging over a poll early stops the read;
+// the next poll rebuilds and hands on the whole log once.
+func TestPollStopped(t *testing.T) {
+	h := newHarness(t)
+	l := h.log
+	l.Append(observertest.Topic("a", idA))
+	h.expect(`
+rebuild snapshot=none records=0 (initial load)
+unit @0 e1 | 0 TopicRecord Name=a TopicID=t1`)
+	l.Append(observertest.Topic("b", idB))
+	l.Append(observertest.Topic("c", idC))
+	units := 0
+	for it, err := range h.f.poll() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.kind == itemUnit {
+			units++
+			break
+		}
+	}
+	if units != 1 || h.f.loaded {
+		t.Fatalf("%d units before the stop, loaded %v", units, h.f.loaded)
+	}
+	h.expect(`
+rebuild snapshot=none records=0 (a read was stopped)
+unit @0 e1 | 0 TopicRecord Name=a TopicID=t1
+unit @1 e1 | 1 TopicRecord Name=b TopicID=t2
+unit @2 e1 | 2 TopicRecord Name=c TopicID=t3`)
+	h.expect(``)
 }

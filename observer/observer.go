@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -53,6 +55,8 @@ type Observer struct {
 	ready   chan struct{}
 	once    sync.Once
 	running atomic.Bool
+	// build is the rebuild in progress (itemRebuild to itemRebuilt), nil between.
+	build *build
 	// held counts the units of a catch-up replayed into delta and not yet published
 	// (hold); heldProv is the last one's provenance.
 	held     int
@@ -68,11 +72,11 @@ func New(cfg Config) (*Observer, error) {
 	cfg.withDefaults()
 	o := &Observer{cfg: cfg, ready: make(chan struct{})}
 	if len(cfg.Controllers) > 0 {
-		o.q = newQuorum(o)
+		o.q = newQuorum(&o.cfg)
 		return o, nil
 	}
 	o.f = newFollower(filepath.Clean(cfg.Dir), cfg.Logger, cfg.Metrics)
-	o.f.oneShot, o.f.loadGC = true, cfg.LoadGC
+	o.f.oneShot, o.f.loadGC, o.f.stream = true, cfg.LoadGC, true
 	return o, nil
 }
 
@@ -134,40 +138,25 @@ func (o *Observer) Run(ctx context.Context) error {
 		return errors.New("observer: Run called twice")
 	}
 	if o.q != nil {
-		return o.q.run(ctx, false)
+		return o.runQuorum(ctx, false)
 	}
+	return o.runDisk(ctx)
+}
+
+// runDisk polls the metadata log dir until ctx ends: after a success once a file
+// notification or the poll timer says to look again (dirWatch), after an error with
+// backoff.
+func (o *Observer) runDisk(ctx context.Context) error {
 	defer o.f.close()
 	log := o.cfg.Logger
-	var w *fsnotify.Watcher
-	defer func() {
-		if w != nil {
-			w.Close()
-		}
-	}()
-	watch := func() {
-		if o.cfg.NoNotify || w != nil {
-			return
-		}
-		nw, err := fsnotify.NewWatcher()
-		if err == nil {
-			err = nw.Add(o.f.dir)
-			if err != nil {
-				nw.Close()
-			}
-		}
-		if err != nil {
-			log.Debug("no file notifications for the metadata log dir; polling", "dir", o.f.dir,
-				"poll_interval", o.cfg.PollInterval, "error", err)
-			return
-		}
-		w = nw
-	}
+	dw := &dirWatch{dir: o.f.dir, off: o.cfg.NoNotify, log: log, pollInterval: o.cfg.PollInterval}
+	defer dw.close()
 	ticker := time.NewTicker(o.cfg.PollInterval)
 	defer ticker.Stop()
 	var backoff time.Duration
 	for {
-		watch()
-		err := o.f.poll(o)
+		dw.watch()
+		err := o.poll()
 		if err != nil {
 			o.cfg.Metrics.Errors.Add(1)
 			o.setErr(err)
@@ -177,12 +166,8 @@ func (o *Observer) Run(ctx context.Context) error {
 			} else {
 				log.Error("reading the metadata log failed; retrying", "dir", o.f.dir, "retry_in", backoff, "error", err)
 			}
-			t := time.NewTimer(backoff)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !sleep(ctx, backoff) {
 				return nil
-			case <-t.C:
 			}
 			continue
 		}
@@ -191,50 +176,155 @@ func (o *Observer) Run(ctx context.Context) error {
 		}
 		backoff = 0
 		o.setErr(nil)
-		var events <-chan fsnotify.Event
-		var errs <-chan error
-		if w != nil {
-			events, errs = w.Events, w.Errors
-		}
-	wait:
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-ticker.C:
-				break wait
-			case ev, ok := <-events:
-				if !ok {
-					w, events, errs = nil, nil, nil
-					break wait
-				}
-				if ev.Name == o.f.dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
-					w.Close() // the directory itself went away: watch again when it is back
-					w, events, errs = nil, nil, nil
-					break wait
-				}
-				if relevant(ev) {
-					break wait
-				}
-			case err, ok := <-errs:
-				if ok {
-					log.Warn("file notifications failed; polling", "dir", o.f.dir, "error", err)
-				}
-				w.Close()
-				w, events, errs = nil, nil, nil
-				break wait
-			}
-		}
-		// One poll reads everything: drop the notifications already queued.
-		for drained := false; !drained && events != nil; {
-			select {
-			case _, ok := <-events:
-				drained = !ok
-			default:
-				drained = true
-			}
+		if !dw.wait(ctx, ticker.C) {
+			return nil
 		}
 	}
+}
+
+// runQuorum fetches until ctx ends (nil), or with once until the first image is
+// published (nil) or a request fails (the error). Each step's items are consumed as
+// they come.
+func (o *Observer) runQuorum(ctx context.Context, once bool) error {
+	q := o.q
+	defer q.conns.close()
+	var backoff time.Duration
+	failures := 0
+	for ctx.Err() == nil {
+		if once && q.build == nil {
+			return nil
+		}
+		err := o.consume(q.step(ctx))
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err == nil {
+			if backoff > 0 {
+				q.cfg.Logger.Info("fetching the metadata log again", "leader", q.leader, "leader_addr", q.leaderAddr,
+					"epoch", q.epoch, "offset", q.next)
+			}
+			backoff, failures = 0, 0
+			o.setErr(nil)
+			continue
+		}
+		q.cfg.Metrics.Errors.Add(1)
+		o.setErr(err)
+		failures++
+		// Once (the command line) gives up at a refusal, or when every bootstrap server
+		// failed a few times in a row.
+		if once && (errors.Is(err, ErrNotAuthorized) || failures >= 3*len(q.cfg.Controllers)) {
+			return err
+		}
+		backoff = q.retryIn(err, backoff)
+		if !q.sleep(ctx, backoff) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// sleep waits d, or until ctx ends (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// dirWatch says when the metadata log dir may hold something new: a file
+// notification (fsnotify) that is relevant, or the poll timer, the fallback and the
+// only source without notifications (off, or when they cannot be had or failed).
+type dirWatch struct {
+	dir          string
+	off          bool
+	log          *slog.Logger
+	pollInterval time.Duration
+	w            *fsnotify.Watcher // nil while there are no notifications
+}
+
+// watch starts watching the dir, unless it is watched or notifications are off; it
+// polls when that fails.
+func (d *dirWatch) watch() {
+	if d.off || d.w != nil {
+		return
+	}
+	nw, err := fsnotify.NewWatcher()
+	if err == nil {
+		err = nw.Add(d.dir)
+		if err != nil {
+			nw.Close()
+		}
+	}
+	if err != nil {
+		d.log.Debug("no file notifications for the metadata log dir; polling", "dir", d.dir,
+			"poll_interval", d.pollInterval, "error", err)
+		return
+	}
+	d.w = nw
+}
+
+func (d *dirWatch) close() {
+	if d.w != nil {
+		d.w.Close()
+	}
+}
+
+// wait waits for a relevant notification or a tick (true), or for ctx to end
+// (false). Notifications stop (until watch) when the watcher fails or the dir itself
+// goes away. The notifications already queued are dropped: one poll reads
+// everything.
+func (d *dirWatch) wait(ctx context.Context, tick <-chan time.Time) bool {
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if d.w != nil {
+		events, errs = d.w.Events, d.w.Errors
+	}
+	stop := func(closeIt bool) {
+		if closeIt {
+			d.w.Close()
+		}
+		d.w, events, errs = nil, nil, nil
+	}
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick:
+			break wait
+		case ev, ok := <-events:
+			if !ok {
+				stop(false)
+				break wait
+			}
+			if ev.Name == d.dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+				stop(true) // the directory itself went away: watch again when it is back
+				break wait
+			}
+			if relevant(ev) {
+				break wait
+			}
+		case err, ok := <-errs:
+			if ok {
+				d.log.Warn("file notifications failed; polling", "dir", d.dir, "error", err)
+			}
+			stop(true)
+			break wait
+		}
+	}
+	for drained := false; !drained && events != nil; {
+		select {
+		case _, ok := <-events:
+			drained = !ok
+		default:
+			drained = true
+		}
+	}
+	return true
 }
 
 // relevant reports whether a notification can mean new data for the observer: a write
@@ -246,72 +336,89 @@ func relevant(ev fsnotify.Event) bool {
 	return ev.Has(fsnotify.Write) && strings.HasSuffix(ev.Name, ".log")
 }
 
-// stream implements streamer: the units of a rebuild are replayed into the delta of
-// its snapshot as they are read. What Replay refuses is logged and counted by rebuild,
-// as when the units are replayed there.
-func (o *Observer) stream(r *rebuild) func(Unit) error {
-	d := image.NewDelta(image.Empty)
-	r.prov = image.Empty.Provenance()
-	if r.snap != nil {
-		d, r.snap.delta = r.snap.delta, nil
-		r.prov = Provenance{Offset: r.snap.id.EndOffset - 1, Epoch: r.snap.id.Epoch, Timestamp: r.snap.lastTimestamp()}
+// poll reads what the disk source holds now and consumes it. A rebuild that fails is
+// dropped: the disk source starts the next one over, from its snapshot.
+func (o *Observer) poll() error {
+	err := o.consume(o.f.poll())
+	if err != nil {
+		o.build = nil
 	}
-	r.delta = d
-	return func(u Unit) error {
-		for _, e := range u.Entries {
-			d.At(e.Offset, u.Provenance.Timestamp)
-			if err := d.Replay(e.Record); err != nil {
-				r.failed = append(r.failed, failedEntry{offset: e.Offset, typ: e.Record.Type(), err: err})
-			}
+	return err
+}
+
+// consume ranges over the items of one read of a source (a poll of the disk, a Fetch
+// of the quorum) and acts on each. What a catch-up holds is published at the end of
+// the read, also when it ends in an error.
+func (o *Observer) consume(items iter.Seq2[item, error]) error {
+	defer o.release()
+	for it, err := range items {
+		if err != nil {
+			return err
 		}
-		r.prov = u.Provenance
-		return nil
+		o.take(&it)
+	}
+	return nil
+}
+
+// take acts on one item of a source: a rebuild's start, unit or end, a unit to
+// publish or to hold, the end of what a catch-up read as one commit.
+func (o *Observer) take(it *item) {
+	switch it.kind {
+	case itemRebuild:
+		o.release() // what came before is published first
+		b := it.build
+		if b.delta == nil {
+			b.delta = image.NewDelta(image.Empty)
+		}
+		o.build = b
+	case itemUnit:
+		u := &it.unit
+		switch {
+		case o.build != nil:
+			o.buildUnit(u)
+		case it.catchUp && u.plain():
+			o.hold(u)
+		default:
+			o.release() // what came before is published first
+			o.apply(*u)
+		}
+	case itemFlush:
+		o.release()
+	case itemRebuilt:
+		o.publishBuild()
 	}
 }
 
-// rebuild implements sink: the image of a snapshot and the log after it.
-func (o *Observer) rebuild(f *follower, r *rebuild) error {
-	if r.streamed {
-		snap := "none"
-		if r.snap != nil {
-			snap = r.snap.path
-			o.cfg.Metrics.SnapshotRecords.Add(r.snap.records)
+// buildUnit replays a unit into the rebuild in progress.
+func (o *Observer) buildUnit(u *Unit) {
+	b := o.build
+	for _, e := range u.Entries {
+		b.delta.At(e.Offset, u.Provenance.Timestamp)
+		if err := b.delta.Replay(e.Record); err != nil {
+			if b.deferLog {
+				b.failed = append(b.failed, failedEntry{offset: e.Offset, typ: e.Record.Type(), err: err})
+				continue
+			}
+			o.replayFailed(e.Offset, e.Record.Type(), err, "")
 		}
-		for _, e := range r.failed {
-			o.replayFailed(e.offset, e.typ, e.err, "")
-		}
-		o.reset(r.delta, r.prov, r.why, snap)
-		return nil
 	}
-	d := image.NewDelta(image.Empty)
-	prov := image.Empty.Provenance()
-	if r.snap != nil {
-		if r.snap.delta != nil { // loaded in one pass, without a problem to log
-			d, r.snap.delta = r.snap.delta, nil
-			o.cfg.Metrics.SnapshotRecords.Add(r.snap.records)
-		} else if err := f.snapshotRecords(r.snap, func(e Entry) error {
-			o.replay(d, e, r.snap.path)
-			return nil
-		}); err != nil {
-			return err
-		}
-		prov = Provenance{Offset: r.snap.id.EndOffset - 1, Epoch: r.snap.id.Epoch, Timestamp: r.snap.lastTimestamp()}
+	b.prov = u.Provenance
+}
+
+// publishBuild publishes the rebuild in progress.
+func (o *Observer) publishBuild() {
+	b := o.build
+	o.build = nil
+	o.cfg.Metrics.SnapshotRecords.Add(b.records)
+	for _, e := range b.failed {
+		o.replayFailed(e.offset, e.typ, e.err, "")
 	}
-	for i := range r.units {
-		o.replayUnit(d, &r.units[i])
-		prov = r.units[i].Provenance
-	}
-	snap := "none"
-	if r.snap != nil {
-		snap = r.snap.path
-	}
-	o.reset(d, prov, r.why, snap)
-	return nil
+	o.reset(b.delta, b.prov, b.why, b.snapshot)
 }
 
 // reset publishes the image of d, a delta on image.Empty holding a whole state (a
 // snapshot and the log after it), as one Update with Reset set, and makes d the delta
-// later units are replayed into. Both sources rebuild through it.
+// later units are replayed into.
 func (o *Observer) reset(d *image.Delta, prov Provenance, why, snapshot string) {
 	im, ch := d.Apply(prov)
 	if old := o.img.Load(); old != nil {
@@ -324,25 +431,25 @@ func (o *Observer) reset(d *image.Delta, prov Provenance, why, snapshot string) 
 	o.once.Do(func() { close(o.ready) })
 }
 
-// unit implements sink: one batch or transaction applied to the current image.
-func (o *Observer) unit(u Unit) error {
+// apply publishes one batch or transaction applied to the current image. u is a
+// copy: only what is published goes to the heap for the Handler, not every item.
+func (o *Observer) apply(u Unit) {
 	o.replayUnit(o.delta, &u)
 	im, ch := o.delta.Apply(u.Provenance)
 	o.publish(Update{Image: im, Changes: ch, Provenance: u.Provenance, Unit: &u, Units: 1})
-	return nil
 }
 
-// hold implements holdingSink: a unit of a catch-up replayed into the delta, published
-// by release with the units around it. The delta keeps nothing of its records.
-func (o *Observer) hold(u Unit) {
-	o.replayUnit(o.delta, &u)
+// hold replays a unit of a catch-up into the delta, published by release with the
+// units around it. The delta keeps nothing of its records.
+func (o *Observer) hold(u *Unit) {
+	o.replayUnit(o.delta, u)
 	o.held++
 	o.heldProv = u.Provenance
 }
 
-// release implements holdingSink: the units held since the last release applied as
-// one update, at the last one's provenance. Its Changes are those of all of them
-// (the delta collects what its records touch until Apply).
+// release applies the units held since the last release as one update, at the last
+// one's provenance, if there are any. Its Changes are those of all of them (the delta
+// collects what its records touch until Apply).
 func (o *Observer) release() {
 	if o.held == 0 {
 		return
@@ -359,24 +466,26 @@ func (o *Observer) release() {
 func (o *Observer) replayUnit(d *image.Delta, u *Unit) {
 	for _, e := range u.Entries {
 		d.At(e.Offset, u.Provenance.Timestamp)
-		o.replay(d, e, "")
-	}
-}
-
-func (o *Observer) replay(d *image.Delta, e Entry, file string) {
-	if err := d.Replay(e.Record); err != nil {
-		o.replayFailed(e.Offset, e.Record.Type(), err, file)
+		if err := d.Replay(e.Record); err != nil {
+			o.replayFailed(e.Offset, e.Record.Type(), err, "")
+		}
 	}
 }
 
 // replayFailed counts and logs a record Replay refused.
 func (o *Observer) replayFailed(offset int64, typ metadata.RecordType, err error, file string) {
-	o.cfg.Metrics.ReplayErrors.Add(1)
+	replayFailed(o.cfg.Logger, o.cfg.Metrics, offset, typ, err, file)
+}
+
+// replayFailed counts and logs a record Replay refused; file names the snapshot it
+// is from, "" for the log.
+func replayFailed(log *slog.Logger, m *Metrics, offset int64, typ metadata.RecordType, err error, file string) {
+	m.ReplayErrors.Add(1)
 	args := []any{"offset", offset, "record", typ.String(), "error", err}
 	if file != "" {
 		args = append(args, "snapshot", file)
 	}
-	o.cfg.Logger.Error("metadata record not applied", args...)
+	log.Error("metadata record not applied", args...)
 }
 
 func (o *Observer) publish(u Update) {

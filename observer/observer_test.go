@@ -27,7 +27,7 @@ func loadOnce(t *testing.T, dir string) (*Observer, []Update) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.f.poll(o); err != nil {
+	if err := o.poll(); err != nil {
 		t.Fatal(err)
 	}
 	return o, ups
@@ -265,7 +265,7 @@ func TestSnapshotCountedWhenPublished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.f.poll(o); err != nil {
+	if err := o.poll(); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(seen, []int64{1}) {

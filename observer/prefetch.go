@@ -21,10 +21,9 @@ var prefetchAbove int64 = 1 << 20
 // batch made the buffers that large, each like it is read in one go. So the read runs
 // at most 16 groups of batches (and 24 x 1,024 framed records: recordRoom) and two
 // windows (of 128 KiB, or 1.25 times the largest batch) ahead of consume, and its
-// buffers hold about 400 KiB, or four such batches. (Windows of 32 KiB, 8 of the
-// sequential order's batches of 100 changes, kept the read too close behind consume:
-// in a burst of 1M changes it waited for a buffer, and consume for it, about 600
-// times each.)
+// buffers hold about four such batches. (Smaller windows kept the read too close
+// behind consume: each waited for the other again and again. bench/burst.sh, the
+// live bursts of tools/metabench -child-live, guards the size.)
 const prefetchBuffers = 3
 
 var prefetchChunk int64 = 128 << 10 // tests lower it
@@ -58,9 +57,9 @@ type group struct {
 // groupRecords is the most records a group of several batches holds: the sequential
 // order's batches of 100 go two at a time (5,000 hand-offs through items for 1M
 // changes, not 10,000, and as many takes of room and of each pool), a rolling
-// restart's of 1,000 or more one at a time as before. Groups of 4 to 10 such batches
-// were at most 3 ms faster in that 0.12 s burst, and the most heap a GC found live in
-// it was 10 MB higher (50 against 41 MB; bench/README.md). A variable for tests.
+// restart's of 1,000 or more one at a time as before. Larger groups were hardly
+// faster and kept more heap live; bench/burst.sh (tools/metabench -child-live)
+// guards the size. A variable for tests.
 var groupRecords = 256
 
 // prefetcher reads and frames the batches of one segment on its own goroutine while
@@ -68,7 +67,7 @@ var groupRecords = 256
 // CRC checks) and frame (cutting out records) take about half the CPU of a catch-up
 // that only replays, a quarter of one that applies each unit. Batches reach consume
 // in order (a group at a time) and as if read there; consume logs, counts, decodes
-// and hands them on as before, so what the follower emits and logs is the same. In a
+// and hands them on as before, so what the follower yields and logs is the same. In a
 // live catch-up (the replay of the caller's goroutine and the applies are then the
 // longest part) it decodes the records too (predecode), and consume only logs and
 // counts what did not decode, in the same order. It stops at the first error of read,
@@ -90,14 +89,29 @@ type prefetcher struct {
 	// decode is set in a catch-up: the records are decoded here too.
 	decode bool
 	decs   decPool
+	// inTxn are the predecoded buffers of groups consume is done with whose records
+	// an open transaction may still hold: back to decs once none is open.
+	inTxn []*predecoded
+}
+
+// A batchRead is a batch as the follower consumes it: where it was read, its records
+// framed (or why they could not be: ferr) and, in a catch-up, decoded. recs and pre
+// are nil when the batch is not framed or decoded yet.
+type batchRead struct {
+	b    recordbatch.Batch
+	pos  int64
+	recs []rawRecord
+	pre  []decodedRecord
+	ferr error
 }
 
 // A predecoded is the records of one batch decoded on the prefetcher's goroutine
 // (a live catch-up: startPrefetch's decode): out[i] is what decoding the batch's i-th
-// framed record gave, the record valid until the follower gives the predecoded back
-// (decPool.put), which it does once no unit it handed on holds the records: after the
-// batch, or after the transaction that took them. Errors are only kept: the follower
-// logs and counts them in order, as when it decodes (decoder.result).
+// framed record gave, the record valid until the predecoded goes back to the pool
+// (decPool.put), which it does once no unit handed on holds the records: after the
+// group, or after the transaction that took them (next's txnOpen). Errors are only
+// kept: the follower logs and counts them in order, as when it decodes
+// (decoder.result).
 type predecoded struct {
 	dec metadata.BatchDecoder
 	out []decodedRecord
@@ -114,8 +128,7 @@ type decodedRecord struct {
 // and at most 4 times that. It keeps no more buffers than batches can be in flight,
 // with room for at most as many records as the room for framed records twice over
 // (recordRoom x prefetchRoom, the most that are decoded ahead), dropping the
-// smallest: a decoded record takes about 200 bytes, so that is 10 MB at most, with
-// as much again in flight.
+// smallest, with as much again in flight.
 type decPool struct {
 	mu   sync.Mutex
 	free []*predecoded
@@ -282,20 +295,24 @@ func (p *prefetcher) predecode(g *group) *predecoded {
 
 // next is the next batch, as segment.read returns it, with its records framed (or
 // the framing's error) and, in a catch-up, decoded. Taking the first batch of a group
-// gives back what the group before held (finish).
-func (p *prefetcher) next(f *follower) (recordbatch.Batch, int64, []rawRecord, []decodedRecord, error, error) {
+// gives back what the group before held (finish). recycle says that the consumer is
+// done with the records of the batches before (its units' memory is reused and no
+// transaction is open), so that the buffers they were cut from may be read into
+// again; txnOpen that a metadata transaction is open, whose records the decoded
+// buffers may hold.
+func (p *prefetcher) next(recycle, txnOpen bool) (batchRead, error) {
 	if p.at == len(p.cur.items) {
-		p.finish(f)
+		p.finish(txnOpen)
 		g, ok := <-p.items
 		if !ok {
-			return recordbatch.Batch{}, 0, nil, nil, nil, errors.New("observer: prefetch ended early")
+			return batchRead{}, errors.New("observer: prefetch ended early")
 		}
 		p.cur, p.at = g, 0
 	}
 	it := &p.cur.items[p.at]
 	p.at++
 	for _, b := range it.released {
-		if !f.reuse || f.txn != nil {
+		if !recycle {
 			b = nil // records handed on may still use it (see segment.recycle)
 		}
 		select {
@@ -305,23 +322,22 @@ func (p *prefetcher) next(f *follower) (recordbatch.Batch, int64, []rawRecord, [
 	}
 	if it.err != nil {
 		p.done = true
-		return it.b, it.pos, nil, nil, nil, it.err
+		return batchRead{b: it.b, pos: it.pos}, it.err
 	}
 	if it.ferr != nil {
 		p.done = true
 	}
 	p.end = it.pos + int64(it.b.Size())
-	recs := p.cur.recs[it.lo:it.hi]
-	var pre []decodedRecord
+	r := batchRead{b: it.b, pos: it.pos, recs: p.cur.recs[it.lo:it.hi], ferr: it.ferr}
 	if p.cur.pre != nil && it.ferr == nil {
-		pre = p.cur.pre.out[it.lo:it.hi]
+		r.pre = p.cur.pre.out[it.lo:it.hi]
 	}
-	return it.b, it.pos, recs, pre, it.ferr, nil
+	return r, nil
 }
 
-// finish gives back the room, the record slice and the decoded records (doneDecoded)
+// finish gives back the room, the record slice and the decoded records (keepDecoded)
 // of the group consume is done with, if any.
-func (p *prefetcher) finish(f *follower) {
+func (p *prefetcher) finish(txnOpen bool) {
 	g := p.cur
 	if g.items == nil {
 		return
@@ -333,7 +349,7 @@ func (p *prefetcher) finish(f *follower) {
 		clear(g.recs)
 		p.recs.put(g.recs[:0])
 	}
-	f.doneDecoded(p, g.pre)
+	p.keepDecoded(g.pre, txnOpen)
 	clear(g.items) // no batch buffer kept alive through it
 	select {
 	case p.spareItems <- g.items[:0]:
@@ -342,14 +358,29 @@ func (p *prefetcher) finish(f *follower) {
 	p.cur, p.at = group{}, 0
 }
 
+// keepDecoded gives the predecoded records of a group consume is done with (or nil)
+// back to the pool, with those an open transaction held, once none is open.
+func (p *prefetcher) keepDecoded(pre *predecoded, txnOpen bool) {
+	if pre != nil {
+		p.inTxn = append(p.inTxn, pre)
+	}
+	if txnOpen || len(p.inTxn) == 0 {
+		return
+	}
+	for _, pd := range p.inTxn {
+		p.decs.put(pd)
+	}
+	clear(p.inTxn)
+	p.inTxn = p.inTxn[:0]
+}
+
 // The records framed ahead of consume are bounded too, not only the groups
 // (prefetchItems) and buffers: a group takes a token of room per recordRoom records
 // (at least one, at most all) once it is framed, and gives them back once consume is
 // done with it. So of the 10,000-record batches of a rolling restart's shutdown one
-// is in consume, one waits for it and a third, framed, waits for room: their record
-// slices are 160 KB each. Smaller batches are bounded by prefetchItems first. (Taking
-// the room before framing saved no RSS and cost the pipelining: the wall time of the
-// rolling load went from 1.1-1.3 s to 1.7 s in two alternating pairs.)
+// is in consume, one waits for it and a third, framed, waits for room. Smaller
+// batches are bounded by prefetchItems first. (Taking the room before framing saved
+// no RSS and cost the pipelining; bench/burst.sh, the rolling burst, guards this.)
 var recordRoom, prefetchRoom = 1024, 24 // tests lower them
 
 // recordTokens is how many tokens of room a group of n framed records takes.
@@ -361,11 +392,11 @@ const prefetchItems = 16
 
 // recPool keeps the record slices consume is done with for the batches read next. A
 // batch takes the smallest that holds its records and is at most 4 times its size,
-// so that the slices made for the largest batches (10,000 records, 160 KB) go to
+// so that the slices made for the largest batches (10,000 records) go to
 // batches like them: with a first-in first-out queue, the shutdown batches of a
 // rolling restart that followed an election's 16 small ones in flight found small
-// slices, or large ones still held by those, made their own, and 20 of the large
-// ones ended up in circulation (6.5 MB).
+// slices, or large ones still held by those, made their own, and many of the large
+// ones ended up in circulation (TestRecPool).
 type recPool struct {
 	mu   sync.Mutex
 	free [][]rawRecord

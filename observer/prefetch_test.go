@@ -83,12 +83,12 @@ func TestPrefetchMatchesRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer o.f.close()
-		if err := o.f.poll(o); err != nil {
+		if err := o.poll(); err != nil {
 			t.Fatal(err)
 		}
 		if live {
 			seg()
-			if err := o.f.poll(o); err != nil {
+			if err := o.poll(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -233,12 +233,12 @@ func TestRebuildReadsInline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := o.f.poll(o); err != nil {
+		if err := o.poll(); err != nil {
 			t.Fatal(err)
 		}
 		if live {
 			seg()
-			if err := o.f.poll(o); err != nil {
+			if err := o.poll(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -314,7 +314,8 @@ func TestPrefetchGroups(t *testing.T) {
 			defer p.close()
 			var groups []int // batches per group
 			for i := 0; ; i++ {
-				b, pos, recs, pre, ferr, err := p.next(f)
+				r, err := p.next(f.reuse && f.txn == nil, f.txn != nil)
+				b, pos, recs, pre, ferr := r.b, r.pos, r.recs, r.pre, r.ferr
 				if p.at == 1 {
 					groups = append(groups, 0)
 				}

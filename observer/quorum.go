@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net"
 	"strconv"
 	"time"
@@ -43,18 +44,20 @@ import (
 //     below what was applied) folds only the snapshot, and the log up to what was
 //     already handed on when that ends later: every batch after it is handed on as
 //     its own Update, as if no rebuild had happened. Units are cut from batches
-//     exactly as the disk source cuts them (follower.records).
+//     exactly as the disk source cuts them (cutter.records).
 //   - Errors (a network error, a timeout, garbage, a corrupt batch, a missing
 //     snapshot, an authorization failure) are logged, counted and retried with
 //     bounded exponential backoff. Nothing is applied from an answer that is not
 //     valid; the last good image stays published.
 
-// quorum is the network source's state. One goroutine (Run's) owns it.
+// quorum is the network source's state. One goroutine (Run's) owns it. Each step
+// (one Fetch and what follows from its answer) yields items to the Observer, which
+// holds the delta and publishes.
 type quorum struct {
-	o     *Observer
 	cfg   *Config
 	conns *conns
-	cut   *follower // cuts batches into units and holds an open metadata transaction
+	cut   cutter      // cuts batches into units and holds an open metadata transaction
+	recs  []rawRecord // the records of the batch being cut (frame)
 
 	// sleep waits d or until ctx ends (false); now is the clock. Tests replace both.
 	sleep func(ctx context.Context, d time.Duration) bool
@@ -78,7 +81,7 @@ type quorum struct {
 	// Config.MaxUncommitted, until half of it is free again: no more are taken.
 	full bool
 	// build is the rebuild in progress; nil once it is published.
-	build *build
+	build *netBuild
 	// loadedSnapshot and loadedSnapshotEnd are the snapshot of the last rebuild
 	// published ("none" and 0 without one).
 	loadedSnapshot    string
@@ -90,20 +93,20 @@ type pendingBatch struct {
 	skipBelow int64
 }
 
-// build is a whole state being assembled: a snapshot and the log after it, replayed
-// into delta, published once the log is applied up to target.
-type build struct {
+// netBuild is a whole state being assembled: a snapshot and the log after it, handed
+// on (itemRebuild, the units, itemRebuilt) to be published once the log is applied up
+// to target.
+type netBuild struct {
 	why         string
-	delta       *image.Delta
-	prov        Provenance
 	target      int64  // high watermark to reach; -1 until a Fetch reports one
 	snapshot    string // the snapshot loaded, "none" without one
 	snapshotEnd int64
+	started     bool // its itemRebuild was yielded
 }
 
-func newQuorum(o *Observer) *quorum {
-	q := &quorum{o: o, cfg: &o.cfg, conns: newConns(&o.cfg), leader: -1, hwm: -1, pendingWait: pendingMinWait,
-		cut: newFollower("", o.cfg.Logger, o.cfg.Metrics), now: time.Now}
+func newQuorum(cfg *Config) *quorum {
+	q := &quorum{cfg: cfg, conns: newConns(cfg), leader: -1, hwm: -1, pendingWait: pendingMinWait,
+		cut: newCutter(cfg.Logger, cfg.Metrics), now: time.Now}
 	q.sleep = func(ctx context.Context, d time.Duration) bool {
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -125,7 +128,7 @@ func (q *quorum) restart(why string, target int64) {
 	q.next, q.lastEpoch, q.applied, q.appliedEpoch = 0, 0, 0, 0
 	q.pending = nil
 	q.cut.txn = nil
-	q.build = &build{why: why, delta: image.NewDelta(image.Empty), prov: image.Empty.Provenance(), target: target, snapshot: "none"}
+	q.build = &netBuild{why: why, target: target, snapshot: "none"}
 	q.setUncommitted()
 }
 
@@ -144,60 +147,28 @@ func (q *quorum) rebuild(why string) {
 	q.restart(why, target)
 }
 
-// run fetches until ctx ends (nil), or with once until the first image is published
-// (nil) or a request fails (the error).
-func (q *quorum) run(ctx context.Context, once bool) error {
-	defer q.conns.close()
-	log, m := q.cfg.Logger, q.cfg.Metrics
-	var backoff time.Duration
-	failures := 0
-	for ctx.Err() == nil {
-		if once && q.build == nil {
-			return nil
-		}
-		err := q.step(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err == nil {
-			if backoff > 0 {
-				log.Info("fetching the metadata log again", "leader", q.leader, "leader_addr", q.leaderAddr,
-					"epoch", q.epoch, "offset", q.next)
-			}
-			backoff, failures = 0, 0
-			q.o.setErr(nil)
-			continue
-		}
-		m.Errors.Add(1)
-		q.o.setErr(err)
-		failures++
-		// Once (the command line) gives up at a refusal, or when every bootstrap server
-		// failed a few times in a row.
-		if once && (errors.Is(err, ErrNotAuthorized) || failures >= 3*len(q.cfg.Controllers)) {
-			return err
-		}
-		backoff = min(max(2*backoff, q.cfg.MinBackoff), q.cfg.MaxBackoff)
-		if leaderTrouble(err) {
-			// A node gone or an election: one takes a few seconds at most, so look
-			// again soon (the other bootstrap servers, the new leader).
-			backoff = min(backoff, max(noLeaderBackoff, q.cfg.MinBackoff))
-		}
-		switch {
-		case errors.Is(err, ErrNotAuthorized):
-			log.Error("the controllers refuse to serve the metadata log: add the ACL "+
-				"`kafka-acls --bootstrap-controller "+q.lastAddr()+" --add --allow-principal "+q.cfg.Principal+
-				" --operation ClusterAction --cluster`; retrying", "retry_in", backoff, "error", err)
-		case errors.Is(err, ErrNoLeader):
-			log.Warn("no quorum leader known; retrying", "epoch", q.epoch, "retry_in", backoff, "error", err)
-		default:
-			log.Error("fetching the metadata log failed; retrying", "leader", q.leader, "epoch", q.epoch,
-				"offset", q.next, "retry_in", backoff, "error", err)
-		}
-		if !q.sleep(ctx, backoff) {
-			return nil
-		}
+// retryIn is how long to back off after err, the previous backoff being backoff; it
+// logs the failure.
+func (q *quorum) retryIn(err error, backoff time.Duration) time.Duration {
+	log := q.cfg.Logger
+	backoff = min(max(2*backoff, q.cfg.MinBackoff), q.cfg.MaxBackoff)
+	if leaderTrouble(err) {
+		// A node gone or an election: one takes a few seconds at most, so look
+		// again soon (the other bootstrap servers, the new leader).
+		backoff = min(backoff, max(noLeaderBackoff, q.cfg.MinBackoff))
 	}
-	return nil
+	switch {
+	case errors.Is(err, ErrNotAuthorized):
+		log.Error("the controllers refuse to serve the metadata log: add the ACL "+
+			"`kafka-acls --bootstrap-controller "+q.lastAddr()+" --add --allow-principal "+q.cfg.Principal+
+			" --operation ClusterAction --cluster`; retrying", "retry_in", backoff, "error", err)
+	case errors.Is(err, ErrNoLeader):
+		log.Warn("no quorum leader known; retrying", "epoch", q.epoch, "retry_in", backoff, "error", err)
+	default:
+		log.Error("fetching the metadata log failed; retrying", "leader", q.leader, "epoch", q.epoch,
+			"offset", q.next, "retry_in", backoff, "error", err)
+	}
+	return backoff
 }
 
 // leaderTrouble reports whether err is about reaching the leader (no leader known, a
@@ -246,9 +217,28 @@ func (q *quorum) setLeader(id, epoch int32, addr string) {
 	q.cfg.Metrics.LeaderID.Store(int64(id))
 }
 
-// step sends one Fetch and acts on its answer. A nil error means progress (or a
-// leader to follow); an error means: back off, then try again.
-func (q *quorum) step(ctx context.Context) error {
+// step sends one Fetch and yields what its answer holds: a rebuild's start (the
+// leader's snapshot), units, its end, and a catch-up's flushes. A sequence that ends
+// without an error means progress (or a leader to follow); an error means: back off,
+// then try again.
+func (q *quorum) step(ctx context.Context) iter.Seq2[item, error] {
+	return sequence(func(y yielder) error {
+		err := q.fetch(ctx, y)
+		if errors.Is(err, errStopped) {
+			// What was cut is gone with the consumer, a batch perhaps in part: start
+			// over from the leader's snapshot, as a rebuild does.
+			target := q.applied
+			if q.build != nil {
+				target = q.build.target
+			}
+			q.restart("a read was stopped", target)
+		}
+		return err
+	})
+}
+
+// fetch is step: one Fetch, its answer handed on through y.
+func (q *quorum) fetch(ctx context.Context, y yielder) error {
 	addr, node := q.target()
 	start := q.now()
 	hwm, leader, epoch := q.hwm, q.leader, q.epoch
@@ -317,7 +307,7 @@ func (q *quorum) step(ctx context.Context) error {
 				"reason", why, "offset", q.next, "epoch", q.lastEpoch)
 			q.rebuild(why)
 		}
-		return q.loadSnapshot(ctx, addr, id)
+		return q.loadSnapshot(ctx, addr, id, y)
 	case p.DivergingEpoch.EndOffset >= 0:
 		return q.diverge(p.DivergingEpoch.Epoch, p.DivergingEpoch.EndOffset, addr)
 	}
@@ -330,7 +320,7 @@ func (q *quorum) step(ctx context.Context) error {
 	} else {
 		q.pendingWait = min(2*q.pendingWait, pendingMaxWait)
 	}
-	if err := q.applyCommitted(); err != nil {
+	if err := q.applyCommitted(y); err != nil {
 		return cerr(err)
 	}
 	// A leader holds a Fetch that has nothing new for up to MaxWaitMillis. One that
@@ -471,14 +461,13 @@ func (q *quorum) leaderError(code int16, id, epoch int32, endpoints map[int32]st
 }
 
 // loadSnapshot fetches snapshot id from the leader at addr, chunk by chunk, replaying
-// it into a new delta; on success the build continues from the snapshot's end. The
-// next chunk is fetched (fetchChunks) while one is replayed: at most three chunks
-// are in memory.
-func (q *quorum) loadSnapshot(ctx context.Context, addr string, id SnapshotID) error {
+// it into a new delta; on success it yields the rebuild's start with that delta, and
+// the build continues from the snapshot's end. The next chunk is fetched
+// (fetchChunks) while one is replayed: at most three chunks are in memory.
+func (q *quorum) loadSnapshot(ctx context.Context, addr string, id SnapshotID, y yielder) error {
 	node := q.leader
 	src := fmt.Sprintf("snapshot %s of controller %s", id, addr)
-	delta := image.NewDelta(image.Empty)
-	s := &snapStream{src: src, dec: &q.cut.dec, m: q.cfg.Metrics, replay: func(e Entry) { q.o.replay(delta, e, src) }}
+	s := newSnapStream(src, &q.cut.dec, q.cfg.Metrics)
 	lctx, cancel := context.WithCancel(ctx)
 	chunks := make(chan snapChunk, 1)
 	go q.fetchChunks(lctx, addr, id, q.epoch, chunks) // the only user of q.conns until it closes chunks
@@ -560,14 +549,27 @@ func (q *quorum) loadSnapshot(ctx context.Context, addr string, id SnapshotID) e
 	q.cfg.Logger.Info("loaded the leader's snapshot", "snapshot", id.String(), "leader", node, "leader_addr", addr,
 		"bytes", pos, "records", s.records)
 	b := q.build
-	b.delta = delta
-	b.prov = Provenance{Offset: id.EndOffset - 1, Epoch: id.Epoch, Timestamp: s.header.LastContainedLogTimestamp}
-	b.snapshot, b.snapshotEnd = src, id.EndOffset
+	b.snapshot, b.snapshotEnd, b.started = src, id.EndOffset, true
 	q.next, q.applied, q.lastEpoch, q.appliedEpoch = id.EndOffset, id.EndOffset, id.Epoch, id.Epoch
 	q.pending = nil
 	q.cut.txn = nil
 	q.setUncommitted()
-	return q.applyCommitted()
+	prov := Provenance{Offset: id.EndOffset - 1, Epoch: id.Epoch, Timestamp: s.header.LastContainedLogTimestamp}
+	if err := y.send(item{kind: itemRebuild, build: &build{why: b.why, snapshot: src, delta: s.delta, prov: prov}}); err != nil {
+		return err
+	}
+	return q.applyCommitted(y)
+}
+
+// startBuild yields the start of the rebuild in progress, from image.Empty, unless
+// it was yielded (or a snapshot started it).
+func (q *quorum) startBuild(y yielder) error {
+	b := q.build
+	if b.started {
+		return nil
+	}
+	b.started = true
+	return y.send(item{kind: itemRebuild, build: &build{why: b.why, snapshot: b.snapshot, prov: image.Empty.Provenance()}})
 }
 
 // diverge truncates what was fetched to the leader's end offset for epoch.
@@ -666,50 +668,47 @@ func (q *quorum) appendBatches(data []byte, addr string) (got bool, err error) {
 }
 
 // applyCommitted hands on the fetched batches at or below the high watermark, and
-// publishes the rebuild as soon as it reaches its target: the batches after it are
+// the end of the rebuild as soon as it reaches its target: the batches after it are
 // handed on one by one. When they hold catchUpAbove bytes or more (a catch-up, as on
 // disk: a broker's Raft client hands its listener what it read below the high
-// watermark as one commit), their plain units are held and published together every
-// catchUpFlush bytes, before any other unit, and at the end.
-func (q *quorum) applyCommitted() error {
+// watermark as one commit), their units are marked so, and a flush follows every
+// catchUpFlush bytes of batches.
+func (q *quorum) applyCommitted(y yielder) error {
 	src := "controller " + q.leaderAddr
 	catchUp := q.build == nil && q.committedBytes() >= catchUpAbove
 	held := int64(0)
-	if catchUp {
-		defer q.o.release()
-	}
+	q.cut.catchUp = catchUp
+	defer func() { q.cut.catchUp = false }()
 	for {
 		if b := q.build; b != nil && b.target >= 0 && q.applied >= b.target {
+			if err := q.startBuild(y); err != nil {
+				return err
+			}
 			q.build = nil
 			q.loadedSnapshot, q.loadedSnapshotEnd = b.snapshot, b.snapshotEnd
-			q.o.reset(b.delta, b.prov, b.why, b.snapshot)
+			if err := y.send(item{kind: itemRebuilt}); err != nil {
+				return err
+			}
 		}
 		if len(q.pending) == 0 || q.pending[0].b.NextOffset() > q.hwm {
 			break
 		}
+		if q.build != nil {
+			if err := q.startBuild(y); err != nil {
+				return err
+			}
+		}
 		pb := &q.pending[0]
 		q.cfg.Metrics.Batches.Add(1)
-		recs, _ := frame(&pb.b, q.cut.framed[:0]) // checked when it was fetched
-		q.cut.framed = recs
-		err := q.cut.records(&pb.b, recs, pb.skipBelow, src, func(u Unit) error {
-			if q.build != nil {
-				q.o.replayUnit(q.build.delta, &u)
-				q.build.prov = u.Provenance
-				return nil
-			}
-			if catchUp && !u.Transaction && !u.Aborted {
-				q.o.hold(u)
-				return nil
-			}
-			q.o.release() // what came before is published first
-			return q.o.unit(u)
-		})
-		if err != nil {
+		q.recs, _ = frame(&pb.b, q.recs[:0]) // checked when it was fetched
+		if err := q.cut.records(&pb.b, q.recs, pb.skipBelow, src, y); err != nil {
 			return err
 		}
 		if catchUp {
 			if held += int64(pb.b.Size()); held >= catchUpFlush {
-				q.o.release()
+				if err := y.send(item{kind: itemFlush}); err != nil {
+					return err
+				}
 				held = 0
 			}
 		}
@@ -789,7 +788,7 @@ func LoadQuorum(ctx context.Context, cfg Config) (*Loaded, error) {
 		return nil, err
 	}
 	q := o.q
-	if err := q.run(ctx, true); err != nil {
+	if err := o.runQuorum(ctx, true); err != nil {
 		return nil, err
 	}
 	if o.Image() == nil {

@@ -198,11 +198,11 @@ func TestQuorumSameUpdatesAsDisk(t *testing.T) {
 	var units []string
 	f.next, f.epoch = 0, -1
 	ls, _ := listDir(l.Dir)
-	if err := f.readAvailable(&ls, func(u Unit) error {
-		if u.Provenance.Offset > 3 {
+	if err := f.readAvailable(&ls, func(it item) bool {
+		if u := it.unit; it.kind == itemUnit && u.Provenance.Offset > 3 {
 			units = append(units, describe(Update{Unit: &u, Provenance: u.Provenance}))
 		}
-		return nil
+		return true
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -789,15 +789,13 @@ func FuzzSnapStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, cut1, cut2 uint16) {
 		run := func(chunks ...[]byte) (int64, error) {
 			m := newMetrics()
-			var n int64
-			s := &snapStream{src: "fuzz", dec: &decoder{log: slog.New(slog.DiscardHandler), m: m}, m: m,
-				replay: func(Entry) { n++ }}
+			s := newSnapStream("fuzz", &decoder{log: slog.New(slog.DiscardHandler), m: m}, m)
 			for _, c := range chunks {
 				if err := s.write(bytes.Clone(c)); err != nil {
-					return n, err
+					return s.replayed, err
 				}
 			}
-			return n, s.finish()
+			return s.replayed, s.finish()
 		}
 		n1, err1 := run(data)
 		a := min(int(cut1), len(data))
@@ -830,8 +828,7 @@ func TestSnapStreamRealSnapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := newMetrics()
-		got := 0
-		s := &snapStream{src: path, dec: &decoder{log: slog.New(slog.DiscardHandler), m: m}, m: m, replay: func(Entry) { got++ }}
+		s := newSnapStream(path, &decoder{log: slog.New(slog.DiscardHandler), m: m}, m)
 		for len(data) > 0 {
 			n := min(333, len(data))
 			if err := s.write(data[:n]); err != nil {
@@ -842,8 +839,9 @@ func TestSnapStreamRealSnapshots(t *testing.T) {
 		if err := s.finish(); err != nil {
 			t.Fatal(err)
 		}
-		if int64(want) != s.records || got != want {
-			t.Errorf("%s: %d records streamed (%d replayed), ReadFile finds %d", path, s.records, got, want)
+		if int64(want) != s.records || s.replayed != int64(want) || m.ReplayErrors.Load() != 0 {
+			t.Errorf("%s: %d records streamed (%d replayed, %d refused), ReadFile finds %d", path, s.records, s.replayed,
+				m.ReplayErrors.Load(), want)
 		}
 	}
 }

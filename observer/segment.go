@@ -108,7 +108,7 @@ func (s *segment) fill() (bool, error) {
 		// Into a buffer it reuses (a rebuild): as much as it holds, when that is the
 		// rest of the batch and a quarter chunk at least; a batch larger than a
 		// chunk that does not fit gets a buffer sized by it, not by a chunk read on
-		// past it (a rolling restart's 380 KB batches made one of 640 KB, not 475 KB).
+		// past it (TestSegmentReusedBufferSize).
 		if room := int64(cap(s.store) - len(s.buf)); n > room {
 			switch {
 			case room >= max(rest, readChunk/4):
@@ -134,8 +134,8 @@ func (s *segment) fill() (bool, error) {
 		// As much as the buffer holds, also when it was just made for a batch: a read
 		// that ended where that batch ends would start the next one with no header to
 		// size the buffer by, read a chunk into a spare and then the batch into yet
-		// another buffer made for it (one more 480 KB buffer, each time, in a rolling
-		// restart's shutdown batches).
+		// another buffer made for it (one more, each time, in a rolling restart's
+		// shutdown batches; bench/burst.sh guards this).
 		nb = nb[:min(int64(cap(nb)), int64(len(s.buf))+s.size-end)]
 		s.store = nb
 	case s.recycle && cap(s.store) >= need:

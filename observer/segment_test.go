@@ -11,8 +11,8 @@ import (
 
 // TestSegmentReusedBufferSize: a segment read into a buffer it reuses (a rebuild)
 // reads every batch, and batches larger than a chunk (readChunk) keep a buffer sized
-// by them, not by a chunk read on past one (issue 14: a rolling restart's 380 KB
-// batches made a 640 KB buffer).
+// by them, not by a chunk read on past one (a rolling restart's large batches made
+// buffers of almost twice their size).
 func TestSegmentReusedBufferSize(t *testing.T) {
 	const batches, records, value = 6, 100, 3000 // about 300 KB a batch: more than readChunk
 	dir := t.TempDir()

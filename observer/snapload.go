@@ -15,8 +15,8 @@ import (
 // Loading a snapshot in one pass.
 //
 // The careful path reads a snapshot whole, checks every batch and every record's
-// framing, and only then decodes and replays its records, logging what it skips. For
-// a snapshot of a million partitions that is three passes over 120 MB. loadSnapshot
+// framing, and only then decodes and replays its records, logging what it skips: three
+// passes over the file, held whole. loadSnapshot
 // does it in one pass on the caller's goroutine: it reads the file a window at a time
 // into a reused buffer, checks each batch (CRC, framing, the header and footer),
 // decodes its records into a reused chunk and replays each full chunk into a new
@@ -24,11 +24,11 @@ import (
 // records were replayed: a batch that fails it fails the load, and the Delta is
 // dropped.
 //
-// Until issue 14's last cut the records were decoded on a second goroutine, four
-// chunks ahead of the one replaying them. On this 2-core machine that took about a
-// third more CPU (the hand-off of every chunk: a parked goroutine woken, another
-// core's caches) and no less wall time than one goroutine (bench/README.md, "One
-// goroutine").
+// The records were once decoded on a second goroutine, chunks ahead of the one
+// replaying them. That took more CPU (the hand-off of every chunk: a parked goroutine
+// woken, another core's caches) and no less wall time than one goroutine on two
+// cores. BenchmarkLoadSnapshot in observer/bench_test.go and bench/metadata.sh (the
+// load against its decoding floor) guard this choice.
 //
 // It only accepts a clean snapshot: every batch valid and uncompressed, every record
 // decoded and replayed without error. For anything else it gives up, before anything
@@ -46,9 +46,10 @@ const chunkRecords = 512
 // loadWindow is how much of a data batch is read at a time: a batch of records
 // (up to 8 MiB in a snapshot Kafka writes) is read, checked and decoded a window
 // at a time through recordbatch.Stream, so the load holds the image and a window
-// instead of a whole batch (issue 14). The window grows for a record that does
-// not fit. 256 KiB costs no more CPU than 1 MiB did and holds 0.6 MB less at the
-// load's peak (bench/README.md, "One goroutine").
+// instead of a whole batch. The window grows for a record that does not fit. A
+// smaller window costs no more CPU than a larger one and holds less at the load's
+// peak; BenchmarkLoadSnapshot in observer/bench_test.go and bench/metadata.sh guard
+// the size.
 var loadWindow = 1 << 18 // a variable for tests
 
 // loadSnapshot reads, checks, decodes and replays the snapshot at path into a new
@@ -255,9 +256,9 @@ func (r *snapReader) replay() bool {
 // all that a load allocates is the image it builds, live until the end, so with
 // GOGC=100 the collector marks the growing image at every doubling of the heap (five
 // cycles for 1M partitions, marking about twice the image in all) and frees almost
-// nothing. At 400 it runs once during the load (at about 15 MB) and once as it ends:
-// 8–24 % less CPU for the load and that GC together, the same peak RSS (issue 14;
-// bench/README.md).
+// nothing. At 400 it runs once during the load and once as it ends: less CPU for the
+// load and that GC together, the same peak RSS. bench/metadata.sh (metabench
+// -child-load, with kraftwatch's LoadGC) guards this.
 const loadGCPercent = 400
 
 // loadGC counts the one-pass loads running in the process and keeps the GC percent to

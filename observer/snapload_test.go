@@ -51,10 +51,10 @@ func observe(t *testing.T, dir string, oneShot bool, more func()) observed {
 		t.Fatal(err)
 	}
 	o.f.oneShot = oneShot
-	err = o.f.poll(o)
+	err = o.poll()
 	if err == nil && more != nil {
 		more()
-		err = o.f.poll(o)
+		err = o.poll()
 	}
 	o.f.close()
 	out.err = strings.ReplaceAll(fmt.Sprint(err), dir, "DIR")

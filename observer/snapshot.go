@@ -12,7 +12,7 @@ import (
 // snapshot is a KRaft snapshot file read whole and checked: every batch valid, the
 // first a control batch starting with a SnapshotHeader, the last a control batch with
 // a SnapshotFooter. Read by the careful path, its records are not decoded yet (see
-// follower.snapshotRecords); loaded in one pass (loadSnapshot), they are already
+// follower.replaySnapshot); loaded in one pass (loadSnapshot), they are already
 // replayed into delta.
 type snapshot struct {
 	id      SnapshotID

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/recordbatch"
 )
 
@@ -12,17 +13,18 @@ import (
 // (FetchSnapshot), the network counterpart of reading a .checkpoint file: every batch
 // CRC-checked by recordbatch.Decode, the first a control batch starting with a
 // SnapshotHeader, the last a control batch with a SnapshotFooter, the records of data
-// batches decoded and replayed as they come. A batch may be split across chunks; only
+// batches decoded and replayed into delta, a new delta on image.Empty, as they come;
+// what Replay refuses is logged and counted. A batch may be split across chunks; only
 // the bytes of that one incomplete batch are kept between chunks, so memory is one
 // chunk plus one batch, whatever the size of the snapshot.
 //
-// An error leaves whatever was replayed so far unusable: the caller drops it (the
-// records went into a delta nothing else sees) and starts again.
+// An error leaves delta unusable: the caller drops it and starts again.
 type snapStream struct {
-	src    string // for log lines and errors
-	dec    *decoder
-	m      *Metrics
-	replay func(Entry)
+	src      string // for log lines and errors
+	dec      *decoder
+	m        *Metrics
+	delta    *image.Delta
+	replayed int64 // records replayed (decoded), Replay's refusals included
 
 	carry   []byte // the start of an incomplete batch
 	pos     int64  // snapshot position of the next byte to decode (of carry[0])
@@ -30,6 +32,11 @@ type snapStream struct {
 	footer  bool // the last batch read is a control batch with a SnapshotFooter
 	header  recordbatch.SnapshotHeaderRecord
 	records int64
+}
+
+// newSnapStream returns a snapStream of the snapshot src, decoded with dec.
+func newSnapStream(src string, dec *decoder, m *Metrics) *snapStream {
+	return &snapStream{src: src, dec: dec, m: m, delta: image.NewDelta(image.Empty)}
 }
 
 // write takes the next chunk of the snapshot. The chunk is not kept after it returns.
@@ -154,9 +161,13 @@ func (s *snapStream) batch(b *recordbatch.Batch) error {
 	for it.Next() {
 		s.records++
 		s.m.SnapshotRecords.Add(1)
-		rec, v, ok := s.dec.decode(it.Record().Value, it.Offset(), s.src, true)
-		if ok {
-			s.replay(Entry{Offset: it.Offset(), Version: v, Record: rec})
+		rec, _, ok := s.dec.decode(it.Record().Value, it.Offset(), s.src, true)
+		if !ok {
+			continue
+		}
+		s.replayed++
+		if err := s.delta.Replay(rec); err != nil {
+			replayFailed(s.dec.log, s.m, it.Offset(), rec.Type(), err, s.src)
 		}
 	}
 	return nil

@@ -110,7 +110,7 @@ func runScriptLog(t *testing.T, c scripttest.Case) (*scriptLog, []string) {
 	dir := filepath.Dir(sl.segment)
 	f := quietFollower(dir)
 	var sink collectSink
-	if err := f.poll(&sink); err != nil {
+	if err := sink.poll(f); err != nil {
 		t.Fatal(err)
 	}
 	var out []string
@@ -322,7 +322,7 @@ func TestTransactionUnitsAgainstKafkaLoader(t *testing.T) {
 			sl := writeScriptLog(t, c)
 			f := quietFollower(filepath.Dir(sl.segment))
 			var sink collectSink
-			if err := f.poll(&sink); err != nil {
+			if err := sink.poll(f); err != nil {
 				t.Fatal(err)
 			}
 			lc := &logCase{pos: c.Pos, segment: sl.segment, errors: f.m.TransactionErrors.Load()}
