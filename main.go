@@ -22,13 +22,46 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/kraftwatch/kraftwatch/cli"
 )
 
-// version is set at build time with -ldflags '-X main.version=...'.
-var version = "dev"
+// version is what `kraftwatch version` and kraftwatch_info{version} say: set at build
+// time with -ldflags '-X main.version=...' for a release, else init takes the VCS
+// revision the Go toolchain stamps into a binary built in a git checkout (make build).
+var version string
+
+func init() { version = buildVersion(version, debug.ReadBuildInfo) }
+
+// buildVersion returns set when not empty, else the module's version, else the VCS
+// revision (12 digits, "-dirty" when the tree had changes), else "dev".
+func buildVersion(set string, info func() (*debug.BuildInfo, bool)) string {
+	if set != "" {
+		return set
+	}
+	bi, ok := info()
+	if !ok {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value[:min(12, len(s.Value))]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	return rev + dirty
+}
 
 const usage = `kraftwatch — rebalance-needed events for Kafka groups, from the KRaft metadata log
 

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -239,4 +240,29 @@ func TestNATSDrainWaitsForClose(t *testing.T) {
 		t.Errorf("connection not closed after drain: %v", nc.Status())
 	}
 	drain() // again: already closed, returns at once
+}
+
+func TestBuildVersion(t *testing.T) {
+	info := func(main string, settings ...debug.BuildSetting) func() (*debug.BuildInfo, bool) {
+		return func() (*debug.BuildInfo, bool) {
+			return &debug.BuildInfo{Main: debug.Module{Version: main}, Settings: settings}, true
+		}
+	}
+	rev := debug.BuildSetting{Key: "vcs.revision", Value: "57eb9bc3f1aa0c4d8e2b7f60"}
+	for _, tc := range []struct {
+		name, set string
+		info      func() (*debug.BuildInfo, bool)
+		want      string
+	}{
+		{"ldflags", "v1.2.3", info("(devel)", rev), "v1.2.3"},
+		{"module version", "", info("v0.4.0", rev), "v0.4.0"},
+		{"vcs revision", "", info("(devel)", rev), "57eb9bc3f1aa"},
+		{"dirty tree", "", info("(devel)", rev, debug.BuildSetting{Key: "vcs.modified", Value: "true"}), "57eb9bc3f1aa-dirty"},
+		{"nothing stamped", "", info("(devel)"), "dev"},
+		{"no build info", "", func() (*debug.BuildInfo, bool) { return nil, false }, "dev"},
+	} {
+		if got := buildVersion(tc.set, tc.info); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
 }
