@@ -19,7 +19,7 @@ export KAFKA_VERSION
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kraftwatch .
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o bin/kraftwatch .
 
 test: unit deploy e2e
 
