@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/kraftwatch/kraftwatch/events"
@@ -73,7 +74,7 @@ func (e *Engine) checkCoordinator(now time.Time) {
 		if h == g.MetadataHash {
 			if m, ok := c.since[k]; ok && m.warned {
 				e.log.Info("the kafka-scheme hash agrees with the coordinator's again", "group", k.ID, "group_type", k.Type.String(),
-					"hash", h, "coordinator_epoch", g.Epoch)
+					"hash", strconv.FormatInt(h, 10), "coordinator_epoch", g.Epoch)
 			}
 			delete(c.since, k)
 			continue
@@ -87,7 +88,7 @@ func (e *Engine) checkCoordinator(now time.Time) {
 			if !m.warned {
 				m.warned = true
 				e.log.Warn("the kafka-scheme hash disagrees with the coordinator's stored MetadataHash", "group", k.ID,
-					"group_type", k.Type.String(), "kraftwatch_hash", h, "coordinator_hash", g.MetadataHash,
+					"group_type", k.Type.String(), "kraftwatch_hash", strconv.FormatInt(h, 10), "coordinator_hash", strconv.FormatInt(g.MetadataHash, 10),
 					"coordinator_epoch", g.Epoch, "since", m.since, "topics", topics)
 			}
 		}

@@ -33,6 +33,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -535,7 +536,7 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, 
 		// counted (Stats.InvalidEvents).
 		e.invalid++
 		e.log.Error("event refused as invalid; not published", "group", d.Group.ID, "group_type", d.Group.Type.String(),
-			"new_hash", d.Hash, "metadata_offset", prov.Offset, "error", err)
+			"new_hash", strconv.FormatInt(d.Hash, 10), "metadata_offset", prov.Offset, "error", err)
 		return nil
 	} else if err != nil {
 		return fmt.Errorf("engine: enqueue event of %s: %w", d.Group, err)
@@ -551,8 +552,18 @@ func (e *Engine) announce(ctx context.Context, d groups.Decision, at time.Time, 
 	}
 	e.predicted(d.Group, e.recordAnnounced(ev), d.Hash, ev.Time)
 	e.log.Info("rebalance needed", "group", d.Group.ID, "group_type", d.Group.Type.String(),
-		"previous_hash", ev.PreviousHash, "new_hash", d.Hash, "reasons", len(reasons), "metadata_offset", prov.Offset)
+		"previous_hash", logHash(ev.PreviousHash), "new_hash", strconv.FormatInt(d.Hash, 10), "reasons", len(reasons),
+		"metadata_offset", prov.Offset)
 	return nil
+}
+
+// logHash is how log lines give a hash: the decimal string the events' JSON carries,
+// "none" for a null one.
+func logHash(h events.NullHash) string {
+	if !h.Valid {
+		return "none"
+	}
+	return strconv.FormatInt(int64(h.Hash), 10)
 }
 
 func (e *Engine) publishStats() {

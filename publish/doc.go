@@ -170,6 +170,7 @@
 // connection belongs to the caller, who drains it after Run returns.
 //
 // Publisher's methods are safe for concurrent use. Log lines use the keys group,
-// group_type, subject, msg_id, new_hash, offset, seq, stream, stream_subjects, attempt,
-// delay and error.
+// group_type, subject, msg_id, new_hash (a decimal string, as in the JSON) and
+// metadata_offset for rebalance-needed events, partition and offset for rebalanced
+// events, seq, stream, stream_subjects, attempt, delay and error.
 package publish

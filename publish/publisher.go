@@ -457,13 +457,11 @@ func (p *Publisher) finish(pm *pending, out outcome, seq uint64) {
 	if out == outPublished {
 		p.stats.published.Add(1)
 		if p.log.Enabled(context.Background(), slog.LevelDebug) { // the arguments cost allocations per event
-			p.log.Debug("event published", "group", pm.key.ID, "group_type", pm.key.Type.String(), "subject", pm.subject,
-				"msg_id", pm.id, "new_hash", strconv.FormatInt(pm.hash, 10), "offset", pm.cause.MetadataOffset, "seq", seq)
+			p.log.Debug("event published", append(pm.logArgs(), "seq", seq)...)
 		}
 		return
 	}
-	args := []any{"group", pm.key.ID, "group_type", pm.key.Type.String(), "subject", pm.subject,
-		"msg_id", pm.id, "new_hash", strconv.FormatInt(pm.hash, 10), "offset", pm.cause.MetadataOffset}
+	args := pm.logArgs()
 	switch out {
 	case outAlready:
 		p.stats.already.Add(1)
@@ -476,8 +474,21 @@ func (p *Publisher) finish(pm *pending, out outcome, seq uint64) {
 
 func (p *Publisher) drop(pm *pending, attempts int, err error) {
 	p.stats.dropped.Add(1)
-	p.log.Error("event dropped", "group", pm.key.ID, "group_type", pm.key.Type.String(), "subject", pm.subject,
-		"msg_id", pm.id, "new_hash", strconv.FormatInt(pm.hash, 10), "attempts", attempts, "error", err)
+	p.log.Error("event dropped", append(pm.logArgs(), "attempts", attempts, "error", err)...)
+}
+
+// logArgs are the attributes of pm's log lines: its group and id, and what the event
+// says in its kind's terms (a rebalance-needed event's new hash, as the decimal string
+// the JSON carries, and metadata offset; a rebalanced event's bump record).
+func (pm *pending) logArgs() []any {
+	args := []any{"group", pm.key.ID, "group_type", pm.key.Type.String(), "subject", pm.subject, "msg_id", pm.id}
+	if pm.kind == kindRebalanced {
+		if pos := pm.cause.ConsumerOffsets; pos != nil {
+			args = append(args, "partition", pos.Partition, "offset", pos.Offset)
+		}
+		return args
+	}
+	return append(args, "new_hash", strconv.FormatInt(pm.hash, 10), "metadata_offset", pm.cause.MetadataOffset)
 }
 
 // judge applies the rules that make an event unnecessary given the subject's last
