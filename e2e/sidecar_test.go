@@ -207,6 +207,78 @@ func TestSidecarTwoReplicas(t *testing.T) {
 	}
 }
 
+// TestSidecarPausedReplica: of two replicas, one is paused (SIGSTOP) while a group
+// joins reading one topic, moves to another and a topic nobody reads is created, then
+// resumed: it reads those records with a newer metadata image than the other replica
+// had, and decides states the group has left. None of them is stored: the group's
+// chain goes forward in both logs, and after a real transition (the topic grows) the
+// stream holds exactly one event more, chaining to the last one.
+func TestSidecarPausedReplica(t *testing.T) {
+	s, ctx := sidecar(t)
+	s.Admin.CreateTopic(ctx, t, "pr-t1", 1)
+	s.Admin.CreateTopic(ctx, t, "pr-t2", 1)
+	env := e2etest.Env(s.Cluster, s.NATS.URL(), "pr-.*")
+	ahead, behind := e2etest.StartKraftwatch(t, "ahead", env), e2etest.StartKraftwatch(t, "behind", env)
+	ahead.WaitReady(ctx, time.Minute)
+	behind.WaitReady(ctx, time.Minute)
+
+	behind.Pause()
+	paused := true
+	defer func() {
+		if paused {
+			behind.Resume()
+		}
+	}()
+	first := e2etest.StartMembers(ctx, t, s.Cluster, e2etest.Join{Group: "pr-g", Topics: []string{"pr-t1"}})
+	s.Watcher.Expect(ctx, t, map[string]int{"pr-g": 1}, time.Minute)
+	first[0].Close()
+	e2etest.StartMembers(ctx, t, s.Cluster, e2etest.Join{Group: "pr-g", Topics: []string{"pr-t2"}})
+	moved := e2etest.Hashes(t, s.Cluster)["pr-g"]
+	last := func() e2etest.Events { return s.Stream(t).Group("pr-g") }
+	if err := e2etest.Wait(ctx, time.Minute, func() error {
+		if evs := last(); len(evs) == 0 || int64(evs[len(evs)-1].Env.Data.NewHash) != moved {
+			return fmt.Errorf("group pr-g's last event is not its hash reading pr-t2 (%d):\n%s", moved, evs)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Admin.CreateTopic(ctx, t, "pr-unread", 1)
+	before := last()
+	e2etest.CheckChain(t, "pr-g", before)
+
+	behind.Resume()
+	paused = false
+	// The replica behind catches up: it has read the records once its reader is caught
+	// up again and its queue is empty.
+	if err := e2etest.Wait(ctx, time.Minute, func() error {
+		if q := behind.Metric("kraftwatch_events_queued"); q != 0 || behind.Readyz() != 200 {
+			return fmt.Errorf("replica behind: %v events queued, /readyz %d", q, behind.Readyz())
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Admin.AlterPartitions(ctx, t, "pr-t2", 2)
+	grown := e2etest.Hashes(t, s.Cluster)["pr-g"]
+	if err := e2etest.Wait(ctx, time.Minute, func() error {
+		if evs := last(); int64(evs[len(evs)-1].Env.Data.NewHash) != grown {
+			return fmt.Errorf("group pr-g's last event is not its hash after pr-t2 grew (%d):\n%s", grown, evs)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	after := last()
+	e2etest.CheckChain(t, "pr-g", after)
+	if len(after) != len(before)+1 {
+		t.Fatalf("group pr-g: %d events before the replica behind resumed, %d after one transition, want %d:\n%s",
+			len(before), len(after), len(before)+1, after)
+	}
+	t.Logf("replica behind: %v events superseded, %v published; group pr-g's chain:\n%s",
+		behind.Metric("kraftwatch_events_superseded_total"), behind.Metric("kraftwatch_events_published_total"), after)
+}
+
 // TestSidecarSIGKILL kills kraftwatch with SIGKILL in the middle of a burst of eight
 // partition increases and starts it again at once, while the burst goes on: afterwards
 // each group's last stored hash is the hash computed from scratch (nothing lost), the

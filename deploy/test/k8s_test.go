@@ -314,7 +314,9 @@ func fileInSecret(c container, vols map[string]volume, file string) bool {
 }
 
 // validateSettings runs kraftwatch's own validation on env: file settings point at
-// stand-in files (the in-container paths are checked by fileInSecret), the metadata dir
+// stand-in files whose contents kraftwatch accepts (testdata/standin: a self-signed
+// certificate valid until 2126 and its key, a NATS credentials file; the in-container
+// paths are checked by fileInSecret), the metadata dir
 // at an empty directory, and one deliberate bad value (KRAFTWATCH_EMBEDDED_NATS_PORT=0,
 // which the chart never sets) makes kraftwatch exit 2 after validating, so every other
 // error it reports is the chart's.
@@ -328,8 +330,19 @@ func validateSettings(t *testing.T, where string, env map[string]string) {
 		}
 		switch {
 		case strings.HasSuffix(k, "_FILE"):
+			content := []byte("stand-in\n") // a password
+			for suffix, standin := range map[string]string{"_CA_FILE": "cert.pem", "_CERT_FILE": "cert.pem",
+				"_KEY_FILE": "key.pem", "_CREDS_FILE": "user.creds"} {
+				if strings.HasSuffix(k, suffix) {
+					b, err := os.ReadFile(filepath.Join("testdata", "standin", standin))
+					if err != nil {
+						t.Fatal(err)
+					}
+					content = b
+				}
+			}
 			f := filepath.Join(dir, strings.ToLower(k))
-			if err := os.WriteFile(f, []byte("stand-in\n"), 0o600); err != nil {
+			if err := os.WriteFile(f, content, 0o600); err != nil {
 				t.Fatal(err)
 			}
 			v = f

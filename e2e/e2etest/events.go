@@ -438,6 +438,9 @@ func CheckChain(t testing.TB, group string, evs Events) {
 			t.Fatalf("group %s: events %d and %d announce the same hash (a duplicate):\n%s", group, i-1, i, evs)
 		case d.MetadataOffset < p.MetadataOffset:
 			t.Fatalf("group %s: event %d goes back in the metadata log:\n%s", group, i, evs)
+		case d.ConsumerOffsets != nil && p.ConsumerOffsets != nil && d.ConsumerOffsets.Partition == p.ConsumerOffsets.Partition &&
+			d.ConsumerOffsets.Offset < p.ConsumerOffsets.Offset:
+			t.Fatalf("group %s: event %d goes back in __consumer_offsets (a state the group had left):\n%s", group, i, evs)
 		}
 	}
 }

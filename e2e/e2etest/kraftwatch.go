@@ -159,6 +159,22 @@ func (k *Kraftwatch) Stop(sig syscall.Signal) (code int, took time.Duration) {
 	return state.ExitCode(), time.Since(start)
 }
 
+// Pause stops the current run with SIGSTOP, as a hung process or a stuck VM looks.
+func (k *Kraftwatch) Pause() { k.signal(syscall.SIGSTOP) }
+
+// Resume continues a run Pause stopped.
+func (k *Kraftwatch) Resume() { k.signal(syscall.SIGCONT) }
+
+func (k *Kraftwatch) signal(sig syscall.Signal) {
+	k.t.Helper()
+	if !k.proc.running() {
+		k.t.Fatalf("kraftwatch %s is not running", k.name)
+	}
+	if err := k.proc.cmd.Process.Signal(sig); err != nil {
+		k.t.Fatalf("kraftwatch %s: %v: %v", k.name, sig, err)
+	}
+}
+
 // Kill ends the process with SIGKILL, as a crash would; it does nothing when the
 // process is not running.
 func (k *Kraftwatch) Kill() { k.proc.kill() }
