@@ -47,9 +47,13 @@ func goldenEvent() events.RebalanceNeeded {
 	}
 }
 
-func goldenBody(t testing.TB) []byte {
+func goldenBody(t testing.TB) []byte { return indented(t, goldenEvent().Wrap) }
+
+// indented is the envelope wrap gives (at the zero time: the event's own), indented as
+// the golden files are.
+func indented[D any](t testing.TB, wrap func(time.Time) (events.Envelope[D], error)) []byte {
 	t.Helper()
-	env, err := goldenEvent().Wrap(time.Time{})
+	env, err := wrap(time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +64,10 @@ func goldenBody(t testing.TB) []byte {
 	return append(b, '\n')
 }
 
-// TestGolden pins the wire form. Regenerate with: go test ./events -run TestGolden -rewrite
-func TestGolden(t *testing.T) {
-	got := goldenBody(t)
-	path := filepath.Join("testdata", "rebalance_needed.golden.json")
+// checkGolden fails t unless got is testdata/name, which -rewrite writes.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
 	if *rewrite {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -76,6 +80,12 @@ func TestGolden(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("event differs from %s (rerun with -rewrite if intended):\n%s", path, got)
 	}
+}
+
+// TestGolden pins the wire form. Regenerate with: go test ./events -run TestGolden -rewrite
+func TestGolden(t *testing.T) {
+	got := goldenBody(t)
+	checkGolden(t, "rebalance_needed.golden.json", got)
 	validateEvent(t, got)
 
 	env, err := events.DecodeRebalanceNeeded(got)

@@ -3,8 +3,6 @@ package events_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -37,36 +35,13 @@ func goldenRebalanced() events.GroupRebalanced {
 	}
 }
 
-func rebalancedBody(t testing.TB, ev events.GroupRebalanced) []byte {
-	t.Helper()
-	env, err := ev.Wrap(time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.MarshalIndent(env, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(b, '\n')
-}
+func rebalancedBody(t testing.TB, ev events.GroupRebalanced) []byte { return indented(t, ev.Wrap) }
 
 // TestRebalancedGolden pins the wire form of the rebalanced event, checks it against its
 // schema and decodes it back. Regenerate with: go test ./events -run TestRebalancedGolden -rewrite
 func TestRebalancedGolden(t *testing.T) {
 	got := rebalancedBody(t, goldenRebalanced())
-	path := filepath.Join("testdata", "rebalanced.golden.json")
-	if *rewrite {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("wire form changed (run with -rewrite if intended):\n%s", got)
-	}
+	checkGolden(t, "rebalanced.golden.json", got)
 	if err := checkRebalancedSchema(t, got); err != nil {
 		t.Fatalf("golden event does not satisfy the schema: %v", err)
 	}
