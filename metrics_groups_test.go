@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -22,7 +21,6 @@ import (
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/natstest"
 	"github.com/kraftwatch/kraftwatch/observer"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -95,23 +93,7 @@ func TestGroupsCollector(t *testing.T) {
 // last published events from a NATS that does not answer) every scrape of /metrics
 // answers 200 within a second, with kraftwatch_ready, while /readyz says why.
 func TestMetricsWhileEngineBlocked(t *testing.T) {
-	obs, err := observer.New(observer.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader, err := groups.NewReader(groups.ReaderConfig{Brokers: []string{"127.0.0.1:9"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := nats.Connect(natstest.Start(t).ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	pub, err := publish.New(publish.Config{Conn: nc, ClusterID: "c"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	obs, reader, pub := testStages(t)
 	blocked := &blockedPublisher{loading: make(chan struct{})}
 	caughtUp := make(chan struct{})
 	close(caughtUp)

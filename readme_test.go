@@ -65,8 +65,10 @@ func settingsTable() string {
 	return b.String()
 }
 
-// metricsTable lists the kraftwatch_* metrics of a registry built from real stages.
-func metricsTable(t *testing.T) string {
+// testStages returns real stages that are never run: an observer of an empty
+// directory, a groups reader of a closed port and a publisher on an in-process NATS
+// server.
+func testStages(t *testing.T) (*observer.Observer, *groups.Reader, *publish.Publisher) {
 	t.Helper()
 	obs, err := observer.New(observer.Config{Dir: t.TempDir()})
 	if err != nil {
@@ -80,11 +82,18 @@ func metricsTable(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	pub, err := publish.New(publish.Config{Conn: nc, ClusterID: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return obs, reader, pub
+}
+
+// metricsTable lists the kraftwatch_* metrics of a registry built from real stages.
+func metricsTable(t *testing.T) string {
+	t.Helper()
+	obs, reader, pub := testStages(t)
 	eng, err := engine.New(engine.Config{ClusterID: "c", Scheme: "murmur3", GroupsCaughtUp: reader.CaughtUp(), Publisher: pub})
 	if err != nil {
 		t.Fatal(err)
