@@ -78,7 +78,12 @@ func mainCode(args, environ []string, stdout, stderr io.Writer) int {
 	case "verify":
 		return cli.VerifyEnv(args, environ, stdout, stderr)
 	case "watch":
-		return cli.Watch(args, environ, stdout, stderr)
+		opts, err := natsOptionsFromEnv(environ)
+		if err != nil {
+			fmt.Fprintf(stderr, "kraftwatch watch: %v\n", err)
+			return 2
+		}
+		return cli.Watch(args, environ, opts, stdout, stderr)
 	case "groups":
 		return cli.Groups(args, environ, stdout, stderr)
 	case "probe":

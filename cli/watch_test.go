@@ -109,7 +109,7 @@ type watchRun struct {
 
 func startWatch(url string, args ...string) *watchRun {
 	w := &watchRun{code: make(chan int, 1)}
-	go func() { w.code <- Watch(append([]string{"--nats", url}, args...), nil, &w.stdout, &w.stderr) }()
+	go func() { w.code <- Watch(append([]string{"--nats", url}, args...), nil, nil, &w.stdout, &w.stderr) }()
 	return w
 }
 
@@ -195,7 +195,7 @@ func TestWatchUsage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := Watch(tc.args, nil, &out, &errb)
+			code := Watch(tc.args, nil, nil, &out, &errb)
 			if code != tc.code || !strings.Contains(out.String()+errb.String(), tc.want) {
 				t.Fatalf("exit %d (want %d), output %q, want it to contain %q", code, tc.code, out.String()+errb.String(), tc.want)
 			}
