@@ -34,6 +34,7 @@ type natsConn struct {
 	since    time.Time // when cause began
 	attempts int       // failed attempts since cause began
 	logged   time.Time // when the last line about cause was logged
+	told     bool      // a line about cause was logged
 	draining bool      // closed on purpose
 	closed   bool
 }
@@ -81,19 +82,29 @@ func (c *natsConn) failed(what string, err error) {
 }
 
 func (c *natsConn) failLocked(what string, err error) {
-	cause := natsCause(c.url, err)
-	now := time.Now()
 	if c.draining {
 		return
 	}
+	// nats.go says only "no servers available" for some attempts (between two rounds of
+	// the server list): keep the cause an attempt gave, and log the first real one.
+	vague := errors.Is(err, nats.ErrNoServers)
+	if vague && c.cause != nil {
+		c.attempts++
+		return
+	}
+	cause := natsCause(c.url, err)
+	now := time.Now()
 	if c.cause == nil {
-		c.since, c.attempts, c.logged = now, 0, now
-		c.log.Warn(what+"; retrying", "url", redactURLs(c.url), "error", cause)
+		c.since, c.attempts, c.logged, c.told = now, 0, now, false
 	}
 	c.cause = cause
 	c.attempts++
-	if now.Sub(c.logged) >= natsLogEvery {
-		c.logged = now
+	switch {
+	case !c.told && !vague:
+		c.told, c.logged = true, now
+		c.log.Warn(what+"; retrying", "url", redactURLs(c.url), "error", cause)
+	case now.Sub(c.logged) >= natsLogEvery:
+		c.told, c.logged = true, now
 		c.log.Warn("NATS still unreachable; retrying", "url", redactURLs(c.url), "attempts", c.attempts,
 			"down_for", now.Sub(c.since).Round(time.Second), "error", cause)
 	}
@@ -103,7 +114,7 @@ func (c *natsConn) failLocked(what string, err error) {
 func (c *natsConn) connected(nc *nats.Conn, what string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cause != nil {
+	if c.cause != nil && c.told {
 		c.log.Info(what, "url", nc.ConnectedUrlRedacted(), "attempts", c.attempts,
 			"down_for", time.Since(c.since).Round(time.Millisecond))
 	} else {

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/kraftwatch/kraftwatch/events"
+	"github.com/kraftwatch/kraftwatch/publish"
+)
+
+// logBuf collects log output from any goroutine.
+type logBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// natsTestOptions are the options natsOptions makes of c, failing t on a bad setting.
+func natsTestOptions(t *testing.T, c config) []nats.Option {
+	t.Helper()
+	if c.NATSPingInterval == "" {
+		c.NATSPingInterval, c.NATSMaxPingsOut = "5s", 2
+	}
+	return c.natsOptions(func(field, format string, args ...any) {
+		t.Fatalf("%s: %s", field, fmt.Sprintf(format, args...))
+	})
+}
+
+// waitUntil polls cond every 20 ms and returns how long it took to hold; it fails t after
+// timeout.
+func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > timeout {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// TestNATSCause: each kind of connection failure names the setting to check.
+func TestNATSCause(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"authorization", nats.ErrAuthorization, "KRAFTWATCH_NATS_USER and KRAFTWATCH_NATS_PASSWORD"},
+		{"server's text", errors.New("nats: Authorization Violation"), "KRAFTWATCH_NATS_USER"},
+		{"expired jwt", nats.ErrAuthExpired, "KRAFTWATCH_NATS_CREDS_FILE"},
+		{"unknown CA", fmt.Errorf("tls: %w", x509.UnknownAuthorityError{}), "KRAFTWATCH_NATS_TLS_CA_FILE"},
+		{"expired server certificate", x509.CertificateInvalidError{Reason: x509.Expired}, "KRAFTWATCH_NATS_TLS_CA_FILE"},
+		{"client certificate refused", errors.New("remote error: tls: expired certificate"), "KRAFTWATCH_NATS_TLS_CERT_FILE"},
+		{"refused", &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, "KRAFTWATCH_NATS_URL"},
+		{"unresolvable", &net.DNSError{Name: "nats.invalid", IsNotFound: true}, "KRAFTWATCH_NATS_URL"},
+		{"stale", nats.ErrStaleConnection, "KRAFTWATCH_NATS_URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := natsCause("nats://kw:secret@h:4222", tc.err)
+			if !strings.Contains(err.Error(), tc.want) || !errors.Is(err, tc.err) || strings.Contains(err.Error(), "secret") {
+				t.Errorf("natsCause: %v, want it to wrap %v, name %s and hide the password", err, tc.err, tc.want)
+			}
+		})
+	}
+}
+
+// TestNATSConnectCause: a server that refuses connections and a host that does not
+// resolve are the health's cause, and logged once, with the setting to check.
+func TestNATSConnectCause(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "nats://" + ln.Addr().String()
+	ln.Close()
+	for _, tc := range []struct{ name, url, want string }{
+		{"refused", refused, "connection refused"},
+		{"unresolvable", "nats://kraftwatch-test.invalid:4222", "no such host"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := &logBuf{}
+			nc, drain, err := connectNATS(natsSettings{url: tc.url, opts: natsTestOptions(t, config{})},
+				slog.New(slog.NewTextHandler(logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer drain()
+			waitUntil(t, 10*time.Second, "a failed attempt", func() bool {
+				err := nc.health()
+				return err != nil && strings.Contains(err.Error(), tc.want)
+			})
+			if err := nc.health(); !strings.Contains(err.Error(), "KRAFTWATCH_NATS_URL") {
+				t.Errorf("health %v: want the setting named", err)
+			}
+			if n := strings.Count(logs.String(), tc.want); n != 1 {
+				t.Errorf("%d log lines with %q, want 1 (then a summary every %v):\n%s", n, tc.want, natsLogEvery, logs)
+			}
+		})
+	}
+}
+
+// startAuthServer starts an in-process nats-server with JetStream on a fixed port
+// that accepts user kw with password; reload changes the password.
+func startAuthServer(t *testing.T, password string) (url string, reload func(password string)) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := t.TempDir()
+	opts := func(password string) *server.Options {
+		return &server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true,
+			Users: []*server.User{{Username: "kw", Password: password}}}
+	}
+	s, err := server.NewServer(opts(password))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return s.ClientURL(), func(password string) {
+		t.Helper()
+		if err := s.ReloadOptions(opts(password)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestNATSCredentialRotation: NATS refuses kraftwatch's password at start-up, then
+// accepts it (the server's users reloaded), then refuses it again while it runs, then
+// accepts it again. The publisher's health names the authorization violation and the
+// settings to check while refused; the connection never gives up (nats.go closes it
+// after two refusals by default), /livez stays ok, and the publisher is ready again
+// after each acceptance. Every event enqueued meanwhile is stored once.
+func TestNATSCredentialRotation(t *testing.T) {
+	url, reload := startAuthServer(t, "old")
+	logs := &logBuf{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	nc, drain, err := connectNATS(natsSettings{url: url, opts: natsTestOptions(t, config{NATSUser: "kw", NATSPassword: "new"})}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drain()
+	p, err := publish.New(publish.Config{Conn: nc.Conn, ConnHealth: nc.health, ClusterID: "c1",
+		RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond, PublishTimeout: time.Second, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	refused := func() bool {
+		err := p.Health()
+		return err != nil && strings.Contains(strings.ToLower(err.Error()), "authorization violation") &&
+			strings.Contains(err.Error(), "KRAFTWATCH_NATS_USER")
+	}
+	ready := func() bool { return p.Health() == nil }
+	waitUntil(t, 10*time.Second, "health naming the refused credentials", refused)
+	time.Sleep(3 * time.Second) // several refusals: nats.go would have given up after two
+	if err := nc.live(); err != nil || nc.IsClosed() {
+		t.Fatalf("live %v, closed %v after refusals: want the connection retrying", err, nc.IsClosed())
+	}
+	t.Logf("refused at start-up: %v", p.Health())
+
+	reload("new")
+	toReady := waitUntil(t, 30*time.Second, "ready after the server accepts the password", ready)
+	t.Logf("start-up refusal: ready %v after the server accepted the password", toReady.Round(time.Millisecond))
+	enqueue := func(k int) {
+		t.Helper()
+		ev := events.RebalanceNeeded{GroupType: events.ConsumerGroup, GroupID: fmt.Sprintf("g%d", k),
+			NewHash: events.Hash(k + 1), Reasons: []events.Reason{{Kind: events.PartitionsAdded, Topic: "t",
+				TopicID: "AAAAAAAAAAAAAAAAAAAAAA", OldPartitions: 1, NewPartitions: 2}},
+			Cause: events.Cause{MetadataOffset: int64(k + 1), MetadataEpoch: 1}}
+		if err := p.Enqueue(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enqueue(0)
+
+	reload("newer") // rotated on the server first, as when a secret is rotated in place
+	rotated := time.Now()
+	toRefused := waitUntil(t, 30*time.Second, "not ready after the password is rotated away", refused)
+	enqueue(1) // waits for the connection
+	time.Sleep(3 * time.Second)
+	if err := nc.live(); err != nil || nc.IsClosed() {
+		t.Fatalf("live %v, closed %v after refusals while running: want the connection retrying", err, nc.IsClosed())
+	}
+	reload("new")
+	toReady = waitUntil(t, 30*time.Second, "ready after the password is accepted again", ready)
+	t.Logf("refusal while running: not ready %v after the rotation, ready %v after the server accepted the password again (down %v)",
+		toRefused.Round(time.Millisecond), toReady.Round(time.Millisecond), time.Since(rotated).Round(time.Millisecond))
+	waitUntil(t, 30*time.Second, "both events published", func() bool { s := p.Stats(); return s.Published == 2 && s.Queued == 0 })
+	if s := p.Stats(); s.Dropped != 0 || s.AlreadyPublished != 0 {
+		t.Errorf("stats %+v: want both events published once", s)
+	}
+	if n := strings.Count(strings.ToLower(logs.String()), "authorization violation"); n == 0 || n > 6 {
+		t.Errorf("%d log lines name the authorization violation, want 1 per refusal spell and its summaries:\n%s", n, logs)
+	}
+}
