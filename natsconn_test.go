@@ -15,8 +15,10 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kraftwatch/kraftwatch/events"
+	"github.com/kraftwatch/kraftwatch/internal/natstest"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
@@ -232,4 +234,99 @@ func TestNATSCredentialRotation(t *testing.T) {
 	if n := strings.Count(strings.ToLower(logs.String()), "authorization violation"); n == 0 || n > 6 {
 		t.Errorf("%d log lines name the authorization violation, want 1 per refusal spell and its summaries:\n%s", n, logs)
 	}
+}
+
+// TestNATSHungNode: in a 3-node NATS cluster, the node kraftwatch is connected to hangs
+// (SIGSTOP) while events flow into a stream with 3 replicas. With
+// KRAFTWATCH_NATS_PING_INTERVAL=500ms and KRAFTWATCH_NATS_MAX_PINGS_OUT=2 the
+// connection leaves it within 1.5 s (nats.go's default keepalive takes 6 min) for
+// another node, and every event is stored once.
+func TestNATSHungNode(t *testing.T) {
+	c := natstest.StartCluster(t, natstest.ClusterOptions{})
+	const ping, maxOut = 500 * time.Millisecond, 2
+	bound := ping * (maxOut + 1)
+	logs := &logBuf{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	nc, drain, err := connectNATS(natsSettings{url: c.URLs(),
+		opts: natsTestOptions(t, config{NATSPingInterval: ping.String(), NATSMaxPingsOut: maxOut})}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drain()
+	p, err := publish.New(publish.Config{Conn: nc.Conn, ConnHealth: nc.health, ClusterID: "c1", Replicas: 3,
+		RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond, PublishTimeout: time.Second, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitUntil(t, 30*time.Second, "ready", func() bool { return p.Health() == nil })
+
+	const n = 400
+	produced := make(chan error, 1)
+	go func() {
+		for k := range n {
+			ev := events.RebalanceNeeded{GroupType: events.ConsumerGroup, GroupID: fmt.Sprintf("g%02d", k%20),
+				NewHash: events.Hash(k + 1), Reasons: []events.Reason{{Kind: events.PartitionsAdded, Topic: "t",
+					TopicID: "AAAAAAAAAAAAAAAAAAAAAA", OldPartitions: 1, NewPartitions: 2}},
+				Cause: events.Cause{MetadataOffset: int64(k + 1), MetadataEpoch: 1}}
+			if err := p.Enqueue(ctx, ev); err != nil {
+				produced <- err
+				return
+			}
+			time.Sleep(10 * time.Millisecond) // a steady stream
+		}
+		produced <- nil
+	}()
+	waitUntil(t, 30*time.Second, "events published", func() bool { return p.Stats().Published >= 50 })
+	victim := c.Node(nc.ConnectedServerName())
+	c.Pause(victim)
+	defer c.Resume(victim)
+	hung := time.Now()
+	var notReady time.Duration
+	left := waitUntil(t, time.Minute, "the connection on another node", func() bool {
+		if notReady == 0 && p.Health() != nil {
+			notReady = time.Since(hung)
+		}
+		return nc.IsConnected() && nc.ConnectedServerName() != victim.Name
+	})
+	t.Logf("%s hung: publisher not ready after %v (%v), connection on %s after %v (bound %v)",
+		victim.Name, notReady.Round(time.Millisecond), p.Health(), nc.ConnectedServerName(), left.Round(time.Millisecond), bound)
+	if left > bound+5*time.Second {
+		t.Errorf("left the hung node after %v, want about %v (KRAFTWATCH_NATS_PING_INTERVAL × (MAX_PINGS_OUT+1))", left, bound)
+	}
+	waitUntil(t, time.Minute, "ready again", func() bool { return p.Health() == nil })
+	t.Logf("ready again %v after the hang", time.Since(hung).Round(time.Millisecond))
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, time.Minute, "every event done", func() bool { s := p.Stats(); return s.Queued == 0 && s.Enqueued == n })
+	c.Resume(victim)
+	s := p.Stats()
+	if s.Published+s.AlreadyPublished+s.Superseded != n || s.Dropped != 0 {
+		t.Errorf("stats %+v: want all %d events stored", s, n)
+	}
+	js, err := jetstream.New(nc.Conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	defer scancel()
+	stream, err := js.Stream(sctx, p.StreamName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each message stored takes a sequence (MaxMsgsPerSubject drops old ones, not their
+	// sequences); a duplicate Msg-Id takes none.
+	if got := stream.CachedInfo().State.LastSeq; got != s.Published {
+		t.Errorf("stream %s stored %d events, the publisher published %d: lost or duplicated", p.StreamName(), got, s.Published)
+	}
+	t.Logf("stats %+v; %d log lines", s, strings.Count(logs.String(), "\n"))
 }
