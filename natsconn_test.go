@@ -7,13 +7,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -126,8 +128,9 @@ func TestNATSConnectCause(t *testing.T) {
 	}
 }
 
-// startAuthServer starts an in-process nats-server with JetStream on a fixed port
-// that accepts user kw with password; reload changes the password.
+// startAuthServer starts nats-server (natstest.Binary, a separate process: reloading an
+// in-process server races inside nats-server) with JetStream on a fixed port, accepting
+// user kw with password; reload changes the password (config file and SIGHUP).
 func startAuthServer(t *testing.T, password string) (url string, reload func(password string)) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -137,22 +140,47 @@ func startAuthServer(t *testing.T, password string) (url string, reload func(pas
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	dir := t.TempDir()
-	opts := func(password string) *server.Options {
-		return &server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true,
-			Users: []*server.User{{Username: "kw", Password: password}}}
+	conf := filepath.Join(dir, "nats.conf")
+	write := func(password string) {
+		t.Helper()
+		c := fmt.Sprintf("listen: 127.0.0.1:%d\njetstream { store_dir: %q }\nauthorization { users = [ { user: kw, password: %q } ] }\n",
+			port, filepath.Join(dir, "store"), password)
+		if err := os.WriteFile(conf, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	s, err := server.NewServer(opts(password))
+	write(password)
+	logf, err := os.Create(filepath.Join(dir, "nats.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
+	cmd := exec.Command(natstest.Binary(t), "-c", conf)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return s.ClientURL(), func(password string) {
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			t.Logf("nats-server log:\n%s", b)
+		}
+	})
+	url = fmt.Sprintf("nats://127.0.0.1:%d", port)
+	waitUntil(t, 30*time.Second, "nats-server listening", func() bool {
+		c, err := net.DialTimeout("tcp", url[len("nats://"):], time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return url, func(password string) {
 		t.Helper()
-		if err := s.ReloadOptions(opts(password)); err != nil {
+		write(password)
+		if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -227,7 +255,14 @@ func TestNATSCredentialRotation(t *testing.T) {
 	toReady = waitUntil(t, 30*time.Second, "ready after the password is accepted again", ready)
 	t.Logf("refusal while running: not ready %v after the rotation, ready %v after the server accepted the password again (down %v)",
 		toRefused.Round(time.Millisecond), toReady.Round(time.Millisecond), time.Since(rotated).Round(time.Millisecond))
-	waitUntil(t, 30*time.Second, "both events published", func() bool { s := p.Stats(); return s.Published == 2 && s.Queued == 0 })
+	waitUntil(t, 30*time.Second, "both events published", func() bool {
+		s := p.Stats()
+		if s.Published+s.AlreadyPublished == 2 && s.Queued == 0 {
+			return true
+		}
+		t.Logf("stats %+v, health %v", s, p.Health())
+		return false
+	})
 	if s := p.Stats(); s.Dropped != 0 || s.AlreadyPublished != 0 {
 		t.Errorf("stats %+v: want both events published once", s)
 	}

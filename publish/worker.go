@@ -322,7 +322,8 @@ type failLog struct {
 
 // logFailure records a failed attempt at pm (worker w, retried in retryIn).
 func (p *Publisher) logFailure(pm *pending, w int, retryIn time.Duration, err error) {
-	p.lastErr.Store(&err)
+	last := err
+	p.lastErr.Store(&last)
 	if cerr := p.connErr(); cerr != nil && !p.nc.IsConnected() {
 		err = cerr // the connection's cause, not the attempt's timeout
 	}
