@@ -365,3 +365,29 @@ func TestNATSHungNode(t *testing.T) {
 	}
 	t.Logf("stats %+v; %d log lines", s, strings.Count(logs.String(), "\n"))
 }
+
+// TestWatchUsesNATSSettings: `kraftwatch watch` logs in with the KRAFTWATCH_NATS_*
+// settings of run (here user and password): it finds no stream yet, rather than
+// being refused; with a wrong password it names the refusal.
+func TestWatchUsesNATSSettings(t *testing.T) {
+	url, _ := startAuthServer(t, "secret")
+	for _, tc := range []struct {
+		name, password, want string
+	}{
+		{"accepted", "secret", "no stream holds"},
+		{"refused", "wrong", "uthorization"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := []string{"KRAFTWATCH_NATS_URL=" + url, "KRAFTWATCH_NATS_USER=kw", "KRAFTWATCH_NATS_PASSWORD=" + tc.password}
+			var stdout, stderr logBuf
+			code := make(chan int, 1)
+			go func() { code <- mainCode([]string{"watch", "--count", "1"}, env, &stdout, &stderr) }()
+			waitUntil(t, 20*time.Second, "watch to say "+tc.want, func() bool { return strings.Contains(stderr.String(), tc.want) })
+			if tc.name == "refused" {
+				if c := <-code; c != 1 {
+					t.Errorf("exit %d, want 1; stderr:\n%s", c, stderr.String())
+				}
+			}
+		})
+	}
+}

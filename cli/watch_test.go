@@ -164,6 +164,9 @@ func TestWatchFollowsRestart(t *testing.T) {
 	if !strings.Contains(w.stderr.String(), "NATS back at") {
 		t.Errorf("the reconnect was not reported:\n%s", w.stderr.String())
 	}
+	if lines := strings.Split(strings.TrimSpace(w.stderr.String()), "\n"); strings.Contains(lines[len(lines)-1], "lost NATS") {
+		t.Errorf("watch --count ends saying it lost NATS, though it closed the connection itself:\n%s", w.stderr.String())
+	}
 
 	replay := startWatch(ns.url(), "--since", "1h", "--count", "4", "--json")
 	if code := replay.exit(t); code != 0 || strings.Count(replay.stdout.String(), `"group_id"`) != 4 {
