@@ -37,6 +37,49 @@ type natsConn struct {
 	told     bool      // a line about cause was logged
 	draining bool      // closed on purpose
 	closed   bool
+	// asyncErrs rate-limits the server's asynchronous errors (a permissions violation
+	// comes with every publish): by error text, when last logged and how many since.
+	asyncErrs map[string]*asyncErr
+}
+
+type asyncErr struct {
+	logged time.Time
+	count  int
+}
+
+// asyncError logs an asynchronous error of the server: the first of its text at once,
+// then a line with the count every natsLogEvery while it recurs.
+func (c *natsConn) asyncError(sub *nats.Subscription, err error) {
+	now := time.Now()
+	c.mu.Lock()
+	if c.asyncErrs == nil {
+		c.asyncErrs = map[string]*asyncErr{}
+	}
+	e := c.asyncErrs[err.Error()]
+	if e == nil {
+		if len(c.asyncErrs) >= 64 { // texts with ids in them: forget the old ones
+			clear(c.asyncErrs)
+		}
+		e = &asyncErr{}
+		c.asyncErrs[err.Error()] = e
+	}
+	e.count++
+	first := e.logged.IsZero()
+	if !first && now.Sub(e.logged) < natsLogEvery {
+		c.mu.Unlock()
+		return
+	}
+	n := e.count
+	e.logged, e.count = now, 0
+	c.mu.Unlock()
+	args := []any{"url", redactURLs(c.url), "error", natsCause(c.url, err)}
+	if sub != nil {
+		args = append(args, "subject", sub.Subject)
+	}
+	if !first {
+		args = append(args, "occurrences", n)
+	}
+	c.log.Warn("NATS error", args...)
 }
 
 // health is nil while connected, else why not.
@@ -221,11 +264,7 @@ func connectNATS(cfg natsSettings, log *slog.Logger) (*natsConn, func(), error) 
 				c.failed("NATS refused the connection", err)
 				return
 			}
-			args := []any{"url", redactURLs(url), "error", natsCause(url, err)}
-			if sub != nil {
-				args = append(args, "subject", sub.Subject)
-			}
-			log.Warn("NATS error", args...)
+			c.asyncError(sub, err)
 		}),
 		nats.ClosedHandler(func(*nats.Conn) {
 			c.mu.Lock()

@@ -391,3 +391,22 @@ func TestWatchUsesNATSSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestNATSAsyncErrorsRateLimited: the same asynchronous error many times logs one line,
+// then a line with the count per natsLogEvery.
+func TestNATSAsyncErrorsRateLimited(t *testing.T) {
+	logs := &logBuf{}
+	c := &natsConn{url: "nats://h:4222", log: slog.New(slog.NewTextHandler(logs, nil))}
+	for range 1000 {
+		c.asyncError(nil, nats.ErrPermissionViolation)
+	}
+	c.asyncError(nil, nats.ErrSlowConsumer)
+	if n := strings.Count(logs.String(), "\n"); n != 2 {
+		t.Errorf("%d lines for 1000 permission violations and one slow consumer, want 2:\n%s", n, logs)
+	}
+	c.asyncErrs[nats.ErrPermissionViolation.Error()].logged = time.Now().Add(-natsLogEvery)
+	c.asyncError(nil, nats.ErrPermissionViolation)
+	if !strings.Contains(logs.String(), "occurrences=1000") {
+		t.Errorf("no summary with the count:\n%s", logs)
+	}
+}

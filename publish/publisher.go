@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -363,6 +364,9 @@ func (p *Publisher) Health() error {
 	}
 	if p.js != nil && p.streamName.Load() == nil {
 		if err := p.streamErr.Load(); err != nil {
+			if strings.Contains((*err).Error(), p.cfg.Stream) {
+				return *err
+			}
 			return fmt.Errorf("stream %s: %w", p.cfg.Stream, *err)
 		}
 		return fmt.Errorf("stream %s: not found or created yet", p.cfg.Stream)
