@@ -376,7 +376,7 @@ func (p *Publisher) Health() error {
 		if e := p.lastErr.Load(); e != nil {
 			err = *e
 		}
-		return fmt.Errorf("publishing fails (%d events waiting for a retry): %w", n, err)
+		return fmt.Errorf("publishing fails (%d events waiting for a retry; connected to %s): %w", n, p.nc.ConnectedUrlRedacted(), err)
 	}
 	return nil
 }
