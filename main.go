@@ -53,6 +53,7 @@ Usage:
                                    straight from Kafka
   kraftwatch watch [--nats URL] [--prefix P] [--cluster ID]
                                    print rebalance-needed events as they arrive
+                                   (with run's KRAFTWATCH_NATS_* settings: credentials, TLS)
   kraftwatch probe URL             exit 0 if URL answers 200 OK
   kraftwatch version
 

@@ -26,7 +26,9 @@ Prints kraftwatch's events as they arrive, one line each (or the event's JSON wi
 ordered consumer: after a lost connection it resumes at the next stored event, so it
 misses none, and it says on stderr when it loses and regains NATS. --since and
 --from-seq replay stored events first; --core subscribes without JetStream (a server in
-core mode; events published while disconnected are missed).
+core mode; events published while disconnected are missed). It connects with the
+KRAFTWATCH_NATS_* settings of kraftwatch run (user and password, token, creds file, TLS,
+ping interval), so that it works wherever kraftwatch runs.
 `
 
 // Watch runs `kraftwatch watch` with the process environment environ (KRAFTWATCH_NATS_URL
