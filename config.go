@@ -53,6 +53,8 @@ type config struct {
 	NATSTLSCAFile            string           `env:"NATS_TLS_CA_FILE" desc:"PEM CA bundle for NATS's certificates"`
 	NATSTLSCertFile          string           `env:"NATS_TLS_CERT_FILE" desc:"PEM client certificate for NATS"`
 	NATSTLSKeyFile           string           `env:"NATS_TLS_KEY_FILE" desc:"PEM client key for NATS"`
+	NATSPingInterval         string           `env:"NATS_PING_INTERVAL" envDefault:"5s" desc:"how often kraftwatch pings its NATS server (Go duration); a server that misses NATS_MAX_PINGS_OUT pings in a row is left for another node of the cluster within NATS_PING_INTERVAL × (NATS_MAX_PINGS_OUT+1)"`
+	NATSMaxPingsOut          int              `env:"NATS_MAX_PINGS_OUT" envDefault:"2" desc:"unanswered pings after which the NATS server counts as hung (see NATS_PING_INTERVAL)"`
 	NATSMode                 string           `env:"NATS_MODE" envDefault:"jetstream" desc:"jetstream (durable, deduplicated) or core (plain publish, no replay after restart)"`
 	EmbeddedNATSPort         int              `env:"EMBEDDED_NATS_PORT" envDefault:"4222" desc:"port of the embedded NATS server (127.0.0.1)"`
 	EmbeddedNATSDir          string           `env:"EMBEDDED_NATS_DIR" desc:"JetStream store of the embedded NATS server; empty uses a temporary directory"`
@@ -161,7 +163,7 @@ type natsSettings struct {
 	url          string // comma-separated server URLs; empty starts an embedded server
 	embeddedPort int
 	embeddedDir  string        // empty: a temporary directory
-	opts         []nats.Option // credentials and TLS
+	opts         []nats.Option // credentials, TLS and keepalive
 }
 
 // validate checks every setting and returns them typed, or one error per bad setting,
@@ -226,45 +228,7 @@ func (c config) validate() (runConfig, error) {
 	}
 
 	s.nats = natsSettings{url: c.NATSURL, embeddedPort: c.EmbeddedNATSPort, embeddedDir: c.EmbeddedNATSDir}
-	if (c.NATSTLSCertFile == "") != (c.NATSTLSKeyFile == "") {
-		bad("NATS_TLS_CERT_FILE", "NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together")
-	}
-	if c.NATSCredsFile != "" {
-		if err := checkCredsFile(c.NATSCredsFile); err != nil {
-			bad("NATS_CREDS_FILE", "%v", err)
-		}
-	}
-	if c.NATSTLSCAFile != "" {
-		if _, err := kafkaconn.ReadCAFile(c.NATSTLSCAFile); err != nil {
-			bad("NATS_TLS_CA_FILE", "%v", err)
-		}
-	}
-	var kerr *kafkaconn.FieldError
-	for _, e := range splitErrors(kafkaconn.CheckKeyPair(c.NATSTLSCertFile, c.NATSTLSKeyFile)) {
-		if errors.As(e, &kerr) {
-			bad("NATS_TLS_"+kerr.Field, "%s", strings.ReplaceAll(kerr.Msg, "TLS_KEY_FILE", envPrefix+"NATS_TLS_KEY_FILE"))
-		}
-	}
-	if c.NATSCredsFile != "" {
-		s.nats.opts = append(s.nats.opts, nats.UserCredentials(c.NATSCredsFile))
-	}
-	if c.NATSUser != "" {
-		s.nats.opts = append(s.nats.opts, nats.UserInfo(c.NATSUser, c.NATSPassword))
-	}
-	if c.NATSToken != "" {
-		s.nats.opts = append(s.nats.opts, nats.Token(c.NATSToken))
-	}
-	if c.NATSTLSCAFile != "" {
-		s.nats.opts = append(s.nats.opts, nats.RootCAs(c.NATSTLSCAFile))
-	}
-	if c.NATSTLSCertFile != "" {
-		s.nats.opts = append(s.nats.opts, nats.ClientCert(c.NATSTLSCertFile, c.NATSTLSKeyFile))
-	}
-	for _, u := range kafkaconn.SplitHosts(c.NATSURL) {
-		if err := checkNATSURL(u); err != nil {
-			bad("NATS_URL", "%v", err)
-		}
-	}
+	s.nats.opts = c.natsOptions(bad)
 	if c.EmbeddedNATSDir != "" && c.NATSURL == "" {
 		if err := writableDir(c.EmbeddedNATSDir); err != nil {
 			bad("EMBEDDED_NATS_DIR", "%v", err)
@@ -362,6 +326,74 @@ func (c config) validate() (runConfig, error) {
 // A-Z a-z 0-9 - _ (a subject token: no '.', '*', '>' or space).
 func validStreamName(name string) bool {
 	return events.ValidPrefix(name) && !strings.Contains(name, ".")
+}
+
+// natsOptions checks the settings of the NATS connection that `run` and `watch` share
+// (credentials, TLS, URLs, keepalive), reporting each bad one to bad, and returns the
+// nats.go options they make.
+func (c config) natsOptions(bad func(field, format string, args ...any)) []nats.Option {
+	var opts []nats.Option
+	if (c.NATSTLSCertFile == "") != (c.NATSTLSKeyFile == "") {
+		bad("NATS_TLS_CERT_FILE", "NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together")
+	}
+	if c.NATSCredsFile != "" {
+		if err := checkCredsFile(c.NATSCredsFile); err != nil {
+			bad("NATS_CREDS_FILE", "%v", err)
+		}
+	}
+	if c.NATSTLSCAFile != "" {
+		if _, err := kafkaconn.ReadCAFile(c.NATSTLSCAFile); err != nil {
+			bad("NATS_TLS_CA_FILE", "%v", err)
+		}
+	}
+	var kerr *kafkaconn.FieldError
+	for _, e := range splitErrors(kafkaconn.CheckKeyPair(c.NATSTLSCertFile, c.NATSTLSKeyFile)) {
+		if errors.As(e, &kerr) {
+			bad("NATS_TLS_"+kerr.Field, "%s", strings.ReplaceAll(kerr.Msg, "TLS_KEY_FILE", envPrefix+"NATS_TLS_KEY_FILE"))
+		}
+	}
+	if c.NATSCredsFile != "" {
+		opts = append(opts, nats.UserCredentials(c.NATSCredsFile))
+	}
+	if c.NATSUser != "" {
+		opts = append(opts, nats.UserInfo(c.NATSUser, c.NATSPassword))
+	}
+	if c.NATSToken != "" {
+		opts = append(opts, nats.Token(c.NATSToken))
+	}
+	if c.NATSTLSCAFile != "" {
+		opts = append(opts, nats.RootCAs(c.NATSTLSCAFile))
+	}
+	if c.NATSTLSCertFile != "" {
+		opts = append(opts, nats.ClientCert(c.NATSTLSCertFile, c.NATSTLSKeyFile))
+	}
+	for _, u := range kafkaconn.SplitHosts(c.NATSURL) {
+		if err := checkNATSURL(u); err != nil {
+			bad("NATS_URL", "%v", err)
+		}
+	}
+	ping, err := time.ParseDuration(c.NATSPingInterval)
+	if err != nil || ping <= 0 {
+		bad("NATS_PING_INTERVAL", "%q is not a positive Go duration (e.g. 5s)", c.NATSPingInterval)
+	}
+	if c.NATSMaxPingsOut < 1 {
+		bad("NATS_MAX_PINGS_OUT", "%d: at least 1", c.NATSMaxPingsOut)
+	}
+	return append(opts, nats.PingInterval(ping), nats.MaxPingsOutstanding(c.NATSMaxPingsOut))
+}
+
+// natsOptionsFromEnv are the nats.go options of the NATS settings in environ (natsOptions),
+// for `kraftwatch watch`; an error names each bad setting.
+func natsOptionsFromEnv(environ []string) ([]nats.Option, error) {
+	c, err := loadConfig(environ)
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	opts := c.natsOptions(func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s%s: %s", envPrefix, field, fmt.Sprintf(format, args...)))
+	})
+	return opts, errors.Join(errs...)
 }
 
 // checkCredsFile checks that path is a NATS credentials file: a user JWT, whose

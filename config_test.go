@@ -196,6 +196,8 @@ func TestEveryConfigErrorNamed(t *testing.T) {
 		{"embedded store under a file", []string{"KRAFTWATCH_EMBEDDED_NATS_DIR=" + filepath.Join(file, "js")}, []string{"EMBEDDED_NATS_DIR:"}},
 		{"http port", []string{"KRAFTWATCH_HTTP_ADDR=:http8080"}, []string{"HTTP_ADDR: \":http8080\": port"}},
 		{"events stream name", []string{"KRAFTWATCH_EVENTS_STREAM=a.b"}, []string{"EVENTS_STREAM: \"a.b\" is not none or a stream name"}},
+		{"ping interval", []string{"KRAFTWATCH_NATS_PING_INTERVAL=0s", "KRAFTWATCH_NATS_MAX_PINGS_OUT=0"},
+			[]string{"NATS_PING_INTERVAL: \"0s\" is not a positive Go duration", "NATS_MAX_PINGS_OUT: 0: at least 1"}},
 		{"events stream is the stream", []string{"KRAFTWATCH_STREAM_NAME=KW", "KRAFTWATCH_EVENTS_STREAM=KW"}, []string{"EVENTS_STREAM: \"KW\" is STREAM_NAME too"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

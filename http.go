@@ -57,14 +57,19 @@ func (s *httpServer) shutdown() {
 	s.serving.Wait()
 }
 
-// httpHandler serves /livez (the process answers), /readyz (serveReadyz), /metrics
-// and, when groups is not nil, the group state API (/v1/).
-func httpHandler(ready func() error, reg *prometheus.Registry, groups api.Source) http.Handler {
+// httpHandler serves /livez (200 while live() is nil, else 503 with its error: a state
+// no retry undoes, so the orchestrator restarts kraftwatch), /readyz (serveReadyz),
+// /metrics and, when groups is not nil, the group state API (/v1/).
+func httpHandler(ready, live func() error, reg *prometheus.Registry, groups api.Source) http.Handler {
 	mux := http.NewServeMux()
 	if groups != nil {
 		api.Register(mux, groups)
 	}
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
+		if err := live(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", serveReadyz(ready))

@@ -86,6 +86,7 @@ Usage:
                                    straight from Kafka
   kraftwatch watch [--nats URL] [--prefix P] [--cluster ID]
                                    print rebalance-needed events as they arrive
+                                   (with run's KRAFTWATCH_NATS_* settings: credentials, TLS)
   kraftwatch probe URL             exit 0 if URL answers 200 OK
   kraftwatch version
 
@@ -111,7 +112,12 @@ func mainCode(args, environ []string, stdout, stderr io.Writer) int {
 	case "verify":
 		return cli.VerifyEnv(args, environ, stdout, stderr)
 	case "watch":
-		return cli.Watch(args, environ, stdout, stderr)
+		opts, err := natsOptionsFromEnv(environ)
+		if err != nil {
+			fmt.Fprintf(stderr, "kraftwatch watch: %v\n", err)
+			return 2
+		}
+		return cli.Watch(args, environ, opts, stdout, stderr)
 	case "groups":
 		return cli.Groups(args, environ, stdout, stderr)
 	case "probe":

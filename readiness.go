@@ -17,6 +17,8 @@ type readiness struct {
 	stages   atomic.Pointer[stages]
 	reason   atomic.Pointer[error] // before the stages exist
 	stopping atomic.Bool
+	// nats is nil while NATS's connection can come back by itself (natsConn.live).
+	nats atomic.Pointer[func() error]
 }
 
 func newReadiness() *readiness {
@@ -30,6 +32,18 @@ func (r *readiness) waiting(err error) { r.reason.Store(&err) }
 
 // watch makes the stages' health the answer.
 func (r *readiness) watch(st *stages) { r.stages.Store(st) }
+
+// natsLive makes live fail whenever f does.
+func (r *readiness) natsLive(f func() error) { r.nats.Store(&f) }
+
+// live is what /livez asks: nil unless kraftwatch is in a state only a restart ends
+// (the NATS connection closed for good).
+func (r *readiness) live() error {
+	if f := r.nats.Load(); f != nil {
+		return (*f)()
+	}
+	return nil
+}
 
 // shutdown makes kraftwatch not ready from now on.
 func (r *readiness) shutdown() { r.stopping.Store(true) }
@@ -56,8 +70,8 @@ func (r *readiness) check() error {
 	default:
 		add("groups", fmt.Errorf("catching up with __consumer_offsets: %d records behind", st.reader.Lag()))
 	}
-	if !st.pub.Ready() {
-		add("nats", errors.New("NATS is not reachable"))
+	if err := st.pub.Health(); err != nil {
+		add("nats", err)
 	} else {
 		add("engine", st.eng.Ready()) // with NATS up: the start-up comparison is not done
 	}

@@ -26,7 +26,7 @@ import (
 func run(ctx context.Context, cfg runConfig, log *slog.Logger) error {
 	ready := newReadiness()
 	reg := newHealthRegistry(ready.check)
-	srv, err := startHTTP(cfg.httpAddr, httpHandler(ready.check, reg, nil), log)
+	srv, err := startHTTP(cfg.httpAddr, httpHandler(ready.check, ready.live, reg, nil), log)
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,8 @@ func run(ctx context.Context, cfg runConfig, log *slog.Logger) error {
 		return err
 	}
 	defer drainNATS()
-	st, err := newStages(cfg, clusterID, nc, log)
+	ready.natsLive(nc.live)
+	st, err := newStages(cfg, clusterID, nc.Conn, nc.health, log)
 	if err != nil {
 		return err
 	}
@@ -54,7 +55,7 @@ func run(ctx context.Context, cfg runConfig, log *slog.Logger) error {
 	}
 	registerMetrics(reg, st, buildInfo{version, clusterID, source, cfg.publish.HashScheme})
 	ready.watch(st)
-	srv.setHandler(httpHandler(ready.check, reg, st.eng.Query))
+	srv.setHandler(httpHandler(ready.check, ready.live, reg, st.eng.Query))
 	log.Info("kraftwatch running", "version", version, "cluster_id", clusterID, "metadata_source", cfg.metadataSource(),
 		"bootstrap_servers", strings.Join(cfg.brokers, ","), "hash_scheme", cfg.publish.HashScheme, "http_addr", srv.addr())
 
@@ -81,10 +82,11 @@ type stages struct {
 }
 
 // newStages builds every stage; none runs until run.
-func newStages(cfg runConfig, clusterID string, nc *nats.Conn, log *slog.Logger) (*stages, error) {
+// natsHealth says why nc is not connected (natsConn.health); nil for none.
+func newStages(cfg runConfig, clusterID string, nc *nats.Conn, natsHealth func() error, log *slog.Logger) (*stages, error) {
 	st := &stages{rebalanced: newRebalanceMetrics(), stallAfter: cfg.stallAfter}
 	pcfg := cfg.publish
-	pcfg.Conn, pcfg.ClusterID, pcfg.Logger = nc, clusterID, log.With("stage", "publish")
+	pcfg.Conn, pcfg.ClusterID, pcfg.Logger, pcfg.ConnHealth = nc, clusterID, log.With("stage", "publish"), natsHealth
 	var err error
 	if st.pub, err = publish.New(pcfg); err != nil {
 		return nil, err

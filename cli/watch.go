@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,13 +26,16 @@ Prints kraftwatch's events as they arrive, one line each (or the event's JSON wi
 ordered consumer: after a lost connection it resumes at the next stored event, so it
 misses none, and it says on stderr when it loses and regains NATS. --since and
 --from-seq replay stored events first; --core subscribes without JetStream (a server in
-core mode; events published while disconnected are missed).
+core mode; events published while disconnected are missed). It connects with the
+KRAFTWATCH_NATS_* settings of kraftwatch run (user and password, token, creds file, TLS,
+ping interval), so that it works wherever kraftwatch runs.
 `
 
 // Watch runs `kraftwatch watch` with the process environment environ (KRAFTWATCH_NATS_URL
-// and KRAFTWATCH_SUBJECT_PREFIX give the defaults of --nats and --prefix). It prints
-// events until interrupted or --count events were printed.
-func Watch(args, environ []string, stdout, stderr io.Writer) int {
+// and KRAFTWATCH_SUBJECT_PREFIX give the defaults of --nats and --prefix) and natsOpts,
+// the options `kraftwatch run` makes of the other NATS settings (credentials, TLS,
+// keepalive). It prints events until interrupted or --count events were printed.
+func Watch(args, environ []string, natsOpts []nats.Option, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), watchUsage); fs.PrintDefaults() }
@@ -76,21 +80,28 @@ func Watch(args, environ []string, stdout, stderr io.Writer) int {
 		defer mu.Unlock()
 		fmt.Fprintf(stderr, "kraftwatch watch: "+format+"\n", args...)
 	}
-	nc, err := nats.Connect(*url, nats.Name("kraftwatch watch"), nats.MaxReconnects(-1),
+	var closing atomic.Bool // set before watch closes the connection itself
+	opts := append([]nats.Option{nats.Name("kraftwatch watch"), nats.MaxReconnects(-1),
 		nats.ReconnectWait(time.Second),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
+			switch {
+			case closing.Load():
+			case err != nil:
 				say("lost NATS: %v; reconnecting", err)
-			} else {
+			default:
 				say("lost NATS; reconnecting")
 			}
 		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) { say("NATS back at %s", nc.ConnectedUrlRedacted()) }))
+		nats.ReconnectHandler(func(nc *nats.Conn) { say("NATS back at %s", nc.ConnectedUrlRedacted()) })}, natsOpts...)
+	nc, err := nats.Connect(*url, opts...)
 	if err != nil {
-		fmt.Fprintf(stderr, "kraftwatch watch: connecting to %s: %v\n", *url, err)
+		fmt.Fprintf(stderr, "kraftwatch watch: connecting to %s: %v (check --nats and the KRAFTWATCH_NATS_* settings)\n", *url, err)
 		return 1
 	}
-	defer nc.Close()
+	defer func() {
+		closing.Store(true)
+		nc.Close()
+	}()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)

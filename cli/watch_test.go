@@ -109,7 +109,7 @@ type watchRun struct {
 
 func startWatch(url string, args ...string) *watchRun {
 	w := &watchRun{code: make(chan int, 1)}
-	go func() { w.code <- Watch(append([]string{"--nats", url}, args...), nil, &w.stdout, &w.stderr) }()
+	go func() { w.code <- Watch(append([]string{"--nats", url}, args...), nil, nil, &w.stdout, &w.stderr) }()
 	return w
 }
 
@@ -164,6 +164,9 @@ func TestWatchFollowsRestart(t *testing.T) {
 	if !strings.Contains(w.stderr.String(), "NATS back at") {
 		t.Errorf("the reconnect was not reported:\n%s", w.stderr.String())
 	}
+	if lines := strings.Split(strings.TrimSpace(w.stderr.String()), "\n"); strings.Contains(lines[len(lines)-1], "lost NATS") {
+		t.Errorf("watch --count ends saying it lost NATS, though it closed the connection itself:\n%s", w.stderr.String())
+	}
 
 	replay := startWatch(ns.url(), "--since", "1h", "--count", "4", "--json")
 	if code := replay.exit(t); code != 0 || strings.Count(replay.stdout.String(), `"group_id"`) != 4 {
@@ -195,7 +198,7 @@ func TestWatchUsage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := Watch(tc.args, nil, &out, &errb)
+			code := Watch(tc.args, nil, nil, &out, &errb)
 			if code != tc.code || !strings.Contains(out.String()+errb.String(), tc.want) {
 				t.Fatalf("exit %d (want %d), output %q, want it to contain %q", code, tc.code, out.String()+errb.String(), tc.want)
 			}

@@ -141,6 +141,14 @@ type Config struct {
 	RetryMin, RetryMax time.Duration
 	// DrainTimeout bounds publishing what is queued after Run's context ends. Default 10s.
 	DrainTimeout time.Duration
+	// FailureLogEvery is how often a publisher whose attempts keep failing logs a
+	// summary (attempts failed, events waiting, last error) after the first failure's
+	// line; a line says when publishing recovers. Default 30s.
+	FailureLogEvery time.Duration
+	// ConnHealth, when set, says why Conn is not connected (the cause of its last failed
+	// attempt, with the setting to check): Health and the stream's retry log lines give
+	// it instead of the timeouts the publisher sees. Nil while connected.
+	ConnHealth func() error
 
 	// Logger receives log lines; nil discards them.
 	Logger *slog.Logger
@@ -198,6 +206,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = DefaultDrainTimeout
+	}
+	if c.FailureLogEvery == 0 {
+		c.FailureLogEvery = 30 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -2,11 +2,13 @@ package publish_test
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -84,7 +86,9 @@ func (s *serverProcess) kill() {
 
 // TestServerProcessRestart kills the nats-server process in the middle of a stream of
 // events and starts it again on the same port and store: the publisher is not ready while
-// it is gone, and afterwards every transition is stored exactly once, in order.
+// it is gone (Health says not connected), and afterwards every transition is stored
+// exactly once, in order. The failures of hundreds of events log one line, then a
+// summary per FailureLogEvery, then one line for the recovery.
 func TestServerProcessRestart(t *testing.T) {
 	srv := newServerProcess(t)
 	srv.start()
@@ -93,6 +97,9 @@ func TestServerProcessRestart(t *testing.T) {
 	cfg.Replicas = 1
 	cfg.BufferSize = 128
 	cfg.PublishTimeout = time.Second
+	cfg.FailureLogEvery = 500 * time.Millisecond
+	logs := &syncLog{}
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	p := newPublisher(t, cfg)
 	r := start(t, p)
 	waitFor(t, 10*time.Second, "ready", p.Ready)
@@ -116,14 +123,24 @@ func TestServerProcessRestart(t *testing.T) {
 	srv.kill()
 	before := p.Stats()
 	t.Logf("server killed after %d events published", before.Published)
+	killed := time.Now()
 	waitFor(t, 10*time.Second, "not ready while the server is gone", func() bool { return !p.Ready() })
+	t.Logf("not ready %v after the kill: %v", time.Since(killed).Round(time.Millisecond), p.Health())
 	waitFor(t, 30*time.Second, "failed attempts", func() bool { return p.Stats().Failed > 0 })
 	// Keep it down while events pile up in the buffer (until a worker's share is full
 	// and Enqueue blocks the producer).
 	waitFor(t, 30*time.Second, "events queued", func() bool { return p.Stats().Queued >= 32 })
 	t.Logf("restarting with %d events queued", p.Stats().Queued)
+	// Down long enough for summaries of the failures.
+	waitFor(t, 10*time.Second, "the server down for 4 summary intervals", func() bool { return time.Since(killed) > 4*cfg.FailureLogEvery })
+	downFor := time.Since(killed)
+	if err := p.Health(); err == nil || !strings.Contains(err.Error(), "not connected") {
+		t.Errorf("Health while the server is gone: %v, want not connected", err)
+	}
 	srv.start()
+	restarted := time.Now()
 	waitFor(t, 30*time.Second, "ready again", p.Ready)
+	t.Logf("ready %v after the restart", time.Since(restarted).Round(time.Millisecond))
 	<-produced
 	waitFor(t, 60*time.Second, "all events done", finished(p, groups*steps))
 	if err := r.stop(); err != nil {
@@ -136,6 +153,16 @@ func TestServerProcessRestart(t *testing.T) {
 	}
 	if s.Published <= before.Published {
 		t.Fatal("nothing was published after the restart")
+	}
+	out := logs.String()
+	first, summaries, recovered := strings.Count(out, `msg="publish failed`), strings.Count(out, "publish still failing"), strings.Count(out, "publish recovered")
+	t.Logf("%d failed attempts logged as %d first line(s), %d summaries, %d recovery line(s) over %v down", s.Failed, first, summaries, recovered, downFor.Round(time.Millisecond))
+	// One spell of failures (a second may begin when an ack is lost after the restart).
+	if first < 1 || first > 2 || recovered != first || summaries < 2 || uint64(first+summaries) >= s.Failed {
+		t.Errorf("%d failed attempts logged as %d first lines, %d summaries, %d recoveries: want one first line and one recovery per spell and a summary per FailureLogEvery", s.Failed, first, summaries, recovered)
+	}
+	if max := int(downFor/cfg.FailureLogEvery) + 3; summaries > max {
+		t.Errorf("%d summaries over %v, want at most %d", summaries, downFor, max)
 	}
 	msgs := readStream(t, connect(t, srv.url()), "kraftwatch")
 	for g := range groups {

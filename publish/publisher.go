@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,8 +63,13 @@ type Publisher struct {
 	superseded chan struct{}
 
 	failing atomic.Int32 // workers whose current event's last attempt failed
-	queued  atomic.Int64
-	stats   counters
+	// streamErr is why the stream is not ensured yet (Run), lastErr the last failed
+	// attempt's error; failLog rate-limits the lines about failing attempts.
+	streamErr atomic.Pointer[error]
+	lastErr   atomic.Pointer[error]
+	failLog   failLog
+	queued    atomic.Int64
+	stats     counters
 }
 
 // eventKind tells the two event types apart in the workers and the last-event cache.
@@ -339,13 +345,48 @@ func (p *Publisher) enqueue(ctx context.Context, pm *pending) error {
 	}
 }
 
-// Ready reports whether events flow: Run is running, the connection is up, the stream
-// exists (JetStream) and no worker's last attempt failed.
-func (p *Publisher) Ready() bool {
-	if !p.running.Load() || !p.nc.IsConnected() || p.failing.Load() != 0 {
-		return false
+// Ready reports whether events flow: Health is nil.
+func (p *Publisher) Ready() bool { return p.Health() == nil }
+
+// Health is nil when events flow: Run is running, the connection is up, the stream
+// exists (JetStream) and no worker's last attempt failed. Otherwise it says why: the
+// connection's cause (Config.ConnHealth), the stream's last error, or the last failed
+// attempt's error with the number of events waiting for a retry.
+func (p *Publisher) Health() error {
+	if !p.running.Load() {
+		return errors.New("publisher not running")
 	}
-	return p.js == nil || p.streamName.Load() != nil
+	if !p.nc.IsConnected() {
+		if err := p.connErr(); err != nil {
+			return err
+		}
+		return errNotConnected
+	}
+	if p.js != nil && p.streamName.Load() == nil {
+		if err := p.streamErr.Load(); err != nil {
+			if strings.Contains((*err).Error(), p.cfg.Stream) {
+				return *err
+			}
+			return fmt.Errorf("stream %s: %w", p.cfg.Stream, *err)
+		}
+		return fmt.Errorf("stream %s: not found or created yet", p.cfg.Stream)
+	}
+	if n := p.failing.Load(); n != 0 {
+		err := errors.New("unknown error")
+		if e := p.lastErr.Load(); e != nil {
+			err = *e
+		}
+		return fmt.Errorf("publishing fails (%d events waiting for a retry; connected to %s): %w", n, p.nc.ConnectedUrlRedacted(), err)
+	}
+	return nil
+}
+
+// connErr is Config.ConnHealth's answer, or nil without it.
+func (p *Publisher) connErr() error {
+	if p.cfg.ConnHealth == nil {
+		return nil
+	}
+	return p.cfg.ConnHealth()
 }
 
 // Stats returns the counters.
@@ -397,8 +438,13 @@ func (p *Publisher) Run(ctx context.Context) error {
 	if p.js != nil {
 		for failures := 0; ctx.Err() == nil; {
 			if _, err := p.ensureStream(ctx); err == nil {
+				p.streamErr.Store(nil)
 				break
 			} else if ctx.Err() == nil {
+				if cerr := p.connErr(); cerr != nil && !p.nc.IsConnected() {
+					err = cerr // the cause, not the request's timeout
+				}
+				p.streamErr.Store(&err)
 				failures++
 				d := jitter(backoff(p.cfg.RetryMin, p.cfg.RetryMax, failures))
 				level := slog.LevelWarn

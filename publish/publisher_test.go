@@ -783,3 +783,22 @@ func TestCopyEvents(t *testing.T) {
 	msgs := readStream(t, nc, "kraftwatch")
 	checkCopy(ctx, t, js, "MINE", 6, msgs)
 }
+
+// TestHealthNamesTheStreamError: a stream that cannot be created (3 replicas on a
+// single nats-server) makes Health name the stream and the server's reason, not a
+// generic "not reachable"; before Run, Health says it is not running.
+func TestHealthNamesTheStreamError(t *testing.T) {
+	srv := natstest.Start(t)
+	cfg := baseConfig(t, connect(t, srv.ClientURL()))
+	cfg.Replicas = 3
+	p := newPublisher(t, cfg)
+	if err := p.Health(); err == nil || !strings.Contains(err.Error(), "not running") {
+		t.Errorf("Health before Run: %v, want not running", err)
+	}
+	start(t, p)
+	waitFor(t, 10*time.Second, "Health naming the replicas", func() bool {
+		err := p.Health()
+		return err != nil && strings.Contains(err.Error(), "stream KRAFTWATCH_"+clusterID) && strings.Contains(err.Error(), "replicas")
+	})
+	t.Logf("health: %v", p.Health())
+}

@@ -3,6 +3,7 @@ package publish
 import (
 	"context"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -186,7 +187,7 @@ func (w *worker) failed(ctx context.Context, pm *pending, err error) {
 	p.stats.failed.Add(1)
 	if permanent(err) {
 		if pm.failures > 0 {
-			p.failing.Add(-1)
+			p.unfail()
 		}
 		p.drop(pm, pm.failures+1, err)
 		w.release(ctx, pm)
@@ -198,10 +199,7 @@ func (w *worker) failed(ctx context.Context, pm *pending, err error) {
 	pm.failures++
 	pm.refresh = true
 	d := jitter(backoff(p.cfg.RetryMin, p.cfg.RetryMax, pm.failures))
-	if pm.failures == 1 || pm.failures%10 == 0 {
-		p.log.Warn("publish failed; retrying", "group", pm.key.ID, "group_type", pm.key.Type.String(),
-			"subject", pm.subject, "msg_id", pm.id, "worker", w.index, "attempt", pm.failures, "retry_in", d, "error", err)
-	}
+	p.logFailure(pm, w.index, d, err)
 	p.stats.retried.Add(1)
 	w.wait(pm, d)
 }
@@ -250,8 +248,7 @@ func (w *worker) resetTimer() {
 // finish ends pm normally (published, already there or superseded).
 func (w *worker) finish(ctx context.Context, pm *pending, out outcome, seq uint64) {
 	if pm.failures > 0 {
-		w.p.failing.Add(-1)
-		w.p.log.Info("publish recovered", "group", pm.key.ID, "subject", pm.subject, "attempts", pm.failures+1)
+		w.p.unfail()
 	}
 	w.p.finish(pm, out, seq)
 	w.release(ctx, pm)
@@ -284,7 +281,7 @@ func (w *worker) dropAll(ctx context.Context, in chan *pending) uint64 {
 	var n uint64
 	drop := func(pm *pending) {
 		if pm.failures > 0 {
-			w.p.failing.Add(-1)
+			w.p.unfail()
 		}
 		w.p.drop(pm, pm.failures, cause)
 		w.p.queued.Add(-1)
@@ -308,4 +305,58 @@ func (w *worker) dropAll(ctx context.Context, in chan *pending) uint64 {
 	clear(w.inflight)
 	w.waiting, w.n = nil, 0
 	return n
+}
+
+// failLog rate-limits the lines about failing attempts, which all events share when a
+// dependency fails: the first failure after a healthy spell is logged at once, then a
+// summary every Config.FailureLogEvery while attempts keep failing (each attempt is
+// counted in Stats.Failed), and one line when no event waits for a retry any more.
+type failLog struct {
+	mu       sync.Mutex
+	failing  bool
+	since    time.Time // the first failure
+	logged   time.Time // the last line
+	attempts uint64    // failed attempts since the first
+	unlogged uint64    // failed attempts since the last line
+}
+
+// logFailure records a failed attempt at pm (worker w, retried in retryIn).
+func (p *Publisher) logFailure(pm *pending, w int, retryIn time.Duration, err error) {
+	last := err
+	p.lastErr.Store(&last)
+	if cerr := p.connErr(); cerr != nil && !p.nc.IsConnected() {
+		err = cerr // the connection's cause, not the attempt's timeout
+	}
+	f := &p.failLog
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.attempts++
+	f.unlogged++
+	switch {
+	case !f.failing:
+		f.failing, f.since, f.logged, f.attempts, f.unlogged = true, now, now, 1, 0
+		p.log.Warn("publish failed; retrying (further failures are summed up every "+p.cfg.FailureLogEvery.String()+")",
+			"group", pm.key.ID, "group_type", pm.key.Type.String(), "subject", pm.subject, "msg_id", pm.id,
+			"worker", w, "retry_in", retryIn, "error", err)
+	case now.Sub(f.logged) >= p.cfg.FailureLogEvery:
+		p.log.Warn("publish still failing; retrying", "failed_attempts", f.unlogged, "events_waiting", p.failing.Load(),
+			"queued", p.queued.Load(), "failing_for", now.Sub(f.since).Round(time.Second), "error", err)
+		f.logged, f.unlogged = now, 0
+	}
+}
+
+// unfail ends the failing spell of one event; the last one logs the recovery.
+func (p *Publisher) unfail() {
+	if p.failing.Add(-1) != 0 {
+		return
+	}
+	f := &p.failLog
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.failing || p.failing.Load() != 0 {
+		return
+	}
+	f.failing = false
+	p.log.Info("publish recovered", "failed_attempts", f.attempts, "failing_for", time.Since(f.since).Round(time.Millisecond))
 }

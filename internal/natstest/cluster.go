@@ -203,6 +203,30 @@ func (c *Cluster) Kill(n *Node) {
 	n.cmd = nil
 }
 
+// Pause stops node n with SIGSTOP: it keeps its sockets open and answers nothing, as a
+// hung process (a stuck VM, a long GC pause) does. Resume ends it; Kill works on a
+// paused node too.
+func (c *Cluster) Pause(n *Node) {
+	c.t.Helper()
+	if n.cmd == nil {
+		c.t.Fatalf("natstest: %s not running", n.Name)
+	}
+	if err := n.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		c.t.Fatalf("natstest: pausing %s: %v", n.Name, err)
+	}
+}
+
+// Resume continues node n after Pause (SIGCONT).
+func (c *Cluster) Resume(n *Node) {
+	c.t.Helper()
+	if n.cmd == nil {
+		return
+	}
+	if err := n.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		c.t.Fatalf("natstest: resuming %s: %v", n.Name, err)
+	}
+}
+
 // Node returns the node called name (a server_name, as JetStream names stream leaders).
 func (c *Cluster) Node(name string) *Node {
 	for _, n := range c.Nodes {
