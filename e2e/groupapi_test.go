@@ -95,11 +95,17 @@ func TestGroupAPI(t *testing.T) {
 	if d.Hashes.CoordinatorAgrees == nil || !*d.Hashes.CoordinatorAgrees {
 		t.Errorf("hashes %+v: kafka-scheme hash and coordinator's MetadataHash should agree", d.Hashes)
 	}
-	if n := kw.Metric(`kraftwatch_group_members{group="ga-app",group_type="consumer"}`); n != 2 {
-		t.Errorf("kraftwatch_group_members = %v, want 2", n)
-	}
-	if n := kw.Metric(`kraftwatch_groups{group_type="consumer",state="stable"}`); n < 1 {
-		t.Errorf("kraftwatch_groups{consumer,stable} = %v", n)
+	// The group series come from a snapshot the engine takes every 5 s.
+	if err := e2etest.Wait(ctx, 15*time.Second, func() error {
+		if n := kw.Metric(`kraftwatch_group_members{group="ga-app",group_type="consumer"}`); n != 2 {
+			return fmt.Errorf("kraftwatch_group_members = %v, want 2", n)
+		}
+		if n := kw.Metric(`kraftwatch_groups{group_type="consumer",state="stable"}`); n < 1 {
+			return fmt.Errorf("kraftwatch_groups{consumer,stable} = %v", n)
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
 	}
 
 	fromSidecar := runGroups(ctx, t, "--url", kw.URL(""), group)
