@@ -35,6 +35,10 @@ type RebalanceCause struct {
 	// OldValue and NewValue are the assignor (or a config, "key=value" sorted and
 	// comma-joined) before and after.
 	OldValue, NewValue string
+
+	// instance is a leaving member's group.instance.id, kept to recognise a static
+	// member's replacement (never published).
+	instance string
 }
 
 // Rebalance is one group epoch bump the coordinator wrote.
@@ -224,7 +228,8 @@ func (r *Rebalances) noteTombstone(g *Group, rec *Record) {
 		delete(r.initialized, k)
 	case ConsumerGroupMemberMetadata, ShareGroupMemberMetadata, StreamsGroupMemberMetadata:
 		if m, ok := g.Member(rec.MemberID); ok {
-			r.add(k, RebalanceCause{Kind: events.CauseMemberLeft, MemberID: m.ID, Topics: m.SubscribedTopicNames, Regex: m.SubscribedTopicRegex})
+			r.add(k, RebalanceCause{Kind: events.CauseMemberLeft, MemberID: m.ID, Topics: m.SubscribedTopicNames,
+				Regex: m.SubscribedTopicRegex, instance: m.InstanceID})
 		}
 		r.setAssignor(k, rec.MemberID, "")
 	case ConsumerGroupRegularExpression:
@@ -268,7 +273,7 @@ func (r *Rebalances) note(g *Group, rec *Record) *Rebalance {
 		r.noteMember(g, k, &RebalanceCause{MemberID: rec.MemberID, ClientID: v.ClientID, ClientHost: v.ClientHost,
 			RackID: v.RackID, Topics: sortedSet(v.SubscribedTopicNames)})
 	case *StreamsGroupMemberMetadataValue:
-		if g == nil || !g.hasMember(rec.MemberID) {
+		if r.replaced(k, v.InstanceID) == nil && (g == nil || !g.hasMember(rec.MemberID)) {
 			r.add(k, RebalanceCause{Kind: events.CauseMemberJoined, MemberID: rec.MemberID, InstanceID: v.InstanceID,
 				ClientID: v.ClientID, ClientHost: v.ClientHost, RackID: v.RackID})
 		}
@@ -318,6 +323,14 @@ func (r *Rebalances) noteMember(g *Group, k events.GroupKey, c *RebalanceCause) 
 		old, _ = g.Member(c.MemberID)
 	}
 	if old == nil {
+		if left := r.replaced(k, c.InstanceID); left != nil {
+			// A static member's replacement: the same member under a new id.
+			if !slices.Equal(left.Topics, c.Topics) || left.Regex != c.Regex {
+				r.add(k, RebalanceCause{Kind: events.CauseSubscriptionChanged, MemberID: c.MemberID,
+					OldTopics: nonNilStrings(left.Topics), OldRegex: left.Regex, Topics: nonNilStrings(c.Topics), Regex: c.Regex})
+			}
+			return
+		}
 		c.Kind, c.Topics = events.CauseMemberJoined, nonNilStrings(c.Topics)
 		r.add(k, *c)
 		return
@@ -330,11 +343,34 @@ func (r *Rebalances) noteMember(g *Group, k events.GroupKey, c *RebalanceCause) 
 }
 
 // noteClassic compares a classic group's new generation record with its members.
+//
+// A record of the same generation (a static member rejoining a stable group under a
+// new member id) is no rebalance: nothing is noted.
 func (r *Rebalances) noteClassic(g *Group, k events.GroupKey, v *GroupMetadataValue) {
+	if g != nil && g.HasMetadata && g.Epoch == v.Generation {
+		return
+	}
 	if g != nil && g.Protocol != "" && v.Protocol != "" && g.Protocol != v.Protocol {
 		r.add(k, RebalanceCause{Kind: events.CauseAssignorChanged, OldValue: g.Protocol, NewValue: v.Protocol})
 	}
 	seen := make(map[string]bool, len(v.Members))
+	// replacedBy is, per instance id, the member id that replaces an earlier member
+	// with that instance id (a static member that rejoined under a new id).
+	replacedBy := map[string]string{}
+	if g != nil {
+		for i := range v.Members {
+			m := &v.Members[i]
+			if m.GroupInstanceID == "" || g.hasMember(m.MemberID) {
+				continue
+			}
+			for _, old := range g.members {
+				if old.InstanceID == m.GroupInstanceID {
+					replacedBy[m.GroupInstanceID] = m.MemberID
+					seen[old.ID] = true
+				}
+			}
+		}
+	}
 	for i := range v.Members {
 		m := &v.Members[i]
 		seen[m.MemberID] = true
@@ -346,6 +382,9 @@ func (r *Rebalances) noteClassic(g *Group, k events.GroupKey, v *GroupMetadataVa
 		var old *Member
 		if g != nil {
 			old, _ = g.Member(m.MemberID)
+			if old == nil && replacedBy[m.GroupInstanceID] == m.MemberID {
+				old = g.memberByInstance(m.GroupInstanceID)
+			}
 		}
 		switch {
 		case old == nil:
@@ -428,6 +467,38 @@ func configString(kvs []KeyValue) string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, ",")
+}
+
+// replaced returns, when a member with group.instance.id instance left since the
+// group's last epoch (its tombstone pending), that member_left cause and removes it:
+// the member recorded now replaces it. Kafka writes a static member's rejoin under a
+// new member id as the old member's tombstones and then the new member's records,
+// without bumping the group epoch unless its subscription changed
+// (docs/consumer-offsets.md#rebalances).
+func (r *Rebalances) replaced(k events.GroupKey, instance string) *RebalanceCause {
+	if instance == "" {
+		return nil
+	}
+	p := r.pending[k]
+	i := slices.IndexFunc(p, func(c RebalanceCause) bool { return c.Kind == events.CauseMemberLeft && c.instance == instance })
+	if i < 0 {
+		return nil
+	}
+	left := p[i]
+	r.pending[k] = slices.Delete(p, i, i+1)
+	if len(r.pending[k]) == 0 {
+		delete(r.pending, k)
+	}
+	return &left
+}
+
+func (g *Group) memberByInstance(instance string) *Member {
+	for _, m := range g.members {
+		if m.InstanceID == instance {
+			return m
+		}
+	}
+	return nil
 }
 
 func (g *Group) hasMember(id string) bool {
