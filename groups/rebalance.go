@@ -27,8 +27,8 @@ type RebalanceCause struct {
 	// OldTopics and OldRegex are the subscription before a change.
 	OldTopics []string
 	OldRegex  string
-	// TopicsAdded and TopicsRemoved are set for regex_resolution_changed and
-	// topology_changed; TopicsAdded for share_partitions_initialized.
+	// TopicsAdded and TopicsRemoved are set for regex_resolution_changed,
+	// topology_changed and share_partitions_initialized.
 	TopicsAdded, TopicsRemoved []string
 	// OldHash and NewHash are the stored MetadataHash before and after, for metadata.
 	OldHash, NewHash int64
@@ -177,8 +177,11 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 }
 
 // noteSharePartitions notes a ShareGroupStatePartitionMetadata record. Kafka writes one
-// when initializing starts and one when it is done: they make one cause, whose
-// TopicsAdded are those newly initializing or initialized.
+// when initializing starts and one when it is done, and one when a topic's share
+// partitions are deleted: they make one cause per bump, whose TopicsAdded are those
+// newly initializing or initialized and whose TopicsRemoved are those the group's
+// previous record named as initialized and this one names no longer (deleted). A
+// record that changes neither notes nothing.
 func (r *Rebalances) noteSharePartitions(k events.GroupKey, v *ShareGroupStatePartitionMetadataValue) {
 	if v == nil {
 		v = &ShareGroupStatePartitionMetadataValue{}
@@ -191,20 +194,33 @@ func (r *Rebalances) noteSharePartitions(k events.GroupKey, v *ShareGroupStatePa
 		named = append(named, t.TopicName)
 		initialized = append(initialized, t.TopicName)
 	}
-	var added []string
+	var added, removed []string
 	for _, t := range named {
 		if !slices.Contains(r.initialized[k], t) {
 			added = append(added, t)
 		}
 	}
+	for _, t := range r.initialized[k] {
+		if !slices.Contains(named, t) {
+			removed = append(removed, t)
+		}
+	}
 	r.initialized[k] = initialized
 	i := slices.IndexFunc(r.pending[k], func(c RebalanceCause) bool { return c.Kind == events.CauseSharePartitionsInitialized })
 	if i < 0 {
+		if added == nil && removed == nil {
+			return
+		}
 		r.add(k, RebalanceCause{Kind: events.CauseSharePartitionsInitialized})
 		i = len(r.pending[k]) - 1
 	}
 	c := &r.pending[k][i]
-	c.TopicsAdded = slices.Compact(slices.Sorted(slices.Values(append(c.TopicsAdded, added...))))
+	if added != nil {
+		c.TopicsAdded = slices.Compact(slices.Sorted(slices.Values(append(c.TopicsAdded, added...))))
+	}
+	if removed != nil {
+		c.TopicsRemoved = slices.Compact(slices.Sorted(slices.Values(append(c.TopicsRemoved, removed...))))
+	}
 }
 
 func (r *Rebalances) add(k events.GroupKey, c RebalanceCause) {

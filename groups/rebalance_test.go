@@ -158,6 +158,16 @@ func TestRebalancesSequences(t *testing.T) {
 			sharePartitions([]string{"b"}, []string{"a"}), sharePartitions(nil, []string{"a", "b"}),
 			{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}},
 			`share:"s" epoch 3->4 | share_partitions_initialized added=[b] removed=[]`},
+		// Topic a deleted: Kafka rewrites the record without it.
+		{"share partitions of a deleted topic", []groups.Record{shareSeed, sharePartitions(nil, []string{"a", "b"}), shareEpoch,
+			sharePartitions(nil, []string{"b"}),
+			{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}},
+			`share:"s" epoch 3->4 | share_partitions_initialized added=[] removed=[a]`},
+		// A record that changes nothing is no cause.
+		{"share partitions unchanged", []groups.Record{shareSeed, sharePartitions(nil, []string{"a"}), shareEpoch,
+			sharePartitions(nil, []string{"a"}),
+			{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}},
+			`share:"s" epoch 3->4 | unknown`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, r := groups.NewState(), groups.NewRebalances()
