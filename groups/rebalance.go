@@ -39,6 +39,9 @@ type RebalanceCause struct {
 	// instance is a leaving member's group.instance.id, kept to recognise a static
 	// member's replacement (never published).
 	instance string
+	// tentative marks a cause Kafka may write without a bump: it is dropped at the
+	// group's next member record unless an epoch record came first (Rebalances.Apply).
+	tentative bool
 }
 
 // Rebalance is one group epoch bump the coordinator wrote.
@@ -163,6 +166,11 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 	}
 	k := rec.GroupKey()
 	g, _ := s.Group(k)
+	if rec.MemberID != "" {
+		// A member's record (or tombstone) after a tentative cause: the write that
+		// noted it ended without an epoch record.
+		r.dropTentative(k)
+	}
 	var rb *Rebalance
 	switch {
 	case rec.Tombstone:
@@ -282,7 +290,12 @@ func (r *Rebalances) note(g *Group, rec *Record) *Rebalance {
 		r.noteMember(g, k, &RebalanceCause{MemberID: rec.MemberID, InstanceID: v.InstanceID, ClientID: v.ClientID,
 			ClientHost: v.ClientHost, RackID: v.RackID, Topics: sortedSet(v.SubscribedTopicNames), Regex: v.SubscribedTopicRegex})
 		if old, joined := r.assignor[k][rec.MemberID], g == nil || !g.hasMember(rec.MemberID); !joined && old != v.ServerAssignor {
-			r.add(k, RebalanceCause{Kind: events.CauseAssignorChanged, MemberID: rec.MemberID, OldValue: old, NewValue: v.ServerAssignor})
+			// Kafka 4.1 to 4.3 never bump the epoch for a member's assignor alone, 4.4
+			// when the group's preferred assignor changes, in the same write
+			// (GroupMetadataManager.hasPreferredServerAssignorChanged): the cause is
+			// kept only if the epoch record comes before the next member record.
+			r.add(k, RebalanceCause{Kind: events.CauseAssignorChanged, MemberID: rec.MemberID, OldValue: old, NewValue: v.ServerAssignor,
+				tentative: true})
 		}
 		r.setAssignor(k, rec.MemberID, v.ServerAssignor)
 	case *ShareGroupMemberMetadataValue:
@@ -506,6 +519,21 @@ func (r *Rebalances) replaced(k events.GroupKey, instance string) *RebalanceCaus
 		delete(r.pending, k)
 	}
 	return &left
+}
+
+// dropTentative forgets k's tentative causes: a member record came after them before
+// any epoch record, so they were written without a bump.
+func (r *Rebalances) dropTentative(k events.GroupKey) {
+	p, ok := r.pending[k]
+	if !ok || !slices.ContainsFunc(p, func(c RebalanceCause) bool { return c.tentative }) {
+		return
+	}
+	p = slices.DeleteFunc(p, func(c RebalanceCause) bool { return c.tentative })
+	if len(p) == 0 {
+		delete(r.pending, k)
+	} else {
+		r.pending[k] = p
+	}
 }
 
 func (g *Group) memberByInstance(instance string) *Member {

@@ -151,6 +151,14 @@ func TestRebalancesSequences(t *testing.T) {
 			`consumer:"g" epoch 1->2 | member_left member="m2" topics=[a]`},
 		{"assignor", []groups.Record{member("m1", []string{"a"}, "", "range"), epoch(1, 5), member("m1", []string{"a"}, "", "uniform"), epoch(2, 5)},
 			`consumer:"g" epoch 1->2 | assignor_changed member="m1" "range"->"uniform"`},
+		// Kafka 4.1 to 4.3 write a member's new assignor without a bump; the next
+		// bump (another member leaves) must not list it.
+		{"assignor without a bump", []groups.Record{member("m1", []string{"a"}, "", "range"), member("m2", []string{"a"}, "", "range"),
+			epoch(1, 5), member("m1", []string{"a"}, "", "uniform"),
+			{Type: groups.ConsumerGroupCurrentMemberAssignment, GroupID: "g", MemberID: "m1",
+				Value: &groups.ConsumerGroupCurrentMemberAssignmentValue{MemberEpoch: 1, PreviousMemberEpoch: 1}},
+			tomb("m2"), epoch(2, 5)},
+			`consumer:"g" epoch 1->2 | member_left member="m2" topics=[a]`},
 		{"unknown", []groups.Record{epoch(1, 5), epoch(2, 5)}, `consumer:"g" epoch 1->2 | unknown`},
 		{"share partitions", []groups.Record{shareSeed, share, shareEpoch}, `share:"s" epoch 2->3 | share_partitions_initialized added=[a] removed=[]`},
 		// Initializing b starts and ends before the bump: one cause; a was initialized before.
