@@ -126,7 +126,7 @@ func TestOpenAPI(t *testing.T) {
 			v := fixtureView(t, version, int32(stop[0]), stop[1])
 			v.History = engine.NewHistory(4)
 			v.History.Record(events.GroupKey{Type: events.ConsumerGroup, ID: "g-list"}, engine.HistoryEvent{Type: events.TypeRebalanceNeeded, ID: "kw1-x",
-				CoordinatorEpoch: 3, HasPreviousHash: true, PreviousHash: -5, NewHash: 7, Summary: "partitions_added orders 3->5"})
+				CoordinatorEpoch: 3, HasPreviousHash: true, PreviousHash: -5, HasNewHash: true, NewHash: 7, Summary: "partitions_added orders 3->5"})
 			srv := server(t, v)
 			status, body := val.get(srv.URL + "/v1/groups")
 			if status != http.StatusOK {
@@ -158,6 +158,31 @@ func TestOpenAPI(t *testing.T) {
 	}
 	if status, body := val.get(srv.URL + "/v1/openapi.yaml"); status != http.StatusOK || !strings.HasPrefix(string(body), "openapi: 3") {
 		t.Errorf("openapi.yaml: %d", status)
+	}
+}
+
+// TestDetailHistoryHashes: a rebalanced entry whose bump changed the stored hash shows
+// the metadata cause's hashes, as a rebalance-needed entry shows its own; an entry
+// without hashes shows null.
+func TestDetailHistoryHashes(t *testing.T) {
+	k := events.GroupKey{Type: events.ConsumerGroup, ID: "g-list"}
+	v := fixtureView(t, "4.3.1", 0, 1<<40)
+	v.History = engine.NewHistory(4)
+	v.History.Record(k, engine.HistoryEvent{Type: events.TypeGroupRebalanced, ID: "kw1-a", CoordinatorEpoch: 3,
+		HasPreviousHash: true, PreviousHash: -5, HasNewHash: true, NewHash: 7, Summary: "metadata"})
+	v.History.Record(k, engine.HistoryEvent{Type: events.TypeGroupRebalanced, ID: "kw1-b", CoordinatorEpoch: 4, Summary: "member_left m1"})
+	d, ok := api.Detail(v, k)
+	if !ok {
+		t.Fatal("g-list missing")
+	}
+	if len(d.Events) != 2 {
+		t.Fatalf("events %+v", d.Events)
+	}
+	if e := d.Events[0]; e.PreviousHash == nil || *e.PreviousHash != -5 || e.NewHash == nil || *e.NewHash != 7 {
+		t.Errorf("rebalanced entry with a metadata cause: previous_hash %v new_hash %v, want -5 and 7", e.PreviousHash, e.NewHash)
+	}
+	if e := d.Events[1]; e.PreviousHash != nil || e.NewHash != nil {
+		t.Errorf("rebalanced entry without a hash change: previous_hash %v new_hash %v, want null", e.PreviousHash, e.NewHash)
 	}
 }
 

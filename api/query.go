@@ -181,7 +181,7 @@ func Detail(v *engine.View, k events.GroupKey) (d GroupDetail, ok bool) {
 			if e.HasPreviousHash {
 				ev.PreviousHash = ptr(Hash(e.PreviousHash))
 			}
-			if e.Type == events.TypeRebalanceNeeded {
+			if e.HasNewHash {
 				ev.NewHash = ptr(Hash(e.NewHash))
 			}
 			d.Events = append(d.Events, ev)

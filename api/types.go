@@ -142,9 +142,13 @@ type Event struct {
 	ID               string    `json:"id"`
 	Time             time.Time `json:"time"`
 	CoordinatorEpoch int32     `json:"coordinator_epoch"`
-	PreviousHash     *Hash     `json:"previous_hash"`
-	NewHash          *Hash     `json:"new_hash"`
-	Summary          string    `json:"summary"`
+	// PreviousHash and NewHash are a rebalance-needed event's hashes, or a rebalanced
+	// event's stored MetadataHash before and after (its metadata cause); null when
+	// the event has none (a group's first rebalance-needed event has no previous
+	// hash; a bump that did not change the hash has neither).
+	PreviousHash *Hash  `json:"previous_hash"`
+	NewHash      *Hash  `json:"new_hash"`
+	Summary      string `json:"summary"`
 }
 
 // Problem is the JSON body of every error answer.

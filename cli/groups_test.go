@@ -44,7 +44,7 @@ func groupsServer(t *testing.T) *httptest.Server {
 	h := engine.NewHistory(0)
 	h.Record(events.GroupKey{Type: events.ConsumerGroup, ID: "g-list"}, engine.HistoryEvent{Type: events.TypeRebalanceNeeded, ID: "kw1-0123",
 		Time:             time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
-		CoordinatorEpoch: 3, HasPreviousHash: true, PreviousHash: 1, NewHash: 2, Summary: "subscription_changed payments"})
+		CoordinatorEpoch: 3, HasPreviousHash: true, PreviousHash: 1, HasNewHash: true, NewHash: 2, Summary: "subscription_changed payments"})
 	v := &engine.View{State: s, Image: loaded.Image, Tracker: tr, Scheme: hashcache.SchemeKafka, History: h, Synced: true}
 	mux := http.NewServeMux()
 	api.Register(mux, func(_ context.Context, fn func(*engine.View)) error { fn(v); return nil })

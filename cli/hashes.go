@@ -12,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
@@ -71,10 +70,12 @@ func HashesEnv(args, environ []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// Verify runs `kraftwatch verify`: it compares the kafka-scheme hash of every group whose coordinator stores a
-// MetadataHash (consumer groups, Kafka 4.1+) with that hash, and exits 1 listing the
-// groups that differ. The coordinator refreshes its hash lazily (on a heartbeat after a
-// metadata change), so run it on a quiet cluster or run it twice.
+// Verify runs `kraftwatch verify`: it compares the kafka-scheme hash of every group whose coordinator keeps a
+// MetadataHash fresh with that hash, and exits 1 listing the groups that differ. Which
+// groups are compared is the rule set of the engine's coordinator check
+// (groups.CheckCoordinatorHash); every other group gets a SKIPPED line saying why. The
+// coordinator refreshes its hash lazily (on a heartbeat after a metadata change), so run
+// it on a quiet cluster or run it twice.
 func Verify(args []string, stdout, stderr io.Writer) int { return VerifyEnv(args, nil, stdout, stderr) }
 
 // VerifyEnv is Verify with --bootstrap-controller's TLS and SASL settings read from
@@ -95,24 +96,38 @@ func VerifyEnv(args, environ []string, stdout, stderr io.Writer) int {
 	}
 	tracker := groups.NewTracker(state, cache)
 	tracker.Sync(im)
-	checked, bad := 0, 0
-	for _, k := range state.Keys() {
-		g, _ := state.Group(k)
-		if !g.HasMetadata || k.Type == events.ClassicGroup {
-			continue // classic groups store no MetadataHash
-		}
-		checked++
-		if h, _ := tracker.Hash(k); h != g.MetadataHash {
-			bad++
-			fmt.Fprintf(stdout, "MISMATCH %s group %q: kraftwatch %d, coordinator %d (epoch %d), topics %v\n",
-				k.Type, k.ID, h, g.MetadataHash, g.Epoch, tracker.Topics(k))
-		}
-	}
-	fmt.Fprintf(stdout, "%d group(s) checked against the coordinator's MetadataHash, %d mismatch(es)\n", checked, bad)
+	_, bad := verifyGroups(stdout, im, state, tracker)
 	if bad > 0 {
 		return 1
 	}
 	return 0
+}
+
+// verifyGroups writes a MISMATCH line for every group whose kafka-scheme hash differs
+// from its coordinator's stored MetadataHash, a SKIPPED line with the reason for every
+// group groups.CheckCoordinatorHash does not compare, and a summary; it returns how
+// many groups were compared and how many differ.
+func verifyGroups(w io.Writer, im *image.Image, state *groups.State, tracker *groups.Tracker) (checked, bad int) {
+	skipped := 0
+	for _, k := range state.Keys() {
+		g, _ := state.Group(k)
+		topics := tracker.Topics(k)
+		res := groups.CheckCoordinatorHash(g, im, topics, func() int64 { h, _ := tracker.Hash(k); return h })
+		switch {
+		case res.Skip != groups.CheckCompared:
+			skipped++
+			fmt.Fprintf(w, "SKIPPED %s group %q: %s\n", k.Type, k.ID, res.Skip)
+		case !res.Agrees:
+			checked++
+			bad++
+			fmt.Fprintf(w, "MISMATCH %s group %q: kraftwatch %d, coordinator %d (epoch %d), topics %v\n",
+				k.Type, k.ID, res.Hash, g.MetadataHash, g.Epoch, topics)
+		default:
+			checked++
+		}
+	}
+	fmt.Fprintf(w, "%d group(s) checked against the coordinator's MetadataHash, %d mismatch(es), %d skipped\n", checked, bad, skipped)
+	return checked, bad
 }
 
 // parseArgs parses args with fs, whose usage line is usage; valid checks the parsed

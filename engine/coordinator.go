@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kraftwatch/kraftwatch/events"
+	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 )
 
@@ -17,13 +18,9 @@ const DefaultMismatchAfter = 2 * time.Minute
 // coordinatorCheck compares, now and then, the kafka-scheme hash of each group with the
 // MetadataHash its coordinator stored, and counts the groups that have disagreed for
 // longer than the grace period: kraftwatch's hash or Kafka's hashing is wrong, or the
-// coordinator has stopped refreshing. Only groups the coordinator keeps refreshing are
-// compared: those with members and a stored hash (classic groups store none; Kafka 4.0
-// writes none; an empty group is never refreshed and keeps the hash of its last member).
-// A disagreement is not counted while a topic of the group has a replica on a broker
-// that is not registered: the coordinator does not recompute a hash when a broker is
-// unregistered (no topic record changes), so its stored hash keeps the broker's rack
-// until the topic changes, where kraftwatch's follows the registrations at once.
+// coordinator has stopped refreshing. Which groups are compared, and which
+// disagreements are explained, is groups.CheckCoordinatorHash's rule set, the one
+// `kraftwatch verify` applies too.
 type coordinatorCheck struct {
 	grace time.Duration
 	// kafka hashes with the kafka scheme when the published scheme is another one; it
@@ -55,22 +52,29 @@ func (e *Engine) checkCoordinator(now time.Time) {
 	c.checked, c.mismatches = 0, 0
 	for _, k := range e.state.Keys() {
 		g, _ := e.state.Group(k)
-		if k.Type == events.ClassicGroup || !g.HasMetadata || g.MetadataHash == 0 || g.NumMembers() == 0 || !e.wanted(k) {
+		if !e.wanted(k) {
 			delete(c.since, k)
 			continue
 		}
-		c.checked++
 		topics := e.tracker.Topics(k)
-		var h int64
-		if c.kafka != nil {
-			h = c.kafka.GroupHash(hashcache.ImageCluster{Image: e.img}, topics)
-		} else {
-			h, _ = e.tracker.Hash(k)
+		res := groups.CheckCoordinatorHash(g, e.img, topics, func() int64 {
+			if c.kafka != nil {
+				return c.kafka.GroupHash(hashcache.ImageCluster{Image: e.img}, topics)
+			}
+			h, _ := e.tracker.Hash(k)
+			return h
+		})
+		if res.Skip == groups.SkipUnregisteredBroker {
+			// Counted as checked (kraftwatch_hash_coordinator_checked: groups with
+			// members and a stored hash), its disagreement explained.
+			c.checked++
 		}
-		if h != g.MetadataHash && e.onUnregisteredBroker(topics) {
-			delete(c.since, k) // explained: see coordinatorCheck
+		if res.Skip != groups.CheckCompared {
+			delete(c.since, k) // not compared: see groups.CheckSkip
 			continue
 		}
+		c.checked++
+		h := res.Hash
 		if h == g.MetadataHash {
 			if m, ok := c.since[k]; ok && m.warned {
 				e.log.Info("the kafka-scheme hash agrees with the coordinator's again", "group", k.ID, "group_type", k.Type.String(),
@@ -94,23 +98,4 @@ func (e *Engine) checkCoordinator(now time.Time) {
 		}
 		c.since[k] = m
 	}
-}
-
-// onUnregisteredBroker reports whether a replica of one of the topics is on a broker that
-// is not registered. It is asked only of groups whose hashes disagree.
-func (e *Engine) onUnregisteredBroker(topics []string) bool {
-	for _, name := range topics {
-		t, ok := e.img.TopicByName(name)
-		if !ok {
-			continue
-		}
-		for p := range t.Partitions() {
-			for _, id := range p.Replicas() {
-				if _, ok := e.img.Broker(id); !ok {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }

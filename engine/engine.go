@@ -575,7 +575,7 @@ func (e *Engine) publishStats() {
 func (e *Engine) recordAnnounced(ev events.RebalanceNeeded) string {
 	ev.ClusterID, ev.HashScheme = e.cfg.ClusterID, e.cfg.Scheme // as Enqueue fills them
 	h := HistoryEvent{Type: events.TypeRebalanceNeeded, ID: ev.MsgID(), Time: ev.Time, CoordinatorEpoch: ev.CoordinatorEpoch,
-		HasPreviousHash: ev.PreviousHash.Valid, PreviousHash: int64(ev.PreviousHash.Hash), NewHash: int64(ev.NewHash)}
+		HasPreviousHash: ev.PreviousHash.Valid, PreviousHash: int64(ev.PreviousHash.Hash), HasNewHash: true, NewHash: int64(ev.NewHash)}
 	var b strings.Builder
 	for i, r := range ev.Reasons {
 		if i == 3 {

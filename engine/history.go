@@ -21,9 +21,11 @@ type HistoryEvent struct {
 	// -1 when the group had no metadata record.
 	CoordinatorEpoch int32
 	// PreviousHash and NewHash are the hashes of a rebalance-needed event
-	// (HasPreviousHash false for a group's first).
-	HasPreviousHash       bool
-	PreviousHash, NewHash int64
+	// (HasPreviousHash false for a group's first), or the previous and new stored
+	// MetadataHash of a rebalanced event's metadata cause (both false when the bump
+	// has none: the hash did not change).
+	HasPreviousHash, HasNewHash bool
+	PreviousHash, NewHash       int64
 	// Summary says what happened in a few words ("partitions_added orders 3->5").
 	Summary string
 }

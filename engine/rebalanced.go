@@ -203,8 +203,15 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 	}
 	// The group's timeline has its bumps whether or not they are published; the id is
 	// the one the event has, or would have.
-	e.history.Record(rb.Group, HistoryEvent{Type: events.TypeGroupRebalanced, ID: ev.MsgID(), Time: ev.Time,
-		CoordinatorEpoch: ev.NewEpoch, Summary: causesSummary(ev.Causes)})
+	h := HistoryEvent{Type: events.TypeGroupRebalanced, ID: ev.MsgID(), Time: ev.Time,
+		CoordinatorEpoch: ev.NewEpoch, Summary: causesSummary(ev.Causes)}
+	for _, c := range rb.Causes {
+		if c.Kind == events.CauseMetadata {
+			// The hashes the event's metadata cause carries.
+			h.HasPreviousHash, h.PreviousHash, h.HasNewHash, h.NewHash = true, c.OldHash, true, c.NewHash
+		}
+	}
+	e.history.Record(rb.Group, h)
 	if !e.cfg.Rebalanced {
 		return nil
 	}

@@ -124,6 +124,9 @@ func TestRunRebalanced(t *testing.T) {
 	if len(evs) != 3 || evs[2].Type != events.TypeGroupRebalanced {
 		t.Fatalf("history: %+v", evs)
 	}
+	if h := evs[2]; !h.HasPreviousHash || h.PreviousHash != 0 || !h.HasNewHash || h.NewHash != stored {
+		t.Fatalf("history of the bump: %+v, want the metadata cause's hashes 0 -> %d", h, stored)
+	}
 	stop()
 
 	e2, stop2 := run(t, nc, m0, records[0], joined, epochRecord(t, "billing", 3, 2, stored, t0.Add(1500*time.Millisecond)))

@@ -501,7 +501,7 @@ func (h *harness) query(t *testing.T, d *datadriven.TestData) []string {
 				id = fmt.Sprintf("e%d", n)
 			}
 			l := fmt.Sprintf("history %s %s time=%s coordinator_epoch=%d", id, ev.Type, h.at(ev.Time), ev.CoordinatorEpoch)
-			if ev.Type == kwevents.TypeRebalanceNeeded {
+			if ev.HasNewHash {
 				prev := "none"
 				if ev.HasPreviousHash {
 					prev = h.hash(ev.PreviousHash)

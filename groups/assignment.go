@@ -19,8 +19,10 @@ import (
 // Type 24 (StreamsGroupTargetAssignmentResolvedTopicIds) is in none of those releases'
 // schemas, so there are no bytes to decode it from.
 
-// MemberState is a member's reconciliation state, Kafka's MemberState (an int8 in
-// the current-assignment records).
+// MemberState is a member's reconciliation state, Kafka's modern.MemberState (an int8
+// in the consumer and share current-assignment records, 8 and 14). Streams records
+// (22) number their states otherwise (StreamsMemberState); MemberAssignment keeps
+// every group type's state as a MemberState.
 type MemberState int8
 
 // Member states, numbered as Kafka numbers them.
@@ -49,6 +51,56 @@ func (s MemberState) String() string {
 		return "unknown"
 	}
 	return "MemberState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// StreamsMemberState is a streams member's reconciliation state as Kafka numbers it
+// in StreamsGroupCurrentMemberAssignment (22): the group coordinator's
+// streams.MemberState, numbered from 1, not as MemberState (checked against the
+// 4.1.1, 4.3.1 and 4.4.0 jars: STABLE 1, UNREVOKED_TASKS 2, UNRELEASED_TASKS 3,
+// UNKNOWN 127; consumer and share groups' modern.MemberState starts at STABLE 0).
+type StreamsMemberState int8
+
+// Streams member states, numbered as Kafka numbers them.
+const (
+	// StreamsMemberStable: the member owns its target tasks at the target epoch.
+	StreamsMemberStable StreamsMemberState = 1
+	// StreamsMemberUnrevokedTasks: it must first revoke tasks it should not own.
+	StreamsMemberUnrevokedTasks StreamsMemberState = 2
+	// StreamsMemberUnreleasedTasks: it waits for tasks other members still own.
+	StreamsMemberUnreleasedTasks StreamsMemberState = 3
+	// StreamsMemberUnknown is Kafka's UNKNOWN (127).
+	StreamsMemberUnknown StreamsMemberState = 127
+)
+
+// String returns Kafka's name in lower case ("stable", "unrevoked_tasks",
+// "unreleased_tasks", "unknown"), or "StreamsMemberState(N)".
+func (s StreamsMemberState) String() string {
+	switch s {
+	case StreamsMemberStable:
+		return "stable"
+	case StreamsMemberUnrevokedTasks:
+		return "unrevoked_tasks"
+	case StreamsMemberUnreleasedTasks:
+		return "unreleased_tasks"
+	case StreamsMemberUnknown:
+		return "unknown"
+	}
+	return "StreamsMemberState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// MemberState gives the group-type-independent state MemberAssignment keeps:
+// unrevoked and unreleased tasks are MemberUnrevokedPartitions and
+// MemberUnreleasedPartitions; a value Kafka does not define is MemberUnknown.
+func (s StreamsMemberState) MemberState() MemberState {
+	switch s {
+	case StreamsMemberStable:
+		return MemberStable
+	case StreamsMemberUnrevokedTasks:
+		return MemberUnrevokedPartitions
+	case StreamsMemberUnreleasedTasks:
+		return MemberUnreleasedPartitions
+	}
+	return MemberUnknown
 }
 
 // TopicIDPartitions is a topic, by id, and some of its partitions.
@@ -113,7 +165,7 @@ type StreamsGroupTargetAssignmentMetadataValue ConsumerGroupTargetAssignmentMeta
 type StreamsGroupCurrentMemberAssignmentValue struct {
 	MemberEpoch                   int32
 	PreviousMemberEpoch           int32
-	State                         MemberState // Kafka's StreamsGroupMember.MemberState: 1 and 2 are unrevoked and unreleased tasks
+	State                         StreamsMemberState
 	ActiveTasks                   []TaskIDs
 	StandbyTasks                  []TaskIDs
 	WarmupTasks                   []TaskIDs
@@ -148,7 +200,7 @@ func (*StreamsGroupTargetAssignmentMemberValue) RecordType() RecordType {
 }
 
 func (r *reader) streamsCurrentMemberAssignment() *StreamsGroupCurrentMemberAssignmentValue {
-	v := &StreamsGroupCurrentMemberAssignmentValue{MemberEpoch: r.Int32(), PreviousMemberEpoch: r.Int32(), State: MemberState(r.Int8())}
+	v := &StreamsGroupCurrentMemberAssignmentValue{MemberEpoch: r.Int32(), PreviousMemberEpoch: r.Int32(), State: StreamsMemberState(r.Int8())}
 	for _, tasks := range []*[]TaskIDs{&v.ActiveTasks, &v.StandbyTasks, &v.WarmupTasks,
 		&v.ActiveTasksPendingRevocation, &v.StandbyTasksPendingRevocation, &v.WarmupTasksPendingRevocation} {
 		*tasks = r.taskIDs()
@@ -260,7 +312,7 @@ func describeAssignment(v Value) (string, bool) {
 	case *StreamsGroupTargetAssignmentMetadataValue:
 		return fmt.Sprintf("assignment_epoch=%d", v.AssignmentEpoch), true
 	case *StreamsGroupCurrentMemberAssignmentValue:
-		return fmt.Sprintf("member_epoch=%d previous_member_epoch=%d state=%d active=%s standby=%s warmup=%s",
+		return fmt.Sprintf("member_epoch=%d previous_member_epoch=%d state=%s active=%s standby=%s warmup=%s",
 			v.MemberEpoch, v.PreviousMemberEpoch, v.State, describeTasks(v.ActiveTasks), describeTasks(v.StandbyTasks), describeTasks(v.WarmupTasks)), true
 	case *StreamsGroupTargetAssignmentMemberValue:
 		return fmt.Sprintf("active=%s standby=%s warmup=%s", describeTasks(v.ActiveTasks), describeTasks(v.StandbyTasks), describeTasks(v.WarmupTasks)), true

@@ -78,7 +78,7 @@ func (s *State) applyAssignment(g *Group, rec *Record) {
 		g.TargetAssignmentEpoch = v.AssignmentEpoch
 	case *StreamsGroupCurrentMemberAssignmentValue:
 		a := s.assignment(g, rec.MemberID)
-		a.HasCurrent, a.MemberEpoch, a.PreviousMemberEpoch, a.State = true, v.MemberEpoch, v.PreviousMemberEpoch, v.State
+		a.HasCurrent, a.MemberEpoch, a.PreviousMemberEpoch, a.State = true, v.MemberEpoch, v.PreviousMemberEpoch, v.State.MemberState()
 		t := a.tasks()
 		t.Assigned = streamsTasks(v.ActiveTasks, v.StandbyTasks, v.WarmupTasks)
 		t.PendingRevocation = streamsTasks(v.ActiveTasksPendingRevocation, v.StandbyTasksPendingRevocation, v.WarmupTasksPendingRevocation)

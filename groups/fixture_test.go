@@ -301,3 +301,49 @@ func tasksOf(active, standby, warmup []groups.TaskIDs) groups.StreamsTasks {
 	}
 	return groups.StreamsTasks{Active: strip(active), Standby: strip(standby), Warmup: strip(warmup)}
 }
+
+// TestFixturesStreamsMemberState replays each release's streams fixture (bytes a real
+// Kafka Streams member's coordinator wrote): after every current assignment record at
+// the group's target assignment epoch whose state byte is Kafka's streams STABLE (1),
+// the member is reconciled and the group, with one member, is stable (or not_ready
+// while its topology is not validated), as Kafka's StreamsGroupCommand shows it. Streams records number member states from 1
+// (streams.MemberState), consumer and share records from 0 (modern.MemberState).
+func TestFixturesStreamsMemberState(t *testing.T) {
+	for _, v := range fixture.Versions(t) {
+		path := fixture.StreamsOffsets(t, v)
+		s := groups.NewState()
+		checked := 0
+		for _, fr := range readFixture(t, path) {
+			rec, err := groups.Decode(fr.Key, fr.Value)
+			if err != nil {
+				t.Fatalf("%s %s/%s: %v", path, fr.Partition, fr.Offset, err)
+			}
+			s.Apply(&rec)
+			cur, ok := rec.Value.(*groups.StreamsGroupCurrentMemberAssignmentValue)
+			if !ok {
+				continue
+			}
+			at := fmt.Sprintf("%s %s/%s", path, fr.Partition, fr.Offset)
+			if want := fr.Value[10]; int8(want) != int8(cur.State) { // version int16, two int32 epochs, then the state byte
+				t.Fatalf("%s: decoded state %d, the record's byte is %d", at, cur.State, want)
+			}
+			g, _ := s.Group(events.GroupKey{Type: events.StreamsGroup, ID: rec.GroupID})
+			if cur.State != groups.StreamsMemberStable || cur.MemberEpoch != g.TargetAssignmentEpoch {
+				continue
+			}
+			checked++
+			if cur.State.String() != "stable" {
+				t.Errorf("%s: state %s, want stable", at, cur.State)
+			}
+			m, _ := g.Member(rec.MemberID)
+			if !m.Assignment.ReconciledTo(g.TargetAssignmentEpoch) || g.Reconciling() != 0 ||
+				g.State() != groups.StateStable && g.State() != groups.StateNotReady {
+				t.Errorf("%s: member state %s reconciled=%v, group %s with %d reconciling; want stable, reconciled, 0",
+					at, m.Assignment.State, m.Assignment.ReconciledTo(g.TargetAssignmentEpoch), g.State(), g.Reconciling())
+			}
+		}
+		if checked == 0 {
+			t.Errorf("%s: no current assignment record of a stable member at the target epoch", path)
+		}
+	}
+}

@@ -27,14 +27,21 @@ type RebalanceCause struct {
 	// OldTopics and OldRegex are the subscription before a change.
 	OldTopics []string
 	OldRegex  string
-	// TopicsAdded and TopicsRemoved are set for regex_resolution_changed and
-	// topology_changed; TopicsAdded for share_partitions_initialized.
+	// TopicsAdded and TopicsRemoved are set for regex_resolution_changed,
+	// topology_changed and share_partitions_initialized.
 	TopicsAdded, TopicsRemoved []string
 	// OldHash and NewHash are the stored MetadataHash before and after, for metadata.
 	OldHash, NewHash int64
 	// OldValue and NewValue are the assignor (or a config, "key=value" sorted and
 	// comma-joined) before and after.
 	OldValue, NewValue string
+
+	// instance is a leaving member's group.instance.id, kept to recognise a static
+	// member's replacement (never published).
+	instance string
+	// tentative marks a cause Kafka may write without a bump: it is dropped at the
+	// group's next member record unless an epoch record came first (Rebalances.Apply).
+	tentative bool
 }
 
 // Rebalance is one group epoch bump the coordinator wrote.
@@ -159,6 +166,11 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 	}
 	k := rec.GroupKey()
 	g, _ := s.Group(k)
+	if rec.MemberID != "" {
+		// A member's record (or tombstone) after a tentative cause: the write that
+		// noted it ended without an epoch record.
+		r.dropTentative(k)
+	}
 	var rb *Rebalance
 	switch {
 	case rec.Tombstone:
@@ -173,8 +185,11 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 }
 
 // noteSharePartitions notes a ShareGroupStatePartitionMetadata record. Kafka writes one
-// when initializing starts and one when it is done: they make one cause, whose
-// TopicsAdded are those newly initializing or initialized.
+// when initializing starts and one when it is done, and one when a topic's share
+// partitions are deleted: they make one cause per bump, whose TopicsAdded are those
+// newly initializing or initialized and whose TopicsRemoved are those the group's
+// previous record named as initialized and this one names no longer (deleted). A
+// record that changes neither notes nothing.
 func (r *Rebalances) noteSharePartitions(k events.GroupKey, v *ShareGroupStatePartitionMetadataValue) {
 	if v == nil {
 		v = &ShareGroupStatePartitionMetadataValue{}
@@ -187,20 +202,33 @@ func (r *Rebalances) noteSharePartitions(k events.GroupKey, v *ShareGroupStatePa
 		named = append(named, t.TopicName)
 		initialized = append(initialized, t.TopicName)
 	}
-	var added []string
+	var added, removed []string
 	for _, t := range named {
 		if !slices.Contains(r.initialized[k], t) {
 			added = append(added, t)
 		}
 	}
+	for _, t := range r.initialized[k] {
+		if !slices.Contains(named, t) {
+			removed = append(removed, t)
+		}
+	}
 	r.initialized[k] = initialized
 	i := slices.IndexFunc(r.pending[k], func(c RebalanceCause) bool { return c.Kind == events.CauseSharePartitionsInitialized })
 	if i < 0 {
+		if added == nil && removed == nil {
+			return
+		}
 		r.add(k, RebalanceCause{Kind: events.CauseSharePartitionsInitialized})
 		i = len(r.pending[k]) - 1
 	}
 	c := &r.pending[k][i]
-	c.TopicsAdded = slices.Compact(slices.Sorted(slices.Values(append(c.TopicsAdded, added...))))
+	if added != nil {
+		c.TopicsAdded = slices.Compact(slices.Sorted(slices.Values(append(c.TopicsAdded, added...))))
+	}
+	if removed != nil {
+		c.TopicsRemoved = slices.Compact(slices.Sorted(slices.Values(append(c.TopicsRemoved, removed...))))
+	}
 }
 
 func (r *Rebalances) add(k events.GroupKey, c RebalanceCause) {
@@ -224,7 +252,8 @@ func (r *Rebalances) noteTombstone(g *Group, rec *Record) {
 		delete(r.initialized, k)
 	case ConsumerGroupMemberMetadata, ShareGroupMemberMetadata, StreamsGroupMemberMetadata:
 		if m, ok := g.Member(rec.MemberID); ok {
-			r.add(k, RebalanceCause{Kind: events.CauseMemberLeft, MemberID: m.ID, Topics: m.SubscribedTopicNames, Regex: m.SubscribedTopicRegex})
+			r.add(k, RebalanceCause{Kind: events.CauseMemberLeft, MemberID: m.ID, Topics: m.SubscribedTopicNames,
+				Regex: m.SubscribedTopicRegex, instance: m.InstanceID})
 		}
 		r.setAssignor(k, rec.MemberID, "")
 	case ConsumerGroupRegularExpression:
@@ -261,14 +290,19 @@ func (r *Rebalances) note(g *Group, rec *Record) *Rebalance {
 		r.noteMember(g, k, &RebalanceCause{MemberID: rec.MemberID, InstanceID: v.InstanceID, ClientID: v.ClientID,
 			ClientHost: v.ClientHost, RackID: v.RackID, Topics: sortedSet(v.SubscribedTopicNames), Regex: v.SubscribedTopicRegex})
 		if old, joined := r.assignor[k][rec.MemberID], g == nil || !g.hasMember(rec.MemberID); !joined && old != v.ServerAssignor {
-			r.add(k, RebalanceCause{Kind: events.CauseAssignorChanged, MemberID: rec.MemberID, OldValue: old, NewValue: v.ServerAssignor})
+			// Kafka 4.1 to 4.3 never bump the epoch for a member's assignor alone, 4.4
+			// when the group's preferred assignor changes, in the same write
+			// (GroupMetadataManager.hasPreferredServerAssignorChanged): the cause is
+			// kept only if the epoch record comes before the next member record.
+			r.add(k, RebalanceCause{Kind: events.CauseAssignorChanged, MemberID: rec.MemberID, OldValue: old, NewValue: v.ServerAssignor,
+				tentative: true})
 		}
 		r.setAssignor(k, rec.MemberID, v.ServerAssignor)
 	case *ShareGroupMemberMetadataValue:
 		r.noteMember(g, k, &RebalanceCause{MemberID: rec.MemberID, ClientID: v.ClientID, ClientHost: v.ClientHost,
 			RackID: v.RackID, Topics: sortedSet(v.SubscribedTopicNames)})
 	case *StreamsGroupMemberMetadataValue:
-		if g == nil || !g.hasMember(rec.MemberID) {
+		if r.replaced(k, v.InstanceID) == nil && (g == nil || !g.hasMember(rec.MemberID)) {
 			r.add(k, RebalanceCause{Kind: events.CauseMemberJoined, MemberID: rec.MemberID, InstanceID: v.InstanceID,
 				ClientID: v.ClientID, ClientHost: v.ClientHost, RackID: v.RackID})
 		}
@@ -318,6 +352,14 @@ func (r *Rebalances) noteMember(g *Group, k events.GroupKey, c *RebalanceCause) 
 		old, _ = g.Member(c.MemberID)
 	}
 	if old == nil {
+		if left := r.replaced(k, c.InstanceID); left != nil {
+			// A static member's replacement: the same member under a new id.
+			if !slices.Equal(left.Topics, c.Topics) || left.Regex != c.Regex {
+				r.add(k, RebalanceCause{Kind: events.CauseSubscriptionChanged, MemberID: c.MemberID,
+					OldTopics: nonNilStrings(left.Topics), OldRegex: left.Regex, Topics: nonNilStrings(c.Topics), Regex: c.Regex})
+			}
+			return
+		}
 		c.Kind, c.Topics = events.CauseMemberJoined, nonNilStrings(c.Topics)
 		r.add(k, *c)
 		return
@@ -330,11 +372,34 @@ func (r *Rebalances) noteMember(g *Group, k events.GroupKey, c *RebalanceCause) 
 }
 
 // noteClassic compares a classic group's new generation record with its members.
+//
+// A record of the same generation (a static member rejoining a stable group under a
+// new member id) is no rebalance: nothing is noted.
 func (r *Rebalances) noteClassic(g *Group, k events.GroupKey, v *GroupMetadataValue) {
+	if g != nil && g.HasMetadata && g.Epoch == v.Generation {
+		return
+	}
 	if g != nil && g.Protocol != "" && v.Protocol != "" && g.Protocol != v.Protocol {
 		r.add(k, RebalanceCause{Kind: events.CauseAssignorChanged, OldValue: g.Protocol, NewValue: v.Protocol})
 	}
 	seen := make(map[string]bool, len(v.Members))
+	// replacedBy is, per instance id, the member id that replaces an earlier member
+	// with that instance id (a static member that rejoined under a new id).
+	replacedBy := map[string]string{}
+	if g != nil {
+		for i := range v.Members {
+			m := &v.Members[i]
+			if m.GroupInstanceID == "" || g.hasMember(m.MemberID) {
+				continue
+			}
+			for _, old := range g.members {
+				if old.InstanceID == m.GroupInstanceID {
+					replacedBy[m.GroupInstanceID] = m.MemberID
+					seen[old.ID] = true
+				}
+			}
+		}
+	}
 	for i := range v.Members {
 		m := &v.Members[i]
 		seen[m.MemberID] = true
@@ -346,6 +411,9 @@ func (r *Rebalances) noteClassic(g *Group, k events.GroupKey, v *GroupMetadataVa
 		var old *Member
 		if g != nil {
 			old, _ = g.Member(m.MemberID)
+			if old == nil && replacedBy[m.GroupInstanceID] == m.MemberID {
+				old = g.memberByInstance(m.GroupInstanceID)
+			}
 		}
 		switch {
 		case old == nil:
@@ -428,6 +496,53 @@ func configString(kvs []KeyValue) string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, ",")
+}
+
+// replaced returns, when a member with group.instance.id instance left since the
+// group's last epoch (its tombstone pending), that member_left cause and removes it:
+// the member recorded now replaces it. Kafka writes a static member's rejoin under a
+// new member id as the old member's tombstones and then the new member's records,
+// without bumping the group epoch unless its subscription changed
+// (docs/consumer-offsets.md#rebalances).
+func (r *Rebalances) replaced(k events.GroupKey, instance string) *RebalanceCause {
+	if instance == "" {
+		return nil
+	}
+	p := r.pending[k]
+	i := slices.IndexFunc(p, func(c RebalanceCause) bool { return c.Kind == events.CauseMemberLeft && c.instance == instance })
+	if i < 0 {
+		return nil
+	}
+	left := p[i]
+	r.pending[k] = slices.Delete(p, i, i+1)
+	if len(r.pending[k]) == 0 {
+		delete(r.pending, k)
+	}
+	return &left
+}
+
+// dropTentative forgets k's tentative causes: a member record came after them before
+// any epoch record, so they were written without a bump.
+func (r *Rebalances) dropTentative(k events.GroupKey) {
+	p, ok := r.pending[k]
+	if !ok || !slices.ContainsFunc(p, func(c RebalanceCause) bool { return c.tentative }) {
+		return
+	}
+	p = slices.DeleteFunc(p, func(c RebalanceCause) bool { return c.tentative })
+	if len(p) == 0 {
+		delete(r.pending, k)
+	} else {
+		r.pending[k] = p
+	}
+}
+
+func (g *Group) memberByInstance(instance string) *Member {
+	for _, m := range g.members {
+		if m.InstanceID == instance {
+			return m
+		}
+	}
+	return nil
 }
 
 func (g *Group) hasMember(id string) bool {

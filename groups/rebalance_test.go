@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/kraftwatch/kraftwatch/events"
@@ -150,6 +151,14 @@ func TestRebalancesSequences(t *testing.T) {
 			`consumer:"g" epoch 1->2 | member_left member="m2" topics=[a]`},
 		{"assignor", []groups.Record{member("m1", []string{"a"}, "", "range"), epoch(1, 5), member("m1", []string{"a"}, "", "uniform"), epoch(2, 5)},
 			`consumer:"g" epoch 1->2 | assignor_changed member="m1" "range"->"uniform"`},
+		// Kafka 4.1 to 4.3 write a member's new assignor without a bump; the next
+		// bump (another member leaves) must not list it.
+		{"assignor without a bump", []groups.Record{member("m1", []string{"a"}, "", "range"), member("m2", []string{"a"}, "", "range"),
+			epoch(1, 5), member("m1", []string{"a"}, "", "uniform"),
+			{Type: groups.ConsumerGroupCurrentMemberAssignment, GroupID: "g", MemberID: "m1",
+				Value: &groups.ConsumerGroupCurrentMemberAssignmentValue{MemberEpoch: 1, PreviousMemberEpoch: 1}},
+			tomb("m2"), epoch(2, 5)},
+			`consumer:"g" epoch 1->2 | member_left member="m2" topics=[a]`},
 		{"unknown", []groups.Record{epoch(1, 5), epoch(2, 5)}, `consumer:"g" epoch 1->2 | unknown`},
 		{"share partitions", []groups.Record{shareSeed, share, shareEpoch}, `share:"s" epoch 2->3 | share_partitions_initialized added=[a] removed=[]`},
 		// Initializing b starts and ends before the bump: one cause; a was initialized before.
@@ -157,6 +166,16 @@ func TestRebalancesSequences(t *testing.T) {
 			sharePartitions([]string{"b"}, []string{"a"}), sharePartitions(nil, []string{"a", "b"}),
 			{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}},
 			`share:"s" epoch 3->4 | share_partitions_initialized added=[b] removed=[]`},
+		// Topic a deleted: Kafka rewrites the record without it.
+		{"share partitions of a deleted topic", []groups.Record{shareSeed, sharePartitions(nil, []string{"a", "b"}), shareEpoch,
+			sharePartitions(nil, []string{"b"}),
+			{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}},
+			`share:"s" epoch 3->4 | share_partitions_initialized added=[] removed=[a]`},
+		// A record that changes nothing is no cause.
+		{"share partitions unchanged", []groups.Record{shareSeed, sharePartitions(nil, []string{"a"}), shareEpoch,
+			sharePartitions(nil, []string{"a"}),
+			{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}},
+			`share:"s" epoch 3->4 | unknown`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, r := groups.NewState(), groups.NewRebalances()
@@ -213,4 +232,87 @@ func FuzzRebalances(f *testing.F) {
 			_ = rb.String()
 		}
 	})
+}
+
+// TestRebalancesStaticReplacement replays a static member's restart as Kafka writes it
+// (GroupMetadataManager.replaceMember: the old member's tombstones, then the new
+// member's records with the same partitions and no epoch record; a classic group
+// rewrites its GroupMetadata at the same generation) and then a real rebalance: the
+// restart must not be told with it as a leave and a join.
+func TestRebalancesStaticReplacement(t *testing.T) {
+	member := func(id, instance string, topics ...string) groups.Record {
+		return groups.Record{Type: groups.ConsumerGroupMemberMetadata, GroupID: "g", MemberID: id,
+			Value: &groups.ConsumerGroupMemberMetadataValue{InstanceID: instance, ClientID: "c", SubscribedTopicNames: topics}}
+	}
+	current := func(id string, epoch int32) groups.Record {
+		return groups.Record{Type: groups.ConsumerGroupCurrentMemberAssignment, GroupID: "g", MemberID: id,
+			Value: &groups.ConsumerGroupCurrentMemberAssignmentValue{MemberEpoch: epoch, PreviousMemberEpoch: epoch}}
+	}
+	tomb := func(typ groups.RecordType, id string) groups.Record {
+		return groups.Record{Type: typ, GroupID: "g", MemberID: id, Tombstone: true}
+	}
+	epoch := func(e int32) groups.Record {
+		return groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "g", Value: &groups.ConsumerGroupMetadataValue{Epoch: e, MetadataHash: 5}}
+	}
+	replace := func(old, new, instance string, topics ...string) []groups.Record {
+		return []groups.Record{tomb(groups.ConsumerGroupCurrentMemberAssignment, old), tomb(groups.ConsumerGroupTargetAssignmentMember, old),
+			tomb(groups.ConsumerGroupMemberMetadata, old), member(new, instance, "a"), current(new, 0), member(new, instance, topics...)}
+	}
+	start := []groups.Record{member("m1", "i1", "a"), member("m2", "i2", "a"), epoch(1), current("m1", 1), current("m2", 1)}
+	classic := func(gen int32, members ...[2]string) groups.Record {
+		v := &groups.GroupMetadataValue{ProtocolType: "consumer", Generation: gen, Protocol: "range"}
+		for _, m := range members {
+			v.Members = append(v.Members, groups.GroupMember{MemberID: m[0], GroupInstanceID: m[1], ClientID: "c",
+				Subscription: &groups.ConsumerProtocolSubscription{Topics: []string{"a"}}})
+		}
+		return groups.Record{Type: groups.GroupMetadata, GroupID: "g", Value: v}
+	}
+	streams := func(id, instance string) groups.Record {
+		return groups.Record{Type: groups.StreamsGroupMemberMetadata, GroupID: "g", MemberID: id,
+			Value: &groups.StreamsGroupMemberMetadataValue{InstanceID: instance, ClientID: "c"}}
+	}
+	streamsEpoch := func(e int32) groups.Record {
+		return groups.Record{Type: groups.StreamsGroupMetadata, GroupID: "g", Value: &groups.StreamsGroupMetadataValue{Epoch: e, MetadataHash: 5}}
+	}
+	cat := func(rs ...[]groups.Record) []groups.Record { return slices.Concat(rs...) }
+	for _, tc := range []struct {
+		name string
+		recs []groups.Record
+		want string
+	}{
+		{"restart, then another member fenced",
+			cat(start, []groups.Record{current("m1", -2)}, replace("m1", "m1b", "i1", "a"),
+				[]groups.Record{tomb(groups.ConsumerGroupMemberMetadata, "m2"), epoch(2)}),
+			`consumer:"g" epoch 1->2 | member_left member="m2" topics=[a]`},
+		{"restart with another subscription",
+			cat(start, replace("m1", "m1b", "i1", "a", "b"), []groups.Record{epoch(2)}),
+			`consumer:"g" epoch 1->2 | subscription_changed member="m1b" topics=[a] regex="" -> topics=[a b]`},
+		{"classic restart, then another member left",
+			[]groups.Record{classic(1, [2]string{"m1", "i1"}, [2]string{"m2", "i2"}), classic(1, [2]string{"m1b", "i1"}, [2]string{"m2", "i2"}),
+				classic(2, [2]string{"m1b", "i1"})},
+			`classic:"g" epoch 1->2 | member_left member="m2" topics=[a]`},
+		{"streams restart, then another member fenced",
+			[]groups.Record{streams("m1", "i1"), streams("m2", "i2"), streamsEpoch(1), tomb(groups.StreamsGroupMemberMetadata, "m1"),
+				streams("m1b", "i1"), tomb(groups.StreamsGroupMemberMetadata, "m2"), streamsEpoch(2)},
+			`streams:"g" epoch 1->2 | member_left member="m2"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, r := groups.NewState(), groups.NewRebalances()
+			var last *groups.Rebalance
+			for i := range tc.recs {
+				if _, rb := r.Apply(s, &tc.recs[i]); rb != nil {
+					last = rb
+				}
+			}
+			if last == nil {
+				t.Fatal("no rebalance")
+			}
+			if got := last.String(); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+			if r.Pending() != 0 {
+				t.Errorf("%d groups left pending", r.Pending())
+			}
+		})
+	}
 }

@@ -13,7 +13,9 @@ import (
 // ParseText parses the text form of one __consumer_offsets group record, as script
 // tests write it:
 //
-//	member consumer|share GROUP MEMBER [topics=A,B] [regex=R]  member metadata
+//	member consumer|share GROUP MEMBER [topics=A,B] [regex=R] [instance=I]
+//	                                                           member metadata (instance:
+//	                                                           group.instance.id, consumer)
 //	leave consumer|share GROUP MEMBER                          its tombstone
 //	meta consumer|share GROUP epoch=N [hash=HEX]               group metadata
 //	delete consumer|share|classic GROUP                        group metadata tombstone
@@ -64,7 +66,8 @@ func ParseText(line string) (groups.Record, error) {
 		case "consumer":
 			rec.Type = groups.ConsumerGroupMemberMetadata
 			rec.Value = &groups.ConsumerGroupMemberMetadataValue{ClientID: "c", ClientHost: "h",
-				SubscribedTopicNames: list(kv["topics"]), SubscribedTopicRegex: kv["regex"], RebalanceTimeoutMs: -1}
+				SubscribedTopicNames: list(kv["topics"]), SubscribedTopicRegex: kv["regex"], RebalanceTimeoutMs: -1,
+				InstanceID: kv["instance"]}
 		case "share":
 			rec.Type = groups.ShareGroupMemberMetadata
 			rec.Value = &groups.ShareGroupMemberMetadataValue{ClientID: "c", ClientHost: "h", SubscribedTopicNames: list(kv["topics"])}
