@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -50,12 +49,7 @@ func (r *readiness) check() error {
 		add("kraftwatch", errors.New("shutting down"))
 	}
 	add("metadata", st.obs.Health(st.stallAfter))
-	select {
-	case <-st.reader.CaughtUp():
-		add("groups", st.reader.Health())
-	default:
-		add("groups", fmt.Errorf("catching up with __consumer_offsets: %d records behind", st.reader.Lag()))
-	}
+	add("groups", groupsReadiness(st.reader, st.stallAfter))
 	if !st.pub.Ready() {
 		add("nats", errors.New("NATS is not reachable"))
 	} else {
