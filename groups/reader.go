@@ -94,8 +94,8 @@ func splitBrokers(brokers []string) []string {
 // each partition's leader for its end offset, with a deadline: kafka-go's readers retry
 // a leader that does not answer inside FetchMessage and never say so, so progress is
 // measured against time here. A partition is stalled (Health) when, for StallAfter,
-// its reads have failed, or its leader has not answered, or it stayed behind its end
-// offset without progress. Its lag is unknown (-1) while its leader does not answer,
+// its reads have failed, or its leader has not answered, or records were written to
+// it and none read. Its lag is unknown (-1) while its leader does not answer,
 // never a stale 0. Records, Retries, Lag, Partitions, Unlisted and Health are safe to
 // call from any goroutine.
 type Reader struct {
@@ -133,7 +133,7 @@ type partition struct {
 	endKnown     atomic.Bool  // the leader answered the last end-offset request (or a fetch since)
 	failingSince atomic.Int64 // when the current run of read errors began
 	askedSince   atomic.Int64 // when the current run of unanswered end-offset requests began
-	behindSince  atomic.Int64 // when the refresh first saw end > next with no progress since
+	behindSince  atomic.Int64 // when the refresh first saw the end grow past next with no progress since
 	lastRecord   atomic.Int64 // timestamp of the last record handed on
 	stalled      atomic.Bool  // reported stalled (for the recovery log line)
 	lastErr      atomic.Pointer[error]
@@ -254,8 +254,8 @@ const (
 	// CauseNoAnswer: the partition's leader has answered neither a fetch nor an
 	// end-offset request since Since.
 	CauseNoAnswer
-	// CauseNoProgress: the partition has been behind its end offset without reading a
-	// record since Since.
+	// CauseNoProgress: records have been written to the partition since Since and
+	// none read.
 	CauseNoProgress
 )
 
@@ -340,8 +340,8 @@ func (e *StallError) Unwrap() []error {
 // partitions with their leader and cause (or that the partitions could not be listed
 // for StallAfter). A partition is stalled when, for longer than StallAfter, its reads
 // have failed, or its leader has answered neither a fetch nor an end-offset request,
-// or it stayed behind its end offset without reading a record. A partition that is
-// merely quiet is healthy.
+// or records were written to it and none read. A partition that is merely quiet is
+// healthy, even when compaction left its end offset above its last record.
 func (r *Reader) Health() error {
 	now := r.now()
 	parts := r.parts.Load()
@@ -606,16 +606,21 @@ func (r *Reader) refresh(ctx context.Context, transport *kafka.Transport, parts 
 				p.askErr.Store(&a.err)
 				continue
 			}
-			if a.end > p.end.Load() { // never lowered: the fetches may know more
+			grew := a.end > p.end.Load()
+			if grew { // never lowered: the fetches may know more
 				p.end.Store(a.end)
 			}
 			p.endKnown.Store(true)
 			p.askedSince.Store(0)
 			p.askErr.Store(nil)
-			if p.end.Load() > p.next.Load() {
-				p.behindSince.CompareAndSwap(0, now)
-			} else {
+			// Behind without progress counts from a round where records were written
+			// and not read: an end offset that stays above the last record
+			// (compaction removed a quiet partition's last records) is no stall.
+			switch {
+			case p.end.Load() <= p.next.Load():
 				p.behindSince.Store(0)
+			case grew:
+				p.behindSince.CompareAndSwap(0, now)
 			}
 		}
 		if err != nil {
