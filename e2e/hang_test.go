@@ -110,3 +110,45 @@ func TestGroupsLeaderHung(t *testing.T) {
 	w.Expect(ctx, t, map[string]int{before1: 1}, time.Minute)
 	w.NoRepeats(t)
 }
+
+// TestGroupsBootstrapCause: with KRAFTWATCH_BOOTSTRAP_SERVERS naming a controller
+// listener, or a port where nothing listens, /readyz's groups reason names the cause
+// and the setting at once, not "catching up with __consumer_offsets: 0 records behind".
+func TestGroupsBootstrapCause(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := sidecarCluster(t)
+	ns := e2etest.StartNATS(t)
+	for _, tc := range []struct {
+		name, bootstrap string
+		want            []string
+	}{
+		{"controller", c.ControllerBootstrap(), []string{"is this a controller listener?", "KRAFTWATCH_BOOTSTRAP_SERVERS must name broker listeners"}},
+		{"refused", fmt.Sprintf("127.0.0.1:%d", e2etest.FreePort(t)), []string{"connection refused", "check KRAFTWATCH_BOOTSTRAP_SERVERS"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kw := e2etest.StartKraftwatch(t, "kw-"+tc.name, e2etest.Env(c, ns.URL(), "bc-.*", "KRAFTWATCH_BOOTSTRAP_SERVERS="+tc.bootstrap))
+			start := time.Now()
+			var reason string
+			err := e2etest.Wait(ctx, 30*time.Second, func() error {
+				code, body := readyz(kw)
+				for _, p := range body.Problems {
+					if p.Component == "groups" && strings.Contains(p.Reason, tc.want[0]) {
+						reason = p.Reason
+						return nil
+					}
+				}
+				return fmt.Errorf("/readyz %d %+v", code, body)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("named %v after start: %s", time.Since(start).Round(time.Millisecond), reason)
+			for _, want := range tc.want {
+				if !strings.Contains(reason, want) {
+					t.Errorf("groups reason %q does not say %q", reason, want)
+				}
+			}
+		})
+	}
+}
