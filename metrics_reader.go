@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kraftwatch/kraftwatch/groups"
@@ -13,8 +15,33 @@ func newReaderMetrics(reg prometheus.Registerer, reader *groups.Reader) {
 	f.counter("group_records_total", "__consumer_offsets records read.", func() float64 { return float64(reader.Records()) })
 	f.counter("group_reader_retries_total", "__consumer_offsets partition readers rebuilt after an error.",
 		func() float64 { return float64(reader.Retries()) })
-	f.gauge("group_records_lag", "__consumer_offsets records not yet read (end offsets are read again every 10 s while a partition cannot be fetched).",
+	f.gauge("group_records_lag", "__consumer_offsets records not yet read, over the partitions whose leader answers (kraftwatch_group_reader_lag_records is -1 for the others).",
 		func() float64 { return float64(reader.Lag()) })
-	f.gauge("group_partitions_stalled", "__consumer_offsets partitions whose reads have failed for over KRAFTWATCH_STALL_AFTER (/readyz fails).",
+	f.gauge("group_partitions_stalled", "__consumer_offsets partitions stalled for over KRAFTWATCH_STALL_AFTER: reads failing, leader not answering, or behind without progress (/readyz fails).",
 		func() float64 { return float64(reader.Stalled()) })
+	for _, m := range partitionLagMetrics {
+		reg.MustRegister(labeled{
+			desc: prometheus.NewDesc("kraftwatch_"+m.name, m.help, []string{"partition"}, nil),
+			kind: prometheus.GaugeValue,
+			values: func(yield func(float64, ...string)) {
+				for _, l := range reader.Partitions() {
+					yield(m.value(l), strconv.Itoa(l.Partition))
+				}
+			},
+		})
+	}
+}
+
+// partitionLagMetrics are the reader's per-partition gauges; they have series only
+// once the reader has listed the partitions (README's table lists them from here).
+var partitionLagMetrics = []struct {
+	name, help string
+	value      func(groups.PartitionLag) float64
+}{
+	{"group_reader_lag_records",
+		"__consumer_offsets records not yet read, per partition; -1 when unknown (its leader does not answer).",
+		func(l groups.PartitionLag) float64 { return float64(l.Records) }},
+	{"group_reader_lag_seconds",
+		"Seconds behind on a __consumer_offsets partition: now minus the timestamp of the last record read while behind, 0 when caught up; -1 when unknown (its leader does not answer).",
+		func(l groups.PartitionLag) float64 { return l.Seconds }},
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -64,12 +63,7 @@ func (r *readiness) check() error {
 		add("kraftwatch", errors.New("shutting down"))
 	}
 	add("metadata", st.obs.Health(st.stallAfter))
-	select {
-	case <-st.reader.CaughtUp():
-		add("groups", st.reader.Health())
-	default:
-		add("groups", fmt.Errorf("catching up with __consumer_offsets: %d records behind", st.reader.Lag()))
-	}
+	add("groups", groupsReadiness(st.reader, st.stallAfter))
 	if err := st.pub.Health(); err != nil {
 		add("nats", err)
 	} else {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,14 +111,17 @@ func metricsTable(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	b.WriteString("| Metric | Type | Meaning |\n|---|---|---|\n")
+	var rows []string
 	for _, f := range families {
 		if !strings.HasPrefix(f.GetName(), "kraftwatch_") {
 			continue
 		}
 		typ := strings.ToLower(dto.MetricType_name[int32(f.GetType())])
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.GetName(), typ, f.GetHelp())
+		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s |\n", f.GetName(), typ, f.GetHelp()))
 	}
-	return b.String()
+	for _, m := range partitionLagMetrics { // no series before the reader runs
+		rows = append(rows, fmt.Sprintf("| `kraftwatch_%s` | gauge | %s |\n", m.name, m.help))
+	}
+	slices.Sort(rows)
+	return "| Metric | Type | Meaning |\n|---|---|---|\n" + strings.Join(rows, "")
 }

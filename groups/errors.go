@@ -62,3 +62,8 @@ func (e *DecodeError) Error() string {
 
 // Unwrap returns the underlying cause.
 func (e *DecodeError) Unwrap() error { return e.Err }
+
+// ErrNotBroker reports a bootstrap server that closed the connection on a Metadata
+// request, as a KRaft controller listener does: the bootstrap servers must name broker
+// listeners.
+var ErrNotBroker = errors.New("the server closed the connection on a Metadata request: is this a controller listener?")

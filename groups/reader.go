@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"slices"
@@ -45,14 +46,16 @@ type ReaderConfig struct {
 	// without progress, before Health reports it (default DefaultStallAfter).
 	StallAfter time.Duration
 	// RefreshInterval is how often the end offsets, and the brokers to bootstrap
-	// from, are read again (default DefaultRefreshInterval).
+	// from, are read again (default StallAfter/5, at most MaxRefreshInterval). Each
+	// leader is asked with a deadline of StallAfter/2 (1 s to 10 s), so a leader that
+	// does not answer is reported within StallAfter plus one RefreshInterval.
 	RefreshInterval time.Duration
 }
 
 // Defaults of ReaderConfig.
 const (
-	DefaultStallAfter      = 30 * time.Second
-	DefaultRefreshInterval = 10 * time.Second
+	DefaultStallAfter  = 30 * time.Second
+	MaxRefreshInterval = 10 * time.Second
 )
 
 // Validate reports the first missing or bad setting.
@@ -87,10 +90,14 @@ func splitBrokers(brokers []string) []string {
 //
 // Partition readers bootstrap from the configured brokers and from every broker the
 // cluster's metadata listed (refreshed every RefreshInterval), so losing the bootstrap
-// broker does not stop a partition whose leader moved elsewhere. The same refresh reads
-// the end offsets, so Lag grows while a partition cannot be read. Health reports a
-// partition stalled when it stayed unreadable, or behind without progress, for
-// StallAfter. Records, Retries, Lag and Health are safe to call from any goroutine.
+// broker does not stop a partition whose leader moved elsewhere. The same refresh asks
+// each partition's leader for its end offset, with a deadline: kafka-go's readers retry
+// a leader that does not answer inside FetchMessage and never say so, so progress is
+// measured against time here. A partition is stalled (Health) when, for StallAfter,
+// its reads have failed, or its leader has not answered, or records were written to
+// it and none read. Its lag is unknown (-1) while its leader does not answer,
+// never a stale 0. Records, Retries, Lag, Partitions, Unlisted and Health are safe to
+// call from any goroutine.
 type Reader struct {
 	cfg      ReaderConfig
 	log      *slog.Logger
@@ -105,14 +112,33 @@ type Reader struct {
 	retries  atomic.Int64
 }
 
+// Broker is a partition's leader as the last metadata answer named it.
+type Broker struct {
+	ID   int
+	Addr string // host:port
+}
+
+func (b Broker) String() string {
+	if b.Addr == "" {
+		return "no leader"
+	}
+	return fmt.Sprintf("leader %d (%s)", b.ID, b.Addr)
+}
+
 // partition is what the Reader knows of one partition's progress. Times are unix
 // nanoseconds; zero means never or not now.
 type partition struct {
 	next         atomic.Int64 // next offset to hand on
 	end          atomic.Int64 // highest end offset known (fetch high watermark or ListOffsets)
+	endKnown     atomic.Bool  // the leader answered the last end-offset request (or a fetch since)
 	failingSince atomic.Int64 // when the current run of read errors began
+	askedSince   atomic.Int64 // when the current run of unanswered end-offset requests began
+	behindSince  atomic.Int64 // when the refresh first saw the end grow past next with no progress since
+	lastRecord   atomic.Int64 // timestamp of the last record handed on
 	stalled      atomic.Bool  // reported stalled (for the recovery log line)
 	lastErr      atomic.Pointer[error]
+	askErr       atomic.Pointer[error] // why the leader did not answer the last request
+	leader       atomic.Pointer[Broker]
 }
 
 // NewReader returns a Reader; nothing is read before Run.
@@ -134,7 +160,7 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 		cfg.StallAfter = DefaultStallAfter
 	}
 	if cfg.RefreshInterval == 0 {
-		cfg.RefreshInterval = DefaultRefreshInterval
+		cfg.RefreshInterval = min(max(cfg.StallAfter/5, 100*time.Millisecond), MaxRefreshInterval)
 	}
 	r := &Reader{cfg: cfg, log: cfg.Logger, now: time.Now, caughtUp: make(chan struct{})}
 	brokers := slices.Clone(cfg.Brokers)
@@ -153,27 +179,105 @@ func (r *Reader) Records() int64 { return r.records.Load() }
 // Retries is the number of times a partition reader was rebuilt after an error.
 func (r *Reader) Retries() int64 { return r.retries.Load() }
 
-// Lag is the number of records behind the partitions' end offsets: the highest end
-// offset known of each partition (from its fetches, or read every RefreshInterval
-// while it cannot be fetched) minus the next offset to read.
-func (r *Reader) Lag() int64 {
-	parts := r.parts.Load()
-	if parts == nil {
-		return 0
+// Unlisted is why Run cannot list the partitions now, at once (Health waits
+// StallAfter); nil once they are listed, or while the topic does not exist yet.
+func (r *Reader) Unlisted() error {
+	if r.parts.Load() != nil {
+		return nil
 	}
+	if errp := r.listErr.Load(); errp != nil && !errors.Is(*errp, kafka.UnknownTopicOrPartition) {
+		return *errp
+	}
+	return nil
+}
+
+// Lag is the number of records behind the end offsets of the partitions whose end
+// offset is known: the highest end offset known of each partition (from its fetches,
+// or asked of its leader every RefreshInterval) minus the next offset to read. A
+// partition whose leader does not answer is left out (Partitions gives it as -1).
+func (r *Reader) Lag() int64 {
 	var total int64
-	for i := range *parts {
-		p := &(*parts)[i]
-		total += max(0, p.end.Load()-p.next.Load())
+	for _, p := range r.Partitions() {
+		total += max(0, p.Records)
 	}
 	return total
 }
 
-// Stall is a partition Health reports: unreadable since Since; Err is the last read
-// error.
+// PartitionLag is how far the Reader is behind on one partition.
+type PartitionLag struct {
+	Partition int
+	// Records behind the end offset; -1 when unknown: the leader did not answer the
+	// last request for it.
+	Records int64
+	// Seconds behind: now minus the timestamp of the last record read while behind
+	// (since Run began when none was read), 0 when caught up, -1 when unknown.
+	Seconds float64
+}
+
+// Partitions is the lag of each partition, nil before Run lists them.
+func (r *Reader) Partitions() []PartitionLag {
+	parts := r.parts.Load()
+	if parts == nil {
+		return nil
+	}
+	now := r.now()
+	out := make([]PartitionLag, len(*parts))
+	for i := range *parts {
+		out[i] = (*parts)[i].lag(i, now, r.started.Load())
+	}
+	return out
+}
+
+func (p *partition) lag(i int, now time.Time, started int64) PartitionLag {
+	if !p.endKnown.Load() {
+		return PartitionLag{Partition: i, Records: -1, Seconds: -1}
+	}
+	l := PartitionLag{Partition: i, Records: max(0, p.end.Load()-p.next.Load())}
+	if l.Records > 0 {
+		last := p.lastRecord.Load()
+		if last == 0 {
+			last = started
+		}
+		l.Seconds = max(0, now.Sub(time.Unix(0, last)).Seconds())
+	}
+	return l
+}
+
+// StallCause is why a partition is stalled.
+type StallCause uint8
+
+const (
+	// CauseUnknown is the zero StallCause.
+	CauseUnknown StallCause = iota
+	// CauseReadsFail: every read of the partition has failed since Since.
+	CauseReadsFail
+	// CauseNoAnswer: the partition's leader has answered neither a fetch nor an
+	// end-offset request since Since.
+	CauseNoAnswer
+	// CauseNoProgress: records have been written to the partition since Since and
+	// none read.
+	CauseNoProgress
+)
+
+func (c StallCause) String() string {
+	switch c {
+	case CauseReadsFail:
+		return "reads fail"
+	case CauseNoAnswer:
+		return "leader does not answer"
+	case CauseNoProgress:
+		return "no progress"
+	}
+	return "unknown"
+}
+
+// Stall is a partition Health reports: stalled since Since for Cause; Lag is -1 when
+// unknown; Err is the last read or end-offset error.
 type Stall struct {
 	Partition int
 	Since     time.Time
+	Cause     StallCause
+	Leader    Broker
 	Lag       int64
 	Err       error
 }
@@ -185,6 +289,8 @@ type StallError struct {
 	Partitions []Stall
 	Err        error
 	For        time.Duration
+	// Now is when Health looked; each stall's duration is Now - Since.
+	Now time.Time
 }
 
 func (e *StallError) Error() string {
@@ -196,7 +302,24 @@ func (e *StallError) Error() string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "partition %d stalled for %v, %d records behind", s.Partition, e.For.Round(time.Second), s.Lag)
+		d := e.For
+		if !e.Now.IsZero() {
+			d = e.Now.Sub(s.Since)
+		}
+		d = d.Round(time.Second)
+		behind := "lag unknown"
+		if s.Lag >= 0 {
+			behind = fmt.Sprintf("%d records behind", s.Lag)
+		}
+		fmt.Fprintf(&b, "partition %d stalled for %v, %s: ", s.Partition, d, behind)
+		switch s.Cause {
+		case CauseNoAnswer:
+			fmt.Fprintf(&b, "%s has not answered for %v", s.Leader, d)
+		case CauseNoProgress:
+			fmt.Fprintf(&b, "no record read for %v from %s", d, s.Leader)
+		default:
+			fmt.Fprintf(&b, "reads from %s fail", s.Leader)
+		}
 		if s.Err != nil {
 			fmt.Fprintf(&b, ": %v", s.Err)
 		}
@@ -204,10 +327,21 @@ func (e *StallError) Error() string {
 	return fmt.Sprintf("%s: %s", e.Topic, b.String())
 }
 
-// Health is nil while every partition is read, else a *StallError naming the partitions
-// whose reads have failed without a success for longer than StallAfter (or that the
-// partitions could not be listed for that long). A partition that is merely quiet is
-// healthy: compaction can leave its end offset above its last record for good.
+// Unwrap gives the errors behind the stall, for errors.Is.
+func (e *StallError) Unwrap() []error {
+	errs := []error{e.Err}
+	for _, s := range e.Partitions {
+		errs = append(errs, s.Err)
+	}
+	return errs
+}
+
+// Health is nil while every partition is read, else a *StallError naming the stalled
+// partitions with their leader and cause (or that the partitions could not be listed
+// for StallAfter). A partition is stalled when, for longer than StallAfter, its reads
+// have failed, or its leader has answered neither a fetch nor an end-offset request,
+// or records were written to it and none read. A partition that is merely quiet is
+// healthy, even when compaction left its end offset above its last record.
 func (r *Reader) Health() error {
 	now := r.now()
 	parts := r.parts.Load()
@@ -225,7 +359,7 @@ func (r *Reader) Health() error {
 	for _, s := range stalls {
 		longest = max(longest, now.Sub(s.Since))
 	}
-	return &StallError{Topic: r.cfg.Topic, Partitions: stalls, For: longest}
+	return &StallError{Topic: r.cfg.Topic, Partitions: stalls, For: longest, Now: now}
 }
 
 // Stalled is the number of partitions Health reports stalled.
@@ -239,24 +373,39 @@ func (r *Reader) stalls(now time.Time) []Stall {
 	var out []Stall
 	for i := range *parts {
 		p := &(*parts)[i]
-		if since, ok := p.stalledSince(now, r.cfg.StallAfter); ok {
-			s := Stall{Partition: i, Since: since, Lag: max(0, p.end.Load()-p.next.Load())}
-			if errp := p.lastErr.Load(); errp != nil {
-				s.Err = *errp
-			}
-			out = append(out, s)
+		since, cause := p.stalledSince(now, r.cfg.StallAfter)
+		if cause == CauseUnknown {
+			continue
 		}
+		s := Stall{Partition: i, Since: since, Cause: cause, Lag: p.lag(i, now, r.started.Load()).Records}
+		if b := p.leader.Load(); b != nil {
+			s.Leader = *b
+		}
+		errp := p.lastErr.Load()
+		if cause == CauseNoAnswer || errp == nil {
+			errp = p.askErr.Load()
+		}
+		if errp != nil {
+			s.Err = *errp
+		}
+		out = append(out, s)
 	}
 	return out
 }
 
-// stalledSince reports whether the partition's reads have failed for longer than
-// bound, and since when.
-func (p *partition) stalledSince(now time.Time, bound time.Duration) (time.Time, bool) {
-	if f := p.failingSince.Load(); f != 0 && now.Sub(time.Unix(0, f)) > bound {
-		return time.Unix(0, f), true
+// stalledSince reports since when and why the partition has been stalled for longer
+// than bound (CauseUnknown: it is not). When several causes hold, the most telling
+// wins: a leader that does not answer, then failing reads, then no progress.
+func (p *partition) stalledSince(now time.Time, bound time.Duration) (time.Time, StallCause) {
+	for _, c := range []struct {
+		at    int64
+		cause StallCause
+	}{{p.askedSince.Load(), CauseNoAnswer}, {p.failingSince.Load(), CauseReadsFail}, {p.behindSince.Load(), CauseNoProgress}} {
+		if c.at != 0 && now.Sub(time.Unix(0, c.at)) > bound {
+			return time.Unix(0, c.at), c.cause
+		}
 	}
-	return time.Time{}, false
+	return time.Time{}, CauseUnknown
 }
 
 // Run reads until ctx ends or handle returns an error.
@@ -264,16 +413,20 @@ func (r *Reader) Run(ctx context.Context, handle func(Message) error) error {
 	r.started.Store(r.now().UnixNano())
 	transport := r.transport()
 	defer transport.CloseIdleConnections()
-	ends, err := r.endOffsets(ctx, transport)
+	answers, err := r.endOffsets(ctx, transport)
 	if err != nil {
 		return err
 	}
-	r.log.Info("reading group records", "topic", r.cfg.Topic, "partitions", len(ends))
+	r.log.Info("reading group records", "topic", r.cfg.Topic, "partitions", len(answers))
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	parts := make([]partition, len(ends))
-	for i, end := range ends {
-		parts[i].end.Store(end)
+	parts := make([]partition, len(answers))
+	ends := make([]int64, len(answers))
+	for i, a := range answers {
+		ends[i] = a.end
+		parts[i].end.Store(a.end)
+		parts[i].endKnown.Store(true)
+		parts[i].leader.Store(&a.leader)
 	}
 	r.parts.Store(&parts)
 
@@ -372,30 +525,44 @@ func (r *Reader) readPartition(ctx context.Context, p int, st *partition, handle
 				return err
 			}
 			next = m.Offset + 1
-			r.progressed(p, st, next, m.HighWaterMark)
+			r.progressed(p, st, next, m.HighWaterMark, m.Time)
 		}
 	}
 	return nil
 }
 
-// progressed records that partition p handed on the record before next; hwm is the
-// partition's high watermark in that fetch.
-func (r *Reader) progressed(p int, st *partition, next, hwm int64) {
+// progressed records that partition p handed on the record before next, stamped at;
+// hwm is the partition's high watermark in that fetch: its leader answered.
+func (r *Reader) progressed(p int, st *partition, next, hwm int64, at time.Time) {
 	st.next.Store(next)
 	if hwm > st.end.Load() {
 		st.end.Store(hwm)
 	}
+	if !at.IsZero() {
+		st.lastRecord.Store(at.UnixNano())
+	}
+	st.endKnown.Store(true)
 	st.failingSince.Store(0)
+	st.askedSince.Store(0)
+	st.behindSince.Store(0)
 	st.lastErr.Store(nil)
 	if st.stalled.CompareAndSwap(true, false) {
 		r.log.Info("group records readable again", "topic", r.cfg.Topic, "partition", p, "offset", next)
 	}
 }
 
-// refresh reads the end offsets of every partition and the cluster's brokers every
-// RefreshInterval until ctx ends: the end offsets make Lag grow while a partition
-// cannot be read, the brokers let partition readers bootstrap without the configured
-// ones. It also logs each partition that becomes stalled.
+// askTimeout is the deadline of each Metadata and ListOffsets request: StallAfter/2,
+// 1 s to 10 s, so that a leader that does not answer is known before StallAfter.
+func (r *Reader) askTimeout() time.Duration {
+	return min(max(r.cfg.StallAfter/2, time.Second), 10*time.Second)
+}
+
+// refresh asks every partition's leader for its end offset, and the cluster for its
+// brokers, every RefreshInterval until ctx ends: the end offsets make Lag grow while a
+// partition cannot be read, an unanswered request makes the partition's lag unknown
+// and, after StallAfter, the partition stalled; the brokers let partition readers
+// bootstrap without the configured ones. It also logs each partition that becomes
+// stalled.
 func (r *Reader) refresh(ctx context.Context, transport *kafka.Transport, parts []partition) {
 	t := time.NewTicker(r.cfg.RefreshInterval)
 	defer t.Stop()
@@ -405,21 +572,72 @@ func (r *Reader) refresh(ctx context.Context, transport *kafka.Transport, parts 
 			return
 		case <-t.C:
 		}
-		ends, err := r.tryEndOffsets(ctx, transport)
-		if len(ends) == len(parts) {
-			for i, end := range ends { // -1 (not known now) never raises end
-				if end > parts[i].end.Load() {
-					parts[i].end.Store(end)
-				}
+		// A partition whose leader does not answer is dated from the start of the
+		// first unanswered round, so that the request's deadline adds nothing.
+		asked := r.now().UnixNano()
+		leaders := make([]Broker, len(parts))
+		for i := range parts {
+			if b := parts[i].leader.Load(); b != nil {
+				leaders[i] = *b
+			}
+		}
+		answers, err := r.tryEndOffsets(ctx, transport, leaders)
+		if ctx.Err() != nil {
+			return
+		}
+		if len(answers) != len(parts) { // no metadata, or the partition count changed
+			if err == nil {
+				err = fmt.Errorf("metadata of %s: %d partitions, %d before", r.cfg.Topic, len(answers), len(parts))
+			}
+			answers = make([]endAnswer, len(parts))
+			for i := range answers {
+				answers[i] = endAnswer{end: -1, leader: leaders[i], err: err}
+			}
+		}
+		now := r.now().UnixNano()
+		for i, a := range answers {
+			p := &parts[i]
+			if a.leader.Addr != "" {
+				p.leader.Store(&a.leader)
+			}
+			if a.err != nil {
+				p.askedSince.CompareAndSwap(0, asked)
+				p.endKnown.Store(false)
+				p.askErr.Store(&a.err)
+				continue
+			}
+			grew := a.end > p.end.Load()
+			if grew { // never lowered: the fetches may know more
+				p.end.Store(a.end)
+			}
+			p.endKnown.Store(true)
+			p.askedSince.Store(0)
+			p.askErr.Store(nil)
+			// Behind without progress counts from a round where records were written
+			// and not read: an end offset that stays above the last record
+			// (compaction removed a quiet partition's last records) is no stall.
+			switch {
+			case p.end.Load() <= p.next.Load():
+				p.behindSince.Store(0)
+			case grew:
+				p.behindSince.CompareAndSwap(0, now)
 			}
 		}
 		if err != nil {
 			r.log.Debug("refreshing group record end offsets", "topic", r.cfg.Topic, "error", err)
 		}
+		stalled := make([]bool, len(parts))
 		for _, s := range r.stalls(r.now()) {
+			stalled[s.Partition] = true
 			if parts[s.Partition].stalled.CompareAndSwap(false, true) {
 				r.log.Error("group records partition stalled", "topic", r.cfg.Topic, "partition", s.Partition,
+					"cause", s.Cause.String(), "leader", s.Leader.ID, "leader_addr", s.Leader.Addr,
 					"lag", s.Lag, "since", s.Since, "error", s.Err)
+			}
+		}
+		for i := range parts {
+			if !stalled[i] && parts[i].stalled.CompareAndSwap(true, false) {
+				r.log.Info("group records readable again", "topic", r.cfg.Topic, "partition", i, "offset", parts[i].next.Load())
 			}
 		}
 	}
@@ -427,15 +645,16 @@ func (r *Reader) refresh(ctx context.Context, transport *kafka.Transport, parts 
 
 func (r *Reader) markCaughtUp() { r.once.Do(func() { close(r.caughtUp) }) }
 
-// endOffsets returns, per partition, the end offset (next offset to be written) now.
-// It waits for the topic to exist: it is created when the first group appears.
-func (r *Reader) endOffsets(ctx context.Context, transport *kafka.Transport) ([]int64, error) {
+// endOffsets returns, per partition, the end offset (next offset to be written) now,
+// and its leader. It waits for the topic to exist: it is created when the first group
+// appears.
+func (r *Reader) endOffsets(ctx context.Context, transport *kafka.Transport) ([]endAnswer, error) {
 	backoff := 250 * time.Millisecond
 	for {
-		ends, err := r.tryEndOffsets(ctx, transport)
+		answers, err := r.tryEndOffsets(ctx, transport, nil)
 		if err == nil {
 			r.listErr.Store(nil)
-			return ends, nil
+			return answers, nil
 		}
 		// Caught-up needs every partition's end offset: retry until all answer.
 		r.listErr.Store(&err)
@@ -467,15 +686,110 @@ func (r *Reader) transport() *kafka.Transport {
 	}
 }
 
+// endAnswer is one partition's end offset and leader; err is why its leader did not
+// tell the end offset (end is then -1).
+type endAnswer struct {
+	end    int64
+	leader Broker
+	err    error
+}
+
 // tryEndOffsets asks any reachable broker (the configured ones, then those the last
 // metadata listed) for the partitions of the topic and each leader for their end
-// offsets. The brokers of the answer become bootstrap servers of later calls and of
-// the partition readers built after it.
-func (r *Reader) tryEndOffsets(ctx context.Context, transport *kafka.Transport) ([]int64, error) {
-	client := &kafka.Client{Addr: kafka.TCP(*r.brokers.Load()...), Timeout: 10 * time.Second, Transport: transport}
+// offsets, every request with a deadline of askTimeout. When the metadata cannot be
+// read and leaders is not nil (the leaders known before, per partition), the leaders
+// are asked all the same: a bootstrap broker that does not answer must not hide the
+// partitions whose leader does. The brokers of the answer become bootstrap servers of
+// later calls and of the partition readers built after it. The error joins every
+// partition's.
+func (r *Reader) tryEndOffsets(ctx context.Context, transport *kafka.Transport, leaders []Broker) ([]endAnswer, error) {
+	client := &kafka.Client{Addr: kafka.TCP(*r.brokers.Load()...), Timeout: r.askTimeout(), Transport: transport}
+	answers, mdErr := r.metadata(ctx, client)
+	if mdErr != nil {
+		if len(leaders) == 0 {
+			return nil, mdErr
+		}
+		answers = make([]endAnswer, len(leaders))
+		for i, b := range leaders {
+			answers[i] = endAnswer{end: -1, leader: b}
+			if b.Addr == "" {
+				answers[i].err = mdErr
+			}
+		}
+	}
+	n := len(answers)
+	byLeader := map[string][]kafka.OffsetRequest{}
+	for i, a := range answers {
+		if a.err == nil {
+			byLeader[a.leader.Addr] = append(byLeader[a.leader.Addr], kafka.LastOffsetOf(i))
+		}
+	}
+	// kafka-go's Transport routes ListOffsets by its cached cluster layout, which
+	// leaves out internal topics such as __consumer_offsets: the request would go to
+	// whichever bootstrap broker the connection reached and fail with
+	// NOT_LEADER_OR_FOLLOWER for every partition led by another broker. So each
+	// leader is asked, at its own address, for the partitions it leads, all at once so
+	// that one leader that does not answer delays no other.
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		bad error // an answer naming a partition that does not exist
+	)
+	for addr, req := range byLeader {
+		wg.Go(func() {
+			res, err := client.ListOffsets(ctx, &kafka.ListOffsetsRequest{
+				Addr:           kafka.TCP(addr),
+				Topics:         map[string][]kafka.OffsetRequest{r.cfg.Topic: req},
+				IsolationLevel: kafka.ReadCommitted,
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				err = fmt.Errorf("end offsets from %s: %w", addr, err)
+				for _, o := range req {
+					answers[o.Partition].err = err
+				}
+				return
+			}
+			got := map[int]bool{}
+			for _, po := range res.Topics[r.cfg.Topic] {
+				switch {
+				case po.Partition < 0 || po.Partition >= n:
+					bad = fmt.Errorf("end offsets from %s: partition %d of %d", addr, po.Partition, n)
+				case po.Error != nil:
+					answers[po.Partition].err = fmt.Errorf("partition %d: %w", po.Partition, po.Error)
+				default:
+					answers[po.Partition].end = po.LastOffset
+				}
+				got[po.Partition] = true
+			}
+			for _, o := range req {
+				if !got[o.Partition] {
+					answers[o.Partition].err = fmt.Errorf("end offsets from %s: partition %d not in the answer", addr, o.Partition)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if bad != nil {
+		return nil, bad
+	}
+	errs := []error{mdErr}
+	for _, a := range answers {
+		errs = append(errs, a.err)
+	}
+	return answers, errors.Join(errs...)
+}
+
+// metadata reads the topic's partitions and their leaders (end -1 each; err set for a
+// partition without one) and makes the listed brokers bootstrap servers.
+func (r *Reader) metadata(ctx context.Context, client *kafka.Client) ([]endAnswer, error) {
 	md, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{r.cfg.Topic}})
 	if err != nil {
-		return nil, err
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w (%w)", ErrNotBroker, err)
+		}
+		return nil, fmt.Errorf("metadata of %s from %s: %w", r.cfg.Topic, client.Addr, err)
 	}
 	brokers := slices.Clone(r.cfg.Brokers)
 	for _, b := range md.Brokers {
@@ -490,56 +804,26 @@ func (r *Reader) tryEndOffsets(ctx context.Context, transport *kafka.Transport) 
 	if err := md.Topics[0].Error; err != nil {
 		return nil, fmt.Errorf("metadata of %s: %w", r.cfg.Topic, err)
 	}
-	// kafka-go's Transport routes ListOffsets by its cached cluster layout, which
-	// leaves out internal topics such as __consumer_offsets: the request would go to
-	// whichever bootstrap broker the connection reached and fail with
-	// NOT_LEADER_OR_FOLLOWER for every partition led by another broker. So each
-	// leader is asked, at its own address, for the partitions it leads.
-	// A partition that cannot answer (no leader, its leader unreachable) has end -1
-	// and an error in the joined error; the others are still returned.
 	n := len(md.Topics[0].Partitions)
-	ends := make([]int64, n)
-	for i := range ends {
-		ends[i] = -1
+	answers := make([]endAnswer, n)
+	for i := range answers {
+		answers[i] = endAnswer{end: -1, err: fmt.Errorf("partition %d: not in the metadata", i)}
 	}
-	var errs []error
-	byLeader := map[string][]kafka.OffsetRequest{}
 	for _, p := range md.Topics[0].Partitions {
-		switch {
-		case p.ID < 0 || p.ID >= n:
+		if p.ID < 0 || p.ID >= n {
 			return nil, fmt.Errorf("metadata of %s: partition %d of %d", r.cfg.Topic, p.ID, n)
+		}
+		a := endAnswer{end: -1}
+		if p.Leader.Host != "" {
+			a.leader = Broker{ID: p.Leader.ID, Addr: net.JoinHostPort(p.Leader.Host, strconv.Itoa(p.Leader.Port))}
+		}
+		switch {
 		case p.Error != nil:
-			errs = append(errs, fmt.Errorf("partition %d: %w", p.ID, p.Error))
-		case p.Leader.Host == "":
-			errs = append(errs, fmt.Errorf("partition %d: %w", p.ID, kafka.LeaderNotAvailable))
-		default:
-			addr := net.JoinHostPort(p.Leader.Host, strconv.Itoa(p.Leader.Port))
-			byLeader[addr] = append(byLeader[addr], kafka.LastOffsetOf(p.ID))
+			a.err = fmt.Errorf("partition %d: %w", p.ID, p.Error)
+		case a.leader.Addr == "":
+			a.err = fmt.Errorf("partition %d: %w", p.ID, kafka.LeaderNotAvailable)
 		}
+		answers[p.ID] = a
 	}
-	for addr, req := range byLeader {
-		res, err := client.ListOffsets(ctx, &kafka.ListOffsetsRequest{
-			Addr:           kafka.TCP(addr),
-			Topics:         map[string][]kafka.OffsetRequest{r.cfg.Topic: req},
-			IsolationLevel: kafka.ReadCommitted,
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("end offsets from %s: %w", addr, err))
-			continue
-		}
-		for _, po := range res.Topics[r.cfg.Topic] {
-			switch {
-			case po.Partition < 0 || po.Partition >= n:
-				return nil, fmt.Errorf("end offsets from %s: partition %d of %d", addr, po.Partition, n)
-			case po.Error != nil:
-				errs = append(errs, fmt.Errorf("partition %d: %w", po.Partition, po.Error))
-			default:
-				ends[po.Partition] = po.LastOffset
-			}
-		}
-	}
-	if slices.Contains(ends, -1) && len(errs) == 0 {
-		errs = append(errs, fmt.Errorf("end offsets of %s: not every partition answered", r.cfg.Topic))
-	}
-	return ends, errors.Join(errs...)
+	return answers, nil
 }

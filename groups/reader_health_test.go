@@ -22,6 +22,7 @@ func TestReaderHealth(t *testing.T) {
 	for i := range parts {
 		parts[i].end.Store(10)
 		parts[i].next.Store(10)
+		parts[i].endKnown.Store(true)
 	}
 	r.parts.Store(&parts)
 	if err := r.Health(); err != nil || r.Lag() != 0 {
@@ -56,7 +57,7 @@ func TestReaderHealth(t *testing.T) {
 	}
 
 	// A read succeeds: healthy again, and the lag is what is left.
-	r.progressed(1, &parts[1], 12, 15)
+	r.progressed(1, &parts[1], 12, 15, now)
 	if err := r.Health(); err != nil || r.Lag() != 3 {
 		t.Fatalf("after a read: Health %v, Lag %d", err, r.Lag())
 	}
