@@ -6,6 +6,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
@@ -282,9 +283,14 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 	var start, done []metadata.Record
 	var touched []string
 	var pending []pendingMove
-	seen := make(map[string]map[int32]bool)
+	shrunk := make(map[string]int) // moves that add no replica, per topic
+	type topicPart struct {
+		topic string
+		part  int32
+	}
+	seen := make(map[topicPart]bool, len(moves))
 	for _, m := range moves {
-		where := fmt.Sprintf("reassignment of %s-%d", m.Topic, m.Partition)
+		where := reassignmentOf(m)
 		t, ok := b.img.TopicByName(m.Topic)
 		if !ok {
 			return fmt.Errorf("%w: %s: no topic %q", ErrInvalidPlan, where, m.Topic)
@@ -293,13 +299,10 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 		if !ok {
 			return fmt.Errorf("%w: %s: topic %q has no partition %d", ErrInvalidPlan, where, m.Topic, m.Partition)
 		}
-		if seen[m.Topic][m.Partition] {
+		if seen[topicPart{m.Topic, m.Partition}] {
 			return fmt.Errorf("%w: %s: the partition is listed twice", ErrInvalidPlan, where)
 		}
-		if seen[m.Topic] == nil {
-			seen[m.Topic] = make(map[int32]bool)
-		}
-		seen[m.Topic][m.Partition] = true
+		seen[topicPart{m.Topic, m.Partition}] = true
 		if len(m.Replicas) == 0 {
 			return fmt.Errorf("%w: %s: no replicas", ErrInvalidPlan, where)
 		}
@@ -325,7 +328,7 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 		if len(adding) == 0 {
 			// Nothing to copy: Kafka's controller completes the change at once.
 			start = append(start, completion(t.ID(), m.Partition, target))
-			b.cause(m.Topic, fmt.Sprintf("partition %d replicas %v -> %v", m.Partition, cur, target))
+			shrunk[m.Topic]++
 			continue
 		}
 		merged := append(slices.Clone(target), removing...)
@@ -334,7 +337,6 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 		start = append(start, rec)
 		done = append(done, completion(t.ID(), m.Partition, target))
 		pending = append(pending, pendingMove{t.ID(), m.Partition, target})
-		b.cause(m.Topic, fmt.Sprintf("partition %d replicas %v -> %v", m.Partition, cur, target))
 	}
 	slices.Sort(touched)
 	touched = slices.Compact(touched)
@@ -352,9 +354,21 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 		b.moves[t.Name()] = append(b.moves[t.Name()], moved{partition: pt.part, rackChanging: changing})
 		doneTopics = append(doneTopics, t.Name())
 	}
-	for name, ms := range b.moves {
+	for _, name := range touched {
+		ms := b.moves[name]
 		slices.SortFunc(ms, func(a, c moved) int { return int(a.partition - c.partition) })
-		b.moves[name] = ms
+		changing := 0
+		for _, m := range ms {
+			if m.rackChanging {
+				changing++
+			}
+		}
+		if len(ms) > 0 {
+			b.cause(name, fmt.Sprintf("%d partitions reassigned, %d of them change racks on completion", len(ms), changing))
+		}
+		if n := shrunk[name]; n > 0 {
+			b.cause(name, fmt.Sprintf("%d partitions lose replicas without adding any (done at once)", n))
+		}
 	}
 	slices.Sort(doneTopics)
 	if len(done) == 0 {
@@ -365,6 +379,10 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 	}
 	b.steps[len(b.steps)-1].completion = true
 	return nil
+}
+
+func reassignmentOf(m Move) string {
+	return "reassignment of " + m.Topic + "-" + strconv.Itoa(int(m.Partition))
 }
 
 func completion(id image.UUID, part int32, target []int32) metadata.Record {
