@@ -18,8 +18,8 @@ import (
 // Transition is one change of a group's hash at one step of a plan.
 type Transition struct {
 	Step string `json:"step"`
-	From int64  `json:"from"`
-	To   int64  `json:"to"`
+	From int64  `json:"from,string"`
+	To   int64  `json:"to,string"`
 	// Topics are the group's topics whose hash (or existence) changed at the step.
 	Topics []string `json:"topics"`
 }
@@ -43,8 +43,8 @@ type GroupImpact struct {
 	// one metadata batch, Max when each rack-changing completion lands on its own.
 	Min         int           `json:"min_rebalances"`
 	Max         int           `json:"max_rebalances"`
-	Hash        int64         `json:"hash"`
-	FinalHash   int64         `json:"final_hash"`
+	Hash        int64         `json:"hash,string"`
+	FinalHash   int64         `json:"final_hash,string"`
 	Topics      []TopicImpact `json:"topics"`
 	Transitions []Transition  `json:"transitions"`
 }
@@ -438,7 +438,7 @@ func Evaluate(cur *image.Image, st *groups.State, scheme string, p Plan) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Scheme: sch.Name(), Groups: []GroupImpact{}}
+	res := &Result{Scheme: sch.Name(), Steps: []string{}, Groups: []GroupImpact{}}
 	touched := make(map[string]bool)
 	for _, s := range b.steps {
 		res.Steps = append(res.Steps, s.name)
@@ -545,7 +545,7 @@ func (e *evaluator) group(st *groups.State, k events.GroupKey, b *builder) (Grou
 	gi.Min = len(gi.Transitions)
 	racky := 0
 	for _, name := range slices.Sorted(maps.Keys(read)) {
-		ti := TopicImpact{Topic: name, Causes: b.causes[name]}
+		ti := TopicImpact{Topic: name, Causes: append([]string{}, b.causes[name]...)}
 		for _, m := range b.moves[name] {
 			ti.Moved = append(ti.Moved, m.partition)
 			if m.rackChanging {
