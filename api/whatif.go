@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kraftwatch/kraftwatch/engine"
+	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/whatif"
 )
 
@@ -84,10 +85,14 @@ type WhatIfSuggestion struct {
 	Result *whatif.Result `json:"result"`
 }
 
-// WhatIf evaluates a request on v (on the engine's goroutine). Errors wrap
-// whatif.ErrInvalidPlan when the plan does not fit the cluster.
+// whatIfScheme is the scheme of every prediction: Kafka's coordinator rebalances
+// groups on its own hash, whatever scheme kraftwatch's events use.
+const whatIfScheme = hashcache.SchemeKafka
+
+// WhatIf evaluates a request on v (on the engine's goroutine), with Kafka's hash.
+// Errors wrap whatif.ErrInvalidPlan when the plan does not fit the cluster.
 func WhatIf(v *engine.View, req *WhatIfRequest, p whatif.Plan) (*WhatIfResponse, error) {
-	res, err := whatif.Evaluate(v.Image, v.State, v.Scheme, p)
+	res, err := whatif.Evaluate(v.Image, v.State, whatIfScheme, p)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +106,7 @@ func WhatIf(v *engine.View, req *WhatIfRequest, p whatif.Plan) (*WhatIfResponse,
 		return b.String()
 	}
 	if len(p.Moves) > 0 {
-		if out.Order, err = whatif.Order(v.Image, v.Scheme, p.Moves, readers); err != nil {
+		if out.Order, err = whatif.Order(v.Image, whatIfScheme, p.Moves, readers); err != nil {
 			return nil, err
 		}
 	}
@@ -110,14 +115,14 @@ func WhatIf(v *engine.View, req *WhatIfRequest, p whatif.Plan) (*WhatIfResponse,
 		if err != nil {
 			return nil, err
 		}
-		o, err := whatif.Order(v.Image, v.Scheme, s.Plan(), readers)
+		o, err := whatif.Order(v.Image, whatIfScheme, s.Plan(), readers)
 		if err != nil {
 			return nil, err
 		}
 		moves := append(slices.Clone(o.Neutral), o.Changing...)
 		sp := p
 		sp.Moves = moves
-		sres, err := whatif.Evaluate(v.Image, v.State, v.Scheme, sp)
+		sres, err := whatif.Evaluate(v.Image, v.State, whatIfScheme, sp)
 		if err != nil {
 			return nil, err
 		}

@@ -84,21 +84,28 @@ func TestWhatIf(t *testing.T) {
 		groups     string // "type/id min-max" of each group
 		check      func(t *testing.T, r *api.WhatIfResponse)
 	}{
-		// orders [1,2] -> [1,3]: racks {a,b} during the move (1,3,2), {a} after.
+		// Kafka's hash, one rack per replica: orders [1,2] -> [1,3] is racks a,b, then
+		// a,a,b during the move (1,3,2), then a,a: one net change, two at most.
 		{name: "cross-rack move", body: `{"reassignment":{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,3]}]}}`,
-			status: 200, groups: "consumer/g-orders 1-1", check: func(t *testing.T, r *api.WhatIfResponse) {
+			status: 200, groups: "consumer/g-orders 1-2", check: func(t *testing.T, r *api.WhatIfResponse) {
 				if r.Order == nil || len(r.Order.Changing) != 1 || len(r.Order.Neutral) != 0 {
 					t.Errorf("order %+v: want the move among the rack-changing ones", r.Order)
 				}
 			}},
+		// payments 3 -> 1, both in rack a: a, then a,a, then a; no net change.
 		{name: "move within a rack", body: `{"cruise_control":{"proposals":[{"topicPartition":{"topic":"payments","partition":0},"oldLeader":3,"oldReplicas":[3],"newReplicas":[1]}]}}`,
-			status: 200, groups: ""},
+			status: 200, groups: "share/s-pay 0-2"},
 		{name: "rack changed", body: `{"set_racks":[{"broker":3,"rack":"b"}]}`, status: 200, groups: "share/s-pay 1-1"},
-		{name: "suggest", body: `{"decommission":[3],"suggest":true}`, status: 200, groups: "share/s-pay 1-1",
+		{name: "suggest", body: `{"decommission":[3],"suggest":true}`, status: 200, groups: "share/s-pay 1-1", // unregistering 3 now
 			check: func(t *testing.T, r *api.WhatIfResponse) {
 				s := r.Suggestion
-				if s == nil || !bytes.Contains(s.Reassignment, []byte(`{"topic":"payments","partition":0,"replicas":[1]}`)) || len(s.Result.Groups) != 0 {
-					t.Errorf("suggestion %+v: want payments-0 moved to broker 1 and no group rebalancing", s)
+				if s == nil || !bytes.Contains(s.Reassignment, []byte(`{"topic":"payments","partition":0,"replicas":[1]}`)) {
+					t.Fatalf("suggestion %+v: want payments-0 moved to broker 1", s)
+				}
+				for _, g := range s.Result.Groups {
+					if g.Min != 0 || g.Hash != g.FinalHash {
+						t.Errorf("with the suggestion %s/%s rebalances %d-%d, hash %d -> %d; want no net change", g.Type, g.ID, g.Min, g.Max, g.Hash, g.FinalHash)
+					}
 				}
 			}},
 		{name: "no change", body: `{}`, status: 400},

@@ -13,10 +13,14 @@
 //     target plus the replicas being removed, as Kafka's controller writes them
 //     (PartitionReassignmentReplicas: target, then the removed ones). A move that
 //     adds no replica completes at once;
-//   - its completions: the fewest rebalances count them as one step (every partition
-//     completes in the same metadata batch); the most count one per moved partition
-//     the group reads whose completion changes the partition's part of the topic
-//     hash (a throttled move completes partition by partition);
+//   - its completions: the most rebalances count one per moved partition the group
+//     reads whose completion changes the partition's part of the topic hash (a
+//     throttled move completes partition by partition), plus one for the start;
+//     the fewest count the reassignment once if it changes the group's hash in the
+//     end, not at all if the hash comes back: a coordinator compares hashes when a
+//     member heartbeats, so a start and completions that land between two
+//     heartbeats are seen as their net change (TestWhatIfReassignment saw a
+//     cross-rack move bump a group's epoch once, not twice);
 //   - decommission (UnregisterBrokerRecord) comes last, after the moves.
 //
 // Which steps change a hash depends on the scheme. Kafka's own hash (scheme
@@ -24,9 +28,9 @@
 // replica, duplicates kept, so during any move that adds a replica the partition
 // counts one rack more: even a move inside one rack changes the hash at the start
 // and back at the completion. Under "murmur3", a set of racks, a move inside the
-// same racks changes nothing. Min counts every step that changes the hash; a
-// coordinator only compares hashes when a member heartbeats, so a group whose hash
-// comes back before then may see no change at all.
+// same racks changes nothing. The predictions are of Kafka's coordinator, so the
+// API evaluates with the kafka scheme (TestWhatIfReassignment saw a move inside one
+// rack bump the epoch of the group reading it twice).
 //
 // Classic groups are counted only when a step changes the partition count or the
 // existence of a topic they read: their clients do not see racks.

@@ -100,8 +100,9 @@ func SuggestDecommission(img *image.Image, id int32) (*Suggestion, error) {
 
 // Ordered is a plan's moves in the order to run them.
 type Ordered struct {
-	// Neutral moves change no partition's racks, during or after: run them first,
-	// throttled or not.
+	// Neutral moves leave each partition's racks as they were once complete: run
+	// them first, and fast (unthrottled), since under Kafka's hash a move that adds
+	// a replica counts its rack twice until it completes.
 	Neutral []Move `json:"neutral"`
 	// Changing moves change racks. Run them as one reassignment, unthrottled if
 	// possible, so their completions land together; throttled, they are sorted by
@@ -129,10 +130,7 @@ func Order(img *image.Image, scheme string, moves []Move, readers func(topic str
 		if !ok {
 			return nil, fmt.Errorf("%w: reassignment of %s-%d: no partition %d", ErrInvalidPlan, m.Topic, m.Partition, m.Partition)
 		}
-		cur := p.Replicas()
-		merged := append(slices.Clone(m.Replicas), difference(cur, m.Replicas)...)
-		h := sch.TopicHash(single(cur), cl)
-		if sch.TopicHash(single(merged), cl) == h && sch.TopicHash(single(m.Replicas), cl) == h {
+		if sch.TopicHash(single(p.Replicas()), cl) == sch.TopicHash(single(m.Replicas), cl) {
 			o.Neutral = append(o.Neutral, m)
 		} else {
 			o.Changing = append(o.Changing, m)

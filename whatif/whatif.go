@@ -28,7 +28,8 @@ type Transition struct {
 type TopicImpact struct {
 	Topic string `json:"topic"`
 	// Moved are the partitions of the topic the plan reassigns; RackChanging those
-	// whose completion changes their racks (a rebalance each when they complete apart).
+	// whose completion changes their racks as the scheme counts them (a rebalance
+	// each when they complete apart).
 	Moved        []int32  `json:"moved,omitempty"`
 	RackChanging []int32  `json:"rack_changing,omitempty"`
 	Causes       []string `json:"causes"`
@@ -73,6 +74,7 @@ type step struct {
 	img        *image.Image
 	touched    map[string]bool
 	completion bool
+	reassign   bool // the start or the completion of the reassignment
 }
 
 // moved is one partition a plan reassigns, as Evaluate resolved it.
@@ -343,6 +345,7 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 	if err := b.apply("reassignment start", touched, start); err != nil {
 		return err
 	}
+	b.steps[len(b.steps)-1].reassign = true
 	// Which completions change their partition's part of the topic hash: hash the
 	// partition alone, during and after, with the racks of the started image.
 	cl := hashcache.ImageCluster{Image: b.img}
@@ -364,7 +367,7 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 			}
 		}
 		if len(ms) > 0 {
-			b.cause(name, fmt.Sprintf("%d partitions reassigned, %d of them change racks on completion", len(ms), changing))
+			b.cause(name, fmt.Sprintf("%d partitions reassigned, %d of them change the hash on completion", len(ms), changing))
 		}
 		if n := shrunk[name]; n > 0 {
 			b.cause(name, fmt.Sprintf("%d partitions lose replicas without adding any (done at once)", n))
@@ -378,6 +381,7 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 		return err
 	}
 	b.steps[len(b.steps)-1].completion = true
+	b.steps[len(b.steps)-1].reassign = true
 	return nil
 }
 
@@ -502,7 +506,10 @@ func (e *evaluator) group(st *groups.State, k events.GroupKey, b *builder) (Grou
 	classic := k.Type == events.ClassicGroup
 	var prev []string
 	var prevHash int64
-	completionChanged := false
+	completionChanged, startChanged := false, false
+	other := 0 // transitions of the steps other than the reassignment
+	var before, after int64
+	inMove := false
 	read := make(map[string]bool)
 	for i := range e.steps {
 		topics := st.SubscribedTopics(k, names{e.steps[i].img})
@@ -519,6 +526,12 @@ func (e *evaluator) group(st *groups.State, k events.GroupKey, b *builder) (Grou
 			gi.Hash, prev, prevHash = h, topics, h
 			continue
 		}
+		if e.steps[i].reassign {
+			if !inMove {
+				before, inMove = prevHash, true
+			}
+			after = h
+		}
 		if h != prevHash {
 			var changed []string
 			for _, name := range union(prev, topics) {
@@ -534,15 +547,25 @@ func (e *evaluator) group(st *groups.State, k events.GroupKey, b *builder) (Grou
 			}
 			if len(changed) > 0 {
 				gi.Transitions = append(gi.Transitions, Transition{Step: e.steps[i].name, From: prevHash, To: h, Topics: changed})
-				if e.steps[i].completion {
+				switch {
+				case e.steps[i].completion:
 					completionChanged = true
+				case e.steps[i].reassign:
+					startChanged = true
+				default:
+					other++
 				}
 			}
 		}
 		prev, prevHash = topics, h
 	}
 	gi.FinalHash = prevHash
-	gi.Min = len(gi.Transitions)
+	// Fewest: the reassignment's start and completions land between two heartbeats
+	// of the group, so the coordinator sees only its net change.
+	gi.Min = other
+	if (startChanged || completionChanged) && before != after {
+		gi.Min++
+	}
 	racky := 0
 	for _, name := range slices.Sorted(maps.Keys(read)) {
 		ti := TopicImpact{Topic: name, Causes: append([]string{}, b.causes[name]...)}
@@ -555,9 +578,12 @@ func (e *evaluator) group(st *groups.State, k events.GroupKey, b *builder) (Grou
 		}
 		gi.Topics = append(gi.Topics, ti)
 	}
-	gi.Max = gi.Min
-	if completionChanged && !classic {
-		gi.Max += max(racky, 1) - 1
+	gi.Max = other
+	if startChanged {
+		gi.Max++
+	}
+	if completionChanged {
+		gi.Max += max(racky, 1)
 	}
 	return gi, gi.Max > 0
 }

@@ -1,0 +1,124 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kraftwatch/kraftwatch/api"
+	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
+	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
+)
+
+const reassignClass = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+
+// reassign runs kafka-reassign-partitions --execute with plan, then --verify until
+// it reports every partition complete.
+func reassign(ctx context.Context, t *testing.T, c *kafkatest.Cluster, plan string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(f, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := c.Tool(ctx, reassignClass, "--bootstrap-server", c.Bootstrap(), "--reassignment-json-file", f, "--execute"); err != nil {
+		t.Fatalf("kafka-reassign-partitions --execute: %v\n%s", err, out)
+	}
+	err := e2etest.Wait(ctx, time.Minute, func() error {
+		out, err := c.Tool(ctx, reassignClass, "--bootstrap-server", c.Bootstrap(), "--reassignment-json-file", f, "--verify")
+		if err != nil {
+			return err
+		}
+		if strings.Contains(out, "in progress") || !strings.Contains(out, "is completed") {
+			return fmt.Errorf("not complete yet:\n%s", out)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWhatIfReassignment: brokers 1 and 2 in rack-a, 3 in rack-b. Two KIP-848
+// groups read one single-replica topic each on broker 1, a third reads a topic the
+// plan leaves alone. POST /v1/whatif (Kafka's hash) for a plan moving one topic
+// inside rack-a (1 -> 2: rack-a counts twice while it moves, then the hash comes
+// back: 0-2 rebalances) and the other to rack-b (1 -> 3: a, then a,b, then b: 1-2)
+// names those two groups and not the third. kafka-reassign-partitions then executes
+// the plan: the coordinator's epoch bumps of each group fall within its predicted
+// range, none for the third. kraftwatch's own events (murmur3, a set of racks) say
+// the cross-rack group needs two rebalances and the others none.
+func TestWhatIfReassignment(t *testing.T) {
+	c := e2etest.Shared(t, "whatif", kafkatest.Options{Rack: "rack-a", Brokers: []string{"rack-a", "rack-b"}})
+	s := e2etest.StartSidecar(t, c)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	for _, topic := range []string{"wi-same", "wi-cross", "wi-other"} {
+		if err := c.CreateTopic(ctx, topic, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reassign(ctx, t, c, `{"version":1,"partitions":[{"topic":"wi-same","partition":0,"replicas":[1]},{"topic":"wi-cross","partition":0,"replicas":[1]},{"topic":"wi-other","partition":0,"replicas":[3]}]}`)
+	kw := s.StartKraftwatch(ctx, t, "wi-.*")
+	groups := map[string]string{"wi-same-app": "wi-same", "wi-cross-app": "wi-cross", "wi-other-app": "wi-other"}
+	var joins []e2etest.Join
+	for g, topic := range groups {
+		joins = append(joins, e2etest.Join{Group: g, Topics: []string{topic}})
+	}
+	e2etest.StartMembers(ctx, t, c, joins...)
+	s.Watcher.Expect(ctx, t, map[string]int{"wi-same-app": 1, "wi-cross-app": 1, "wi-other-app": 1}, time.Minute)
+	epochs := map[string]int32{}
+	for g := range groups {
+		d := waitGroup(ctx, t, kw, g, 1)
+		epochs[g] = *d.Epoch
+	}
+
+	plan := `{"version":1,"partitions":[{"topic":"wi-same","partition":0,"replicas":[2]},{"topic":"wi-cross","partition":0,"replicas":[3]}]}`
+	body, _ := json.Marshal(api.WhatIfRequest{Reassignment: json.RawMessage(plan)})
+	resp, err := http.Post(kw.URL("/v1/whatif"), "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res api.WhatIfResponse
+	err = json.NewDecoder(resp.Body).Decode(&res)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /v1/whatif: %s, %v", resp.Status, err)
+	}
+	predicted := map[string][2]int{}
+	for _, g := range res.Groups {
+		predicted[g.ID] = [2]int{g.Min, g.Max}
+	}
+	t.Logf("what-if (%s scheme): %v", res.Scheme, predicted)
+	if want := map[string][2]int{"wi-same-app": {0, 2}, "wi-cross-app": {1, 2}}; !maps.Equal(predicted, want) {
+		t.Fatalf("the what-if predicts %v, want %v", predicted, want)
+	}
+
+	reassign(ctx, t, c, plan)
+	done := time.Now()
+	got := s.Watcher.Expect(ctx, t, map[string]int{"wi-same-app": 1, "wi-cross-app": 3, "wi-other-app": 1}, time.Minute)
+	// The coordinator acts on a member's heartbeat (5 s for consumer groups): wait two.
+	time.Sleep(time.Until(done.Add(10 * time.Second)))
+	for _, g := range slices.Sorted(maps.Keys(groups)) {
+		r := predicted[g]
+		d, err := getGroup(kw, "consumer", g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bumps := int(*d.Epoch - epochs[g])
+		t.Logf("%s: what-if %d-%d, coordinator epoch %d -> %d (%d bumps), kraftwatch (murmur3) announced %d", g, r[0], r[1], epochs[g], *d.Epoch, bumps, len(got[g])-1)
+		if bumps < r[0] || bumps > r[1] {
+			t.Errorf("%s: the coordinator bumped the epoch %d times, the what-if predicted %d-%d", g, bumps, r[0], r[1])
+		}
+	}
+}
