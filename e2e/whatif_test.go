@@ -19,6 +19,7 @@ import (
 	"github.com/kraftwatch/kraftwatch/api"
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
+	"github.com/kraftwatch/kraftwatch/whatif"
 )
 
 const reassignClass = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
@@ -57,7 +58,10 @@ func reassign(ctx context.Context, t *testing.T, c *kafkatest.Cluster, plan stri
 // names those two groups and not the third. kafka-reassign-partitions then executes
 // the plan: the coordinator's epoch bumps of each group fall within its predicted
 // range, none for the third. kraftwatch's own events (murmur3, a set of racks) say
-// the cross-rack group needs two rebalances and the others none.
+// the cross-rack group needs two rebalances and the others none. Then broker 2 is
+// decommissioned with the suggested plan (every replica to broker 1, same rack): no
+// group's hash differs in the end, the coordinator's bumps stay within the predicted
+// range, and broker 2 holds no replica afterwards.
 func TestWhatIfReassignment(t *testing.T) {
 	c := e2etest.Shared(t, "whatif", kafkatest.Options{Rack: "rack-a", Brokers: []string{"rack-a", "rack-b"}})
 	s := e2etest.StartSidecar(t, c)
@@ -84,22 +88,8 @@ func TestWhatIfReassignment(t *testing.T) {
 	}
 
 	plan := `{"version":1,"partitions":[{"topic":"wi-same","partition":0,"replicas":[2]},{"topic":"wi-cross","partition":0,"replicas":[3]}]}`
-	body, _ := json.Marshal(api.WhatIfRequest{Reassignment: json.RawMessage(plan)})
-	resp, err := http.Post(kw.URL("/v1/whatif"), "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res api.WhatIfResponse
-	err = json.NewDecoder(resp.Body).Decode(&res)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /v1/whatif: %s, %v", resp.Status, err)
-	}
-	predicted := map[string][2]int{}
-	for _, g := range res.Groups {
-		predicted[g.ID] = [2]int{g.Min, g.Max}
-	}
-	t.Logf("what-if (%s scheme): %v", res.Scheme, predicted)
+	predicted := ranges(postWhatIf(t, kw, api.WhatIfRequest{Reassignment: json.RawMessage(plan)}).Result)
+	t.Logf("what-if: %v", predicted)
 	if want := map[string][2]int{"wi-same-app": {0, 2}, "wi-cross-app": {1, 2}}; !maps.Equal(predicted, want) {
 		t.Fatalf("the what-if predicts %v, want %v", predicted, want)
 	}
@@ -120,5 +110,65 @@ func TestWhatIfReassignment(t *testing.T) {
 		if bumps < r[0] || bumps > r[1] {
 			t.Errorf("%s: the coordinator bumped the epoch %d times, the what-if predicted %d-%d", g, bumps, r[0], r[1])
 		}
+		epochs[g] = *d.Epoch
 	}
+
+	// Decommission broker 2 (rack-a, beside broker 1) with the suggested plan: every
+	// replica it holds (wi-same's, and whichever __consumer_offsets partitions) goes
+	// to broker 1, no partition changes racks, no group's hash differs in the end.
+	sug := postWhatIf(t, kw, api.WhatIfRequest{Decommission: []int32{2}, Suggest: true}).Suggestion
+	t.Logf("suggested for broker 2: %s", sug.Reassignment)
+	if len(sug.Changing) != 0 || len(sug.Stuck) != 0 || !strings.Contains(string(sug.Reassignment), `{"topic":"wi-same","partition":0,"replicas":[1]}`) {
+		t.Fatalf("suggestion %s, changing %v, stuck %v: want every replica of broker 2 moved to broker 1", sug.Reassignment, sug.Changing, sug.Stuck)
+	}
+	predicted = ranges(sug.Result)
+	t.Logf("what-if of the suggestion: %v", predicted)
+	for g, r := range predicted {
+		if r[0] != 0 {
+			t.Errorf("%s: the suggestion predicts %d-%d rebalances, want a net change of none", g, r[0], r[1])
+		}
+	}
+	reassign(ctx, t, c, string(sug.Reassignment))
+	time.Sleep(10 * time.Second) // two heartbeats
+	for _, g := range slices.Sorted(maps.Keys(groups)) {
+		r := predicted[g]
+		d, err := getGroup(kw, "consumer", g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bumps := int(*d.Epoch - epochs[g])
+		t.Logf("%s: what-if %d-%d, coordinator epoch %d -> %d (%d bumps)", g, r[0], r[1], epochs[g], *d.Epoch, bumps)
+		if bumps < r[0] || bumps > r[1] {
+			t.Errorf("%s: the coordinator bumped the epoch %d times, the what-if predicted %d-%d", g, bumps, r[0], r[1])
+		}
+	}
+	// Broker 2 holds nothing now: unregistering it would change no hash.
+	if after := postWhatIf(t, kw, api.WhatIfRequest{Decommission: []int32{2}, Suggest: true}).Suggestion; len(after.Result.Groups) != 0 || strings.Contains(string(after.Reassignment), "topic") {
+		t.Errorf("after the suggested plan, broker 2 still holds replicas: %s, %v", after.Reassignment, after.Result.Groups)
+	}
+}
+
+// postWhatIf asks kw's POST /v1/whatif.
+func postWhatIf(t *testing.T, kw *e2etest.Kraftwatch, req api.WhatIfRequest) api.WhatIfResponse {
+	t.Helper()
+	body, _ := json.Marshal(req)
+	resp, err := http.Post(kw.URL("/v1/whatif"), "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var res api.WhatIfResponse
+	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil || resp.StatusCode != http.StatusOK || res.Result == nil || (req.Suggest && res.Suggestion == nil) {
+		t.Fatalf("POST /v1/whatif: %s, %v", resp.Status, err)
+	}
+	return res
+}
+
+// ranges gives each group's min-max rebalances.
+func ranges(r *whatif.Result) map[string][2]int {
+	out := map[string][2]int{}
+	for _, g := range r.Groups {
+		out[g.ID] = [2]int{g.Min, g.Max}
+	}
+	return out
 }
