@@ -35,6 +35,8 @@ var update = flag.Bool("update", false, "rewrite the expected output of testdata
 //	                       and print each affected group, hashes as #n in order of
 //	                       appearance within the case
 //	suggest BROKER         the rack-neutral plan that empties BROKER
+//	order [scheme=S]       the moves of the input lines (as whatif's) in the order
+//	                       to run them, with the groups reading each topic as the key
 func TestScript(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "script", "*.txt"))
 	if err != nil || len(files) == 0 {
@@ -97,6 +99,24 @@ func (h *harness) run(t *testing.T, c scripttest.Case) []string {
 			return []string{"error: " + err.Error()}
 		}
 		return format(res)
+	case "order":
+		p, err := parsePlan(c.Input)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Pos, err)
+		}
+		readers := func(topic string) string { return fmt.Sprint(h.st.Subscribers(topic)) }
+		o, err := whatif.Order(h.img, args(c)["scheme"], p.Moves, readers)
+		if err != nil {
+			return []string{"error: " + err.Error()}
+		}
+		var out []string
+		for _, m := range o.Neutral {
+			out = append(out, fmt.Sprintf("neutral %s-%d -> %v", m.Topic, m.Partition, m.Replicas))
+		}
+		for _, m := range o.Changing {
+			out = append(out, fmt.Sprintf("changing %s-%d -> %v", m.Topic, m.Partition, m.Replicas))
+		}
+		return out
 	case "suggest":
 		id, err := strconv.Atoi(c.Args[0])
 		if err != nil {

@@ -282,9 +282,11 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 		part   int32
 		target []int32
 	}
-	var start, done []metadata.Record
+	start := make([]metadata.Record, 0, len(moves))
+	done := make([]metadata.Record, 0, len(moves))
+	pending := make([]pendingMove, 0, len(moves))
 	var touched []string
-	var pending []pendingMove
+	seenTopic := make(map[string]bool)
 	shrunk := make(map[string]int) // moves that add no replica, per topic
 	type topicPart struct {
 		topic string
@@ -326,7 +328,10 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 		adding := difference(m.Replicas, cur)
 		removing := difference(cur, m.Replicas)
 		target := slices.Clone(m.Replicas)
-		touched = append(touched, m.Topic)
+		if !seenTopic[m.Topic] {
+			seenTopic[m.Topic] = true
+			touched = append(touched, m.Topic)
+		}
 		if len(adding) == 0 {
 			// Nothing to copy: Kafka's controller completes the change at once.
 			start = append(start, completion(t.ID(), m.Partition, target))
