@@ -51,8 +51,8 @@ func reassign(ctx context.Context, t *testing.T, c *kafkatest.Cluster, plan stri
 }
 
 // TestWhatIfReassignment: brokers 1 and 2 in rack-a, 3 in rack-b. Two KIP-848
-// groups read one single-replica topic each on broker 1, a third reads a topic the
-// plan leaves alone. POST /v1/whatif (Kafka's hash) for a plan moving one topic
+// groups read one single-replica topic each on broker 1 (and a share group the
+// second one), a fourth reads a topic the plan leaves alone. POST /v1/whatif (Kafka's hash) for a plan moving one topic
 // inside rack-a (1 -> 2: rack-a counts twice while it moves, then the hash comes
 // back: 0-2 rebalances) and the other to rack-b (1 -> 3: a, then a,b, then b: 1-2)
 // names those two groups and not the third. kafka-reassign-partitions then executes
@@ -74,34 +74,52 @@ func TestWhatIfReassignment(t *testing.T) {
 	}
 	reassign(ctx, t, c, `{"version":1,"partitions":[{"topic":"wi-same","partition":0,"replicas":[1]},{"topic":"wi-cross","partition":0,"replicas":[1]},{"topic":"wi-other","partition":0,"replicas":[3]}]}`)
 	kw := s.StartKraftwatch(ctx, t, "wi-.*")
-	groups := map[string]string{"wi-same-app": "wi-same", "wi-cross-app": "wi-cross", "wi-other-app": "wi-other"}
+	groups := map[string]string{"wi-same-app": "wi-same", "wi-cross-app": "wi-cross", "wi-cross-share": "wi-cross", "wi-other-app": "wi-other"}
+	typeOf := func(g string) string {
+		if strings.HasSuffix(g, "-share") {
+			return "share"
+		}
+		return "consumer"
+	}
 	var joins []e2etest.Join
 	for g, topic := range groups {
-		joins = append(joins, e2etest.Join{Group: g, Topics: []string{topic}})
+		joins = append(joins, e2etest.Join{Group: g, Kind: typeOf(g), Topics: []string{topic}})
 	}
 	e2etest.StartMembers(ctx, t, c, joins...)
-	s.Watcher.Expect(ctx, t, map[string]int{"wi-same-app": 1, "wi-cross-app": 1, "wi-other-app": 1}, time.Minute)
+	s.Watcher.Expect(ctx, t, map[string]int{"wi-same-app": 1, "wi-cross-app": 1, "wi-cross-share": 1, "wi-other-app": 1}, time.Minute)
 	epochs := map[string]int32{}
 	for g := range groups {
-		d := waitGroup(ctx, t, kw, g, 1)
-		epochs[g] = *d.Epoch
+		err := e2etest.Wait(ctx, time.Minute, func() error {
+			d, err := getGroup(kw, typeOf(g), g)
+			if err != nil {
+				return err
+			}
+			if d.State != "stable" || d.GroupSummary.Members != 1 || d.Epoch == nil {
+				return fmt.Errorf("group %s: %s with %d members, epoch %v; want stable with 1", g, d.State, d.GroupSummary.Members, d.Epoch)
+			}
+			epochs[g] = *d.Epoch
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	plan := `{"version":1,"partitions":[{"topic":"wi-same","partition":0,"replicas":[2]},{"topic":"wi-cross","partition":0,"replicas":[3]}]}`
 	predicted := ranges(postWhatIf(t, kw, api.WhatIfRequest{Reassignment: json.RawMessage(plan)}).Result)
 	t.Logf("what-if: %v", predicted)
-	if want := map[string][2]int{"wi-same-app": {0, 2}, "wi-cross-app": {1, 2}}; !maps.Equal(predicted, want) {
+	if want := map[string][2]int{"wi-same-app": {0, 2}, "wi-cross-app": {1, 2}, "wi-cross-share": {1, 2}}; !maps.Equal(predicted, want) {
 		t.Fatalf("the what-if predicts %v, want %v", predicted, want)
 	}
 
 	reassign(ctx, t, c, plan)
 	done := time.Now()
-	got := s.Watcher.Expect(ctx, t, map[string]int{"wi-same-app": 1, "wi-cross-app": 3, "wi-other-app": 1}, time.Minute)
+	got := s.Watcher.Expect(ctx, t, map[string]int{"wi-same-app": 1, "wi-cross-app": 3, "wi-cross-share": 3, "wi-other-app": 1}, time.Minute)
 	// The coordinator acts on a member's heartbeat (5 s for consumer groups): wait two.
 	time.Sleep(time.Until(done.Add(10 * time.Second)))
 	for _, g := range slices.Sorted(maps.Keys(groups)) {
 		r := predicted[g]
-		d, err := getGroup(kw, "consumer", g)
+		d, err := getGroup(kw, typeOf(g), g)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +150,7 @@ func TestWhatIfReassignment(t *testing.T) {
 	time.Sleep(10 * time.Second) // two heartbeats
 	for _, g := range slices.Sorted(maps.Keys(groups)) {
 		r := predicted[g]
-		d, err := getGroup(kw, "consumer", g)
+		d, err := getGroup(kw, typeOf(g), g)
 		if err != nil {
 			t.Fatal(err)
 		}
