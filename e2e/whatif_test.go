@@ -61,7 +61,8 @@ func reassign(ctx context.Context, t *testing.T, c *kafkatest.Cluster, plan stri
 // the cross-rack group needs two rebalances and the others none. Then broker 2 is
 // decommissioned with the suggested plan (every replica to broker 1, same rack): no
 // group's hash differs in the end, the coordinator's bumps stay within the predicted
-// range, and broker 2 holds no replica afterwards.
+// range, and broker 2 holds no replica afterwards. Last, partitions added to wi-same
+// and broker 3 restarted in rack-c: one rebalance for every group, as predicted.
 func TestWhatIfReassignment(t *testing.T) {
 	c := e2etest.Shared(t, "whatif", kafkatest.Options{Rack: "rack-a", Brokers: []string{"rack-a", "rack-b"}})
 	s := e2etest.StartSidecar(t, c)
@@ -163,6 +164,59 @@ func TestWhatIfReassignment(t *testing.T) {
 	// Broker 2 holds nothing now: unregistering it would change no hash.
 	if after := postWhatIf(t, kw, api.WhatIfRequest{Decommission: []int32{2}, Suggest: true}).Suggestion; len(after.Result.Groups) != 0 || strings.Contains(string(after.Reassignment), "topic") {
 		t.Errorf("after the suggested plan, broker 2 still holds replicas: %s, %v", after.Reassignment, after.Result.Groups)
+	}
+	for g := range groups {
+		d, err := getGroup(kw, typeOf(g), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		epochs[g] = *d.Epoch
+	}
+
+	// Partitions added to wi-same, and broker 3 (wi-cross, wi-other) restarted in
+	// rack-c: one rebalance for every group, exactly.
+	predicted = ranges(postWhatIf(t, kw, api.WhatIfRequest{AddPartitions: []whatif.AddPartitions{{Topic: "wi-same", Count: 2}},
+		SetRacks: []whatif.SetRack{{Broker: 3, Rack: "rack-c"}}}).Result)
+	t.Logf("what-if of partitions added and a rack changed: %v", predicted)
+	if want := map[string][2]int{"wi-same-app": {1, 1}, "wi-cross-app": {1, 1}, "wi-cross-share": {1, 1}, "wi-other-app": {1, 1}}; !maps.Equal(predicted, want) {
+		t.Fatalf("the what-if predicts %v, want %v", predicted, want)
+	}
+	// The new partition goes to broker 2 (rack-a), away from broker 3, as the
+	// what-if places it: with Kafka's placer it could land on broker 3 and change
+	// racks with it.
+	if out, err := c.Tool(ctx, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", c.Bootstrap(),
+		"--alter", "--topic", "wi-same", "--partitions", "2", "--replica-assignment", "1,2"); err != nil {
+		t.Fatalf("kafka-topics --alter: %v\n%s", err, out)
+	}
+	rackC := "rack-c"
+	for _, n := range c.Nodes {
+		if n.ID == 3 {
+			if err := n.Restart(ctx, &rackC); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	time.Sleep(10 * time.Second) // two heartbeats
+	for _, g := range slices.Sorted(maps.Keys(groups)) {
+		r := predicted[g]
+		var d api.GroupDetail
+		err := e2etest.Wait(ctx, 30*time.Second, func() error {
+			var err error
+			d, err = getGroup(kw, typeOf(g), g)
+			if err == nil && int(*d.Epoch-epochs[g]) < r[0] {
+				err = fmt.Errorf("group %s: epoch %d, want %d bump(s) from %d", g, *d.Epoch, r[0], epochs[g])
+			}
+			return err
+		})
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		bumps := int(*d.Epoch - epochs[g])
+		t.Logf("%s: what-if %d-%d, coordinator epoch %d -> %d (%d bumps)", g, r[0], r[1], epochs[g], *d.Epoch, bumps)
+		if bumps < r[0] || bumps > r[1] {
+			t.Errorf("%s: the coordinator bumped the epoch %d times, the what-if predicted %d-%d", g, bumps, r[0], r[1])
+		}
 	}
 }
 
