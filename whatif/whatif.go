@@ -68,6 +68,10 @@ func (r *Result) MaxRebalances() int {
 	return m
 }
 
+// MaxPartitions bounds the partition count a plan may give a topic it creates or
+// grows: the new partitions are replayed into the hypothetical image.
+const MaxPartitions = 1 << 20
+
 // step is one image of the plan's sequence.
 type step struct {
 	name       string
@@ -213,6 +217,9 @@ func build(cur *image.Image, p *Plan, scheme hashcache.Scheme) (*builder, error)
 			return nil, fmt.Errorf("%w: %s: no topic %q", ErrInvalidPlan, name, ap.Topic)
 		}
 		n := t.NumPartitions()
+		if ap.Count > MaxPartitions {
+			return nil, fmt.Errorf("%w: %s: at most %d partitions", ErrInvalidPlan, name, MaxPartitions)
+		}
 		if ap.Count <= n {
 			return nil, fmt.Errorf("%w: %s: topic %q has %d partitions already", ErrInvalidPlan, name, ap.Topic, n)
 		}
@@ -235,8 +242,8 @@ func build(cur *image.Image, p *Plan, scheme hashcache.Scheme) (*builder, error)
 	}
 	for _, nt := range p.CreateTopics {
 		name := fmt.Sprintf("create-topic %s", nt.Name)
-		if _, ok := b.img.TopicByName(nt.Name); ok || nt.Name == "" || nt.Partitions < 1 {
-			return nil, fmt.Errorf("%w: %s: the topic exists, has no name or fewer than 1 partition", ErrInvalidPlan, name)
+		if _, ok := b.img.TopicByName(nt.Name); ok || nt.Name == "" || nt.Partitions < 1 || nt.Partitions > MaxPartitions || nt.ReplicationFactor < 0 {
+			return nil, fmt.Errorf("%w: %s: the topic exists, has no name, or a partition count outside 1 to %d, or a negative replication factor", ErrInvalidPlan, name, MaxPartitions)
 		}
 		rf := nt.ReplicationFactor
 		if rf == 0 {
@@ -282,6 +289,7 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 		part   int32
 		target []int32
 	}
+	// Sized once, and the touched topics kept as a set: BenchmarkEvaluate.
 	start := make([]metadata.Record, 0, len(moves))
 	done := make([]metadata.Record, 0, len(moves))
 	pending := make([]pendingMove, 0, len(moves))
