@@ -12,6 +12,7 @@
 //	                                  HOST:PORT instead of a directory)
 //	kraftwatch groups [...] [ID]      group states and members, from a sidecar or Kafka
 //	kraftwatch watch [...]            print events as they arrive on NATS
+//	kraftwatch whatif [...] --url URL which groups a maintenance would make rebalance
 //	kraftwatch probe URL              exit 0 when URL answers 200 (container health checks)
 package main
 
@@ -87,6 +88,13 @@ Usage:
   kraftwatch watch [--nats URL] [--prefix P] [--cluster ID]
                                    print rebalance-needed events as they arrive
                                    (with run's KRAFTWATCH_NATS_* settings: credentials, TLS)
+  kraftwatch whatif --url URL [--reassignment FILE] [--cruise-control FILE]
+                   [--add-partitions T=N] [--delete-topic T] [--create-topic T=N]
+                   [--set-rack B=R] [--decommission B [--suggest FILE]]
+                   [--json] [--max-rebalances N]
+                                   which groups a maintenance would make rebalance and
+                                   how often, asked of a running kraftwatch; --suggest
+                                   writes the rack-neutral plan that empties broker B
   kraftwatch probe URL             exit 0 if URL answers 200 OK
   kraftwatch version
 
@@ -120,6 +128,8 @@ func mainCode(args, environ []string, stdout, stderr io.Writer) int {
 		return cli.Watch(args, environ, opts, stdout, stderr)
 	case "groups":
 		return cli.Groups(args, environ, stdout, stderr)
+	case "whatif":
+		return cli.WhatIf(args, stdout, stderr)
 	case "probe":
 		return cli.Probe(args, stderr)
 	case "version":

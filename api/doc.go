@@ -2,8 +2,11 @@
 // state, epochs, members, hash), paged with a cursor and filtered by type, state and
 // id prefix; GET /v1/groups/{type}/{id} shows one group's members with their current
 // and target assignments, its topics, its hash in both schemes beside the one the
-// coordinator stored, and its last events; GET /v1/openapi.yaml is the OpenAPI 3
-// document that describes them (openapi.yaml, embedded).
+// coordinator stored, and its last events; POST /v1/whatif predicts which groups
+// a plan (a reassignment, partitions added, topics deleted or created, a rack
+// changed, a broker decommissioned) would make rebalance, and suggests the
+// rack-neutral plan that empties a broker (package whatif); GET /v1/openapi.yaml
+// is the OpenAPI 3 document that describes them (openapi.yaml, embedded).
 //
 // The state belongs to the engine's goroutine. Handlers never touch it: they send a
 // function to the engine (engine.Engine.Query), which runs it between two inputs and

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -44,6 +45,7 @@ func Register(mux *http.ServeMux, src Source) {
 		}
 		reply(w, out)
 	})
+	mux.HandleFunc("POST /v1/whatif", whatIf(src))
 	mux.HandleFunc("GET /v1/groups/{type}/{id}", func(w http.ResponseWriter, r *http.Request) {
 		k, err := ParseGroupKey(r.PathValue("type"), r.PathValue("id"))
 		if err != nil {
@@ -62,6 +64,36 @@ func Register(mux *http.ServeMux, src Source) {
 		}
 		reply(w, out)
 	})
+}
+
+func whatIf(src Source) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxWhatIfBody))
+		if err != nil {
+			problem(w, http.StatusRequestEntityTooLarge, fmt.Errorf("%w: body: %v (at most %d bytes)", ErrBadQuery, err, MaxWhatIfBody))
+			return
+		}
+		req, p, err := decodeWhatIf(body)
+		if err != nil {
+			problem(w, http.StatusBadRequest, err)
+			return
+		}
+		var out *WhatIfResponse
+		var werr error
+		if err := query(r.Context(), src, func(v *engine.View) { out, werr = WhatIf(v, req, p) }); err != nil {
+			problem(w, http.StatusServiceUnavailable, err)
+			return
+		}
+		if werr != nil {
+			status := http.StatusInternalServerError
+			if badPlan(werr) {
+				status = http.StatusBadRequest
+			}
+			problem(w, status, werr)
+			return
+		}
+		reply(w, out)
+	}
 }
 
 func query(ctx context.Context, src Source, fn func(*engine.View)) error {

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kraftwatch/kraftwatch/api"
+	"github.com/kraftwatch/kraftwatch/engine"
+	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/groups/groupstest"
+	"github.com/kraftwatch/kraftwatch/hashcache"
+	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
+)
+
+// whatifServer serves the API over brokers 1, 3 in rack a, 2, 4 in rack b, 5 in
+// rack c; orders on 1,2 (two partitions), payments on 3,5; g-orders and g-all
+// (a regex) consumer groups, s-pay a share group.
+func whatifServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	d := image.NewDelta(image.Empty)
+	for _, l := range []string{
+		"RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a",
+		"RegisterBrokerRecord BrokerID=2 BrokerEpoch=1 Rack=b",
+		"RegisterBrokerRecord BrokerID=3 BrokerEpoch=1 Rack=a",
+		"RegisterBrokerRecord BrokerID=4 BrokerEpoch=1 Rack=b",
+		"RegisterBrokerRecord BrokerID=5 BrokerEpoch=1 Rack=c",
+		"TopicRecord Name=orders TopicID=orders",
+		"PartitionRecord TopicID=orders PartitionID=0 Replicas=1,2 ISR=1,2 Leader=1",
+		"PartitionRecord TopicID=orders PartitionID=1 Replicas=2,1 ISR=2,1 Leader=2",
+		"TopicRecord Name=payments TopicID=payments",
+		"PartitionRecord TopicID=payments PartitionID=0 Replicas=3,5 ISR=3,5 Leader=3",
+	} {
+		rec, err := metadata.ParseText(l, metadata.ShortUUIDs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Replay(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	img, _ := d.Apply(image.Provenance{})
+	s := groups.NewState()
+	for _, l := range []string{"member consumer g-orders m1 topics=orders", "member consumer g-all m1 regex=.*", "member share s-pay m1 topics=payments"} {
+		rec, err := groupstest.ParseText(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Apply(&rec)
+	}
+	cache, _ := hashcache.New(hashcache.Config{Scheme: hashcache.SchemeMurmur3})
+	tr := groups.NewTracker(s, cache)
+	tr.Sync(img)
+	v := &engine.View{State: s, Image: img, Tracker: tr, Scheme: hashcache.SchemeMurmur3, Synced: true}
+	mux := http.NewServeMux()
+	api.Register(mux, func(_ context.Context, fn func(*engine.View)) error { fn(v); return nil })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestWhatIfCommand runs `kraftwatch whatif` against a real API server and compares
+// its output with golden files (go test ./cli -run TestWhatIfCommand -update).
+func TestWhatIfCommand(t *testing.T) {
+	srv := whatifServer(t)
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.json")
+	// orders-0 leaves rack b for rack c (racks a,b -> a,b,c -> a,c), orders-1 stays in
+	// its racks (2 -> 4) but counts rack b twice while it moves (Kafka's hash): one to
+	// three rebalances.
+	os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,5]},{"topic":"orders","partition":1,"replicas":[4,1]}]}`), 0o644)
+	suggested := filepath.Join(dir, "suggested.json")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"reassignment", []string{"--url", srv.URL, "--reassignment", plan}, 0},
+		{"json", []string{"--url", srv.URL, "--reassignment", plan, "--json"}, 0},
+		{"gate", []string{"--url", srv.URL, "--reassignment", plan, "--max-rebalances", "0"}, ExitTooManyRebalances},
+		{"gate-passes", []string{"--url", srv.URL, "--reassignment", plan, "--max-rebalances", "3"}, 0},
+		{"rack-and-partitions", []string{"--url", srv.URL, "--set-rack", "5=b", "--add-partitions", "orders=4", "--create-topic", "new=2"}, 0},
+		{"decommission", []string{"--url", srv.URL, "--decommission", "3"}, 0},
+		{"suggest", []string{"--url", srv.URL, "--decommission", "3", "--suggest", suggested, "--max-rebalances", "2"}, 0},
+		{"suggest-stdout", []string{"--url", srv.URL, "--decommission", "5", "--suggest", "-"}, 0},
+		{"unknown-topic", []string{"--url", srv.URL, "--delete-topic", "nope"}, 1},
+		{"bad-add", []string{"--url", srv.URL, "--add-partitions", "orders"}, 2},
+		{"nothing", []string{"--url", srv.URL}, 2},
+		{"no-url", []string{"--decommission", "3"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := WhatIf(tc.args, &out, &errb)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, tc.code, errb.String())
+			}
+			got := out.String()
+			if tc.code != 0 {
+				got += "stderr: " + strings.ReplaceAll(errb.String(), srv.URL, "URL")
+			}
+			path := filepath.Join("testdata", "whatif-"+tc.name+".txt")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s (run with -update):\n%s", path, got)
+			}
+		})
+	}
+	b, err := os.ReadFile(suggested)
+	if err != nil || !strings.Contains(string(b), `{"topic":"payments","partition":0,"replicas":[1,5]}`) {
+		t.Errorf("--suggest wrote %q (%v), want payments-0 moved from 3 to 1, in rack a", b, err)
+	}
+}
