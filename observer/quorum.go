@@ -69,6 +69,10 @@ type quorum struct {
 	epoch      int32
 	leaderAddr string
 	seed       int
+	// avoid is the controller whose last request failed without an answer (a
+	// timeout, a refused connection): the next bootstrap server asked is another one,
+	// if there is another.
+	avoid string
 
 	next         int64 // offset of the next record to fetch
 	lastEpoch    int32 // epoch of the last batch fetched (of the snapshot, after one)
@@ -160,8 +164,7 @@ func (q *quorum) retryIn(err error, backoff time.Duration) time.Duration {
 	switch {
 	case errors.Is(err, ErrNotAuthorized):
 		log.Error("the controllers refuse to serve the metadata log: add the ACL "+
-			"`kafka-acls --bootstrap-controller "+q.lastAddr()+" --add --allow-principal "+q.cfg.Principal+
-			" --operation ClusterAction --cluster`; retrying", "retry_in", backoff, "error", err)
+			"`"+GrantCommand(q.cfg, q.lastAddr())+"`; retrying", "retry_in", backoff, "error", err)
 	case errors.Is(err, ErrNoLeader):
 		log.Warn("no quorum leader known; retrying", "epoch", q.epoch, "retry_in", backoff, "error", err)
 	default:
@@ -189,8 +192,13 @@ func (q *quorum) target() (string, int32) {
 	if q.leaderAddr != "" {
 		return q.leaderAddr, q.leader
 	}
-	addr := q.cfg.Controllers[q.seed%len(q.cfg.Controllers)]
+	n := len(q.cfg.Controllers)
+	addr := q.cfg.Controllers[q.seed%n]
 	q.seed++
+	if addr == q.avoid && n > 1 {
+		addr = q.cfg.Controllers[q.seed%n]
+		q.seed++
+	}
 	return addr, -1
 }
 
@@ -258,9 +266,13 @@ func (q *quorum) fetch(ctx context.Context, y yielder) error {
 		return &ControllerError{Addr: addr, Node: node, Request: "Fetch", Offset: req.Topics[0].Partitions[0].FetchOffset, Err: err}
 	}
 	if err != nil {
+		// No answer: ask another controller next, which names the leader (a new one
+		// if this one hangs), rather than this one again.
 		q.forget()
+		q.avoid = addr
 		return cerr(err)
 	}
+	q.avoid = ""
 	resp := kresp.(*kmsg.FetchResponse)
 	if err := q.topError(resp.ErrorCode); err != nil {
 		q.forget()
@@ -388,7 +400,8 @@ func (q *quorum) topError(code int16) error {
 	err := kerr.ErrorForCode(code)
 	if errors.Is(err, kerr.ClusterAuthorizationFailed) {
 		q.cfg.Metrics.AuthorizationFailures.Add(1)
-		return fmt.Errorf("%w: %w (%s needs ClusterAction on the cluster)", ErrNotAuthorized, err, q.cfg.Principal)
+		return fmt.Errorf("%w: %w (%s needs ClusterAction on the cluster: %s)", ErrNotAuthorized, err, q.cfg.Principal,
+			GrantCommand(q.cfg, q.lastAddr()))
 	}
 	if errors.Is(err, kerr.InconsistentClusterID) {
 		return fmt.Errorf("%w (the observer expects cluster id %q: these controllers belong to another cluster)", err, q.cfg.ClusterID)
@@ -418,7 +431,8 @@ func (q *quorum) leaderError(code int16, id, epoch int32, endpoints map[int32]st
 	case errors.Is(err, kerr.ClusterAuthorizationFailed), errors.Is(err, kerr.TopicAuthorizationFailed):
 		q.cfg.Metrics.AuthorizationFailures.Add(1)
 		q.forget()
-		return cerr(fmt.Errorf("%w: %w (%s needs ClusterAction on the cluster)", ErrNotAuthorized, err, q.cfg.Principal))
+		return cerr(fmt.Errorf("%w: %w (%s needs ClusterAction on the cluster: %s)", ErrNotAuthorized, err, q.cfg.Principal,
+			GrantCommand(q.cfg, addr)))
 	default:
 		q.forget()
 		return cerr(err)
@@ -489,6 +503,7 @@ func (q *quorum) loadSnapshot(ctx context.Context, addr string, id SnapshotID, y
 		}
 		if err != nil {
 			q.forget()
+			q.avoid = addr
 			return cerr(err)
 		}
 		resp := kresp.(*kmsg.FetchSnapshotResponse)
