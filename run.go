@@ -228,12 +228,8 @@ func waitClusterID(ctx context.Context, cfg runConfig, log *slog.Logger, waiting
 			case errors.Is(err, kerr.InconsistentClusterID):
 				return "", fmt.Errorf("the brokers in %sBOOTSTRAP_SERVERS (cluster id %q) and the controllers in "+
 					"%sCONTROLLER_BOOTSTRAP_SERVERS belong to different clusters: %w", envPrefix, id, envPrefix, err)
-			case errors.Is(err, observer.ErrNotAuthorized):
-				err = fmt.Errorf("confirming cluster id %q with the controllers: grant the ACL (%s): %w",
-					id, observer.GrantCommand(&oc, oc.Controllers[0]), err)
-			default:
-				err = fmt.Errorf("confirming cluster id %q with the controllers: %w", id, err)
 			}
+			err = fmt.Errorf("confirming cluster id %q with the controllers: %w", id, err)
 			if cfg.clusterID == "" {
 				id = "" // ask the brokers again next time
 			}
@@ -241,7 +237,15 @@ func waitClusterID(ctx context.Context, cfg runConfig, log *slog.Logger, waiting
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		log.Error("the cluster id is not confirmed yet; retrying", "error", err, "retry_in", backoff)
+		msg := "the cluster id is not confirmed yet; retrying"
+		if errors.Is(err, observer.ErrNotAuthorized) {
+			// As the observer's own refusal: a grant is picked up within maxAuthBackoff.
+			oc := cfg.observerConfig(id)
+			msg = "the controllers refuse to serve the metadata log: add the ACL `" +
+				observer.GrantCommand(&oc, oc.Controllers[0]) + "`; retrying"
+			backoff = min(backoff, maxAuthBackoff)
+		}
+		log.Error(msg, "error", err, "retry_in", backoff)
 		waiting(err)
 		select {
 		case <-ctx.Done():
@@ -250,6 +254,10 @@ func waitClusterID(ctx context.Context, cfg runConfig, log *slog.Logger, waiting
 		}
 	}
 }
+
+// maxAuthBackoff bounds the wait between two asks while the controllers refuse
+// kraftwatch, so that a grant is picked up soon.
+const maxAuthBackoff = 5 * time.Second
 
 // brokerClusterID asks the brokers for the cluster id: a Metadata request for no
 // topic, which every client may send.
