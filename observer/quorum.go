@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"net"
+	"os"
 	"strconv"
 	"time"
 
@@ -71,8 +72,13 @@ type quorum struct {
 	seed       int
 	// avoid is the controller whose last request failed without an answer (a
 	// timeout, a refused connection): the next bootstrap server asked is another one,
-	// if there is another.
-	avoid string
+	// if there is another. After a timeout, until avoidUntil (one RequestTimeout
+	// later), it is not gone back to either when another names it as the leader in
+	// the epoch known: Kafka's
+	// voters notice a hung leader only after controller.quorum.fetch.timeout.ms, and
+	// answer until then that it leads.
+	avoid      string
+	avoidUntil time.Time
 
 	next         int64 // offset of the next record to fetch
 	lastEpoch    int32 // epoch of the last batch fetched (of the snapshot, after one)
@@ -210,6 +216,17 @@ func (q *quorum) lastAddr() string {
 	return q.cfg.Controllers[(q.seed+len(q.cfg.Controllers)-1)%len(q.cfg.Controllers)]
 }
 
+// noAnswer notes that addr failed to answer with err: it is skipped among the
+// bootstrap servers next, and after a timeout (a hung node, not a closed connection)
+// not gone back to within a RequestTimeout either.
+func (q *quorum) noAnswer(addr string, err error) {
+	q.avoid, q.avoidUntil = addr, time.Time{}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		q.avoidUntil = q.now().Add(q.cfg.RequestTimeout)
+	}
+}
+
 // forget makes the next request go to the bootstrap servers.
 func (q *quorum) forget() {
 	q.leaderAddr = ""
@@ -269,10 +286,15 @@ func (q *quorum) fetch(ctx context.Context, y yielder) error {
 		// No answer: ask another controller next, which names the leader (a new one
 		// if this one hangs), rather than this one again.
 		q.forget()
-		q.avoid = addr
+		q.noAnswer(addr, err)
 		return cerr(err)
 	}
-	q.avoid = ""
+	if addr == q.avoid {
+		// It answers again (named as the leader by another): the bootstrap servers
+		// may be asked in turn again, it among them. Until then it is skipped, also
+		// while the others answer that the election is not over.
+		q.avoid = ""
+	}
 	resp := kresp.(*kmsg.FetchResponse)
 	if err := q.topError(resp.ErrorCode); err != nil {
 		q.forget()
@@ -438,6 +460,12 @@ func (q *quorum) leaderError(code int16, id, epoch int32, endpoints map[int32]st
 		return cerr(err)
 	}
 	newer := epoch > q.epoch || (epoch == q.epoch && id >= 0 && id != q.leader)
+	if !newer && epoch == q.epoch && id >= 0 && q.leaderAddr == "" && endpoints[id] != "" && endpoints[id] == q.avoid &&
+		q.now().Before(q.avoidUntil) {
+		// The leader that just did not answer: ask the others again, which name its
+		// successor once they notice.
+		return cerr(fmt.Errorf("%w: the node points at leader %d in epoch %d, which did not answer: %w", err, id, epoch, ErrNoLeader))
+	}
 	if !newer && epoch == q.epoch && id >= 0 && q.leaderAddr == "" && endpoints[id] != "" && endpoints[id] != addr {
 		// The leader already known, whose address was dropped after an error: go back
 		// to it. (If it is unreachable, that error backs off.)
@@ -503,7 +531,7 @@ func (q *quorum) loadSnapshot(ctx context.Context, addr string, id SnapshotID, y
 		}
 		if err != nil {
 			q.forget()
-			q.avoid = addr
+			q.noAnswer(addr, err)
 			return cerr(err)
 		}
 		resp := kresp.(*kmsg.FetchSnapshotResponse)

@@ -790,7 +790,9 @@ func TestConfirmClusterIDFake(t *testing.T) {
 // TestQuorumHungLeaderLeft: the leader stops answering (a SIGSTOPped process: the
 // connection stays open). After one request timeout the observer asks another
 // controller, never the hung one again (though it comes next among the bootstrap
-// servers), and follows the new leader it names; the hung one gets no other Fetch.
+// servers), neither while the others still name it as the leader nor while they
+// answer that the election is not over, and follows the new leader they name; the
+// hung one gets no other Fetch.
 func TestQuorumHungLeaderLeft(t *testing.T) {
 	c1, c2, c3 := observertest.NewController(t, 1), observertest.NewController(t, 2), observertest.NewController(t, 3)
 	for _, c := range []*observertest.Controller{c1, c2, c3} {
@@ -800,7 +802,8 @@ func TestQuorumHungLeaderLeft(t *testing.T) {
 	c2.SetLeader(1, 1, c1.Addr)
 	c3.SetLeader(1, 1, c1.Addr)
 	// c2 is asked first and names c1; c1 comes next among the bootstrap servers.
-	r := runQuorum(t, []string{c2.Addr, c1.Addr, c3.Addr}, nil)
+	// A request timeout longer than the election modelled below.
+	r := runQuorum(t, []string{c2.Addr, c1.Addr, c3.Addr}, func(cfg *Config) { cfg.RequestTimeout = 2 * time.Second })
 	eventually(t, "following c1", func() bool { return hasTopic(r.Observer, "a") && r.Metrics().LeaderID.Load() == 1 })
 	var mu sync.Mutex
 	hungFetches := 0
@@ -812,11 +815,19 @@ func TestQuorumHungLeaderLeft(t *testing.T) {
 		}
 		return &observertest.Reply{Hang: true}
 	})
+	// The others first still name the hung leader (they have not noticed yet), then
+	// know only that epoch 2 has no leader yet (an election).
+	hung := time.Now()
+	n2, n3 := c2.Requests(1), c3.Requests(1)
+	eventually(t, "the others asked after the timeout", func() bool { return c2.Requests(1) > n2 && c3.Requests(1) > n3 })
+	c2.SetLeader(-1, 2, "")
+	c3.SetLeader(-1, 2, "")
+	n2, n3 = c2.Requests(1), c3.Requests(1)
+	eventually(t, "the election asked about", func() bool { return c2.Requests(1) > n2 && c3.Requests(1) > n3 })
 	c2.SetLeader(3, 2, c3.Addr)
 	c3.SetLeader(3, 2, c3.Addr)
 	c3.Append(observertest.Topic("b", idB))
 	c3.Commit()
-	hung := time.Now()
 	eventually(t, "following c3", func() bool { return hasTopic(r.Observer, "b") && r.Metrics().LeaderID.Load() == 3 })
 	left := time.Since(hung)
 	mu.Lock()
@@ -824,7 +835,7 @@ func TestQuorumHungLeaderLeft(t *testing.T) {
 	if hungFetches > 1 {
 		t.Errorf("the hung leader got %d Fetches, want 1 (the one that timed out): it was asked again", hungFetches)
 	}
-	t.Logf("left the hung leader %v after the hang (FetchMaxWait 100ms, RequestTimeout 500ms)", left.Round(time.Millisecond))
+	t.Logf("left the hung leader %v after the hang (FetchMaxWait 100ms, RequestTimeout 2s)", left.Round(time.Millisecond))
 }
 
 func TestDescribeClusterFake(t *testing.T) {
