@@ -24,7 +24,10 @@ import (
 //   - Leader: Fetch is sent to the leader known (its address from the NodeEndpoints of
 //     a response, Fetch v16+), else to the bootstrap servers in turn. NOT_LEADER_OR_FOLLOWER,
 //     FENCED_LEADER_EPOCH and UNKNOWN_LEADER_EPOCH carry CurrentLeader, which is
-//     followed; an answer that teaches nothing new is retried with backoff.
+//     followed; an answer that teaches nothing new is retried with backoff. A
+//     controller that does not answer within Config.RequestTimeout (beyond the long
+//     poll) is left for the other bootstrap servers, as Kafka's observers leave it,
+//     and not gone back to for a RequestTimeout even if they still name it.
 //   - Snapshot: a Fetch answered with a SnapshotId (the log starts after the offset
 //     asked) loads that snapshot with FetchSnapshot, chunk by chunk (snapStream), into
 //     a new delta, and starts a rebuild.
