@@ -1091,19 +1091,23 @@ func TestQuorumTLS(t *testing.T) {
 				"KRAFTWATCH_CONTROLLER_TLS_CA_FILE="+c.CAFile,
 				"KRAFTWATCH_CLUSTER_ID="+c.ClusterID)
 		})
+		// The first request to the controllers, confirming the cluster id, fails: it
+		// is retried and /readyz says why.
+		var body string
 		if err := e2etest.Wait(ctx, 30*time.Second, func() error {
-			if s.kw.Readyz() == 0 {
-				return errors.New("/readyz does not answer")
+			code, b := readyzBody(s.kw)
+			if code != http.StatusServiceUnavailable || !strings.Contains(b, "confirming cluster id") {
+				return fmt.Errorf("/readyz answers %d %s", code, b)
 			}
-			if s.kw.Metric("kraftwatch_metadata_errors_total") < 2 {
-				return errors.New("fewer than 2 failed requests counted")
-			}
+			body = b
 			return nil
 		}); err != nil {
-			t.Fatal(err)
+			t.Fatalf("want 503 naming the failed confirmation of the cluster id, the TLS listener requiring a client certificate: %v", err)
 		}
+		time.Sleep(2 * time.Second) // retried, still not ready, still running
 		if code := s.kw.Readyz(); code != http.StatusServiceUnavailable {
-			t.Fatalf("/readyz answers %d though the TLS listener requires a client certificate; want 503", code)
+			t.Fatalf("/readyz answers %d (0: kraftwatch is gone) though the TLS listener requires a client certificate; want 503", code)
 		}
+		t.Logf("/readyz: %s", body)
 	})
 }
