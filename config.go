@@ -40,10 +40,11 @@ type config struct {
 	MetadataLogDir             string `env:"METADATA_LOG_DIR" desc:"Kafka's metadata.log.dir (or its __cluster_metadata-0 directory), mounted read-only; set it or CONTROLLER_BOOTSTRAP_SERVERS"`
 	ControllerBootstrapServers string `env:"CONTROLLER_BOOTSTRAP_SERVERS" desc:"KRaft controller listeners (host:port, comma-separated, as controller.quorum.bootstrap.servers): follow the metadata log from the quorum leader over the network, as a Raft observer, instead of reading METADATA_LOG_DIR; needs ClusterAction on the cluster"`
 	BootstrapServers           string `env:"BOOTSTRAP_SERVERS" desc:"Kafka bootstrap servers, comma-separated, for reading __consumer_offsets"`
-	ClusterID                  string `env:"CLUSTER_ID" desc:"Kafka cluster id; empty reads it from meta.properties beside the metadata log, or asks the controllers (DescribeCluster) in network mode"`
+	ClusterID                  string `env:"CLUSTER_ID" desc:"Kafka cluster id; empty reads it from meta.properties beside the metadata log, or in network mode from the brokers' Metadata answer; network mode confirms it with the controllers (a Fetch carrying it) before touching NATS"`
 
 	Kafka                    kafkaconn.Config `envPrefix:"KAFKA_"`
 	Controller               kafkaconn.Config `envPrefix:"CONTROLLER_"`
+	QuorumRequestTimeout     string           `env:"QUORUM_REQUEST_TIMEOUT" envDefault:"2s" desc:"network mode: how long a controller may take to answer a request beyond the Fetch long poll (500ms) before kraftwatch asks another controller for the leader, as Kafka's controller.quorum.request.timeout.ms (default 2000 ms) does for its observers: a hung quorum leader is left within about twice this (Go duration)"`
 	ControllerMaxUncommitted int64            `env:"CONTROLLER_MAX_UNCOMMITTED_BYTES" envDefault:"33554432" desc:"network mode: most bytes of fetched records kept past the high watermark, waiting for the quorum to commit them; at the bound kraftwatch takes no more (it asks only for the high watermark) until the quorum commits"`
 	NATSURL                  string           `env:"NATS_URL" desc:"NATS server URLs, comma-separated; empty starts an embedded NATS server with JetStream"`
 	NATSCredsFile            string           `env:"NATS_CREDS_FILE" desc:"NATS credentials file (JWT + nkey)"`
@@ -144,6 +145,7 @@ type runConfig struct {
 	clusterID             string
 	kafka, controller     *kafkaconn.Security // brokers', the controller listener's
 	controllerUncommitted int64
+	quorumRequestTimeout  time.Duration
 	nats                  natsSettings
 	// publish is the publisher's config but for Conn, ClusterID and Logger, which run
 	// sets.
@@ -277,6 +279,9 @@ func (c config) validate() (runConfig, error) {
 		bad("HASH_SCHEME", "%q is not murmur3 or kafka", c.HashScheme)
 	}
 
+	if s.quorumRequestTimeout, err = time.ParseDuration(c.QuorumRequestTimeout); err != nil || s.quorumRequestTimeout <= 0 {
+		bad("QUORUM_REQUEST_TIMEOUT", "%q is not a positive Go duration such as 2s", c.QuorumRequestTimeout)
+	}
 	if s.stallAfter, err = time.ParseDuration(c.StallAfter); err != nil || s.stallAfter <= 0 {
 		bad("STALL_AFTER", "%q is not a positive Go duration such as 30s", c.StallAfter)
 	}
@@ -535,6 +540,7 @@ func (s runConfig) observerConfig(clusterID string) observer.Config {
 		Principal:      s.controller.Principal(),
 		ClusterID:      clusterID,
 		MaxUncommitted: s.controllerUncommitted,
+		RequestTimeout: s.quorumRequestTimeout,
 	}
 }
 

@@ -38,6 +38,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"KRAFTWATCH_LOG_LEVEL=loud",
 		"KRAFTWATCH_LOG_FORMAT=xml",
 		"KRAFTWATCH_CONTROLLER_MAX_UNCOMMITTED_BYTES=0",
+		"KRAFTWATCH_QUORUM_REQUEST_TIMEOUT=0s",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	errs := splitErrors(verr)
 	want := []string{"METADATA_LOG_DIR", "BOOTSTRAP_SERVERS", "KAFKA_SASL_MECHANISM", "KAFKA_SASL_USERNAME",
 		"KAFKA_SASL_PASSWORD", "NATS_MODE", "STREAM_REPLICAS", "STREAM_MAX_AGE", "HASH_SCHEME", "GROUP_EXCLUDE",
-		"HTTP_ADDR", "LOG_LEVEL", "LOG_FORMAT", "CONTROLLER_MAX_UNCOMMITTED_BYTES"}
+		"HTTP_ADDR", "LOG_LEVEL", "LOG_FORMAT", "CONTROLLER_MAX_UNCOMMITTED_BYTES", "QUORUM_REQUEST_TIMEOUT"}
 	if len(errs) != len(want) {
 		t.Errorf("%d errors, want %d: %v", len(errs), len(want), errs)
 	}

@@ -12,9 +12,12 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftwatch/kraftwatch/engine"
 	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/kafkaconn"
 	"github.com/kraftwatch/kraftwatch/observer"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -192,32 +195,59 @@ func runInOrder(ctx context.Context, stopping func(), phases ...[]stage) error {
 	return errors.Join(failures...)
 }
 
-// waitClusterID is the cluster id: KRAFTWATCH_CLUSTER_ID, meta.properties beside the
-// metadata log, or in network mode the controllers' answer to DescribeCluster, asked
-// again with backoff (and a log line saying what to do) until they answer or ctx
-// ends; waiting reports each failure so /readyz can say why kraftwatch is not ready.
+// waitClusterID is the cluster id: KRAFTWATCH_CLUSTER_ID or meta.properties beside the
+// metadata log in disk mode. In network mode it is KRAFTWATCH_CLUSTER_ID or the
+// brokers' answer to Metadata (which needs no ACL), confirmed by the controllers (a
+// Fetch carrying it: ClusterAction, what network mode needs anyway) before anything
+// touches NATS, so that no stream is made for a wrong id. Failures to ask are retried
+// with backoff (and a log line saying what to do) until ctx ends; waiting reports
+// each so /readyz can say why kraftwatch is not ready. An id the controllers refuse
+// ends run with an error naming the setting.
 func waitClusterID(ctx context.Context, cfg runConfig, log *slog.Logger, waiting func(error)) (string, error) {
-	if cfg.clusterID != "" || !cfg.networkMode() {
+	if !cfg.networkMode() {
 		return cfg.readClusterID()
 	}
-	oc := cfg.observerConfig("")
+	id := cfg.clusterID
 	for backoff := time.Second; ; backoff = min(2*backoff, 30*time.Second) {
-		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		id, err := observer.DescribeCluster(dctx, oc)
-		cancel()
+		var err error
+		if id == "" {
+			if id, err = brokerClusterID(ctx, cfg); err != nil {
+				err = fmt.Errorf("asking the brokers in %sBOOTSTRAP_SERVERS for the cluster id (or set %sCLUSTER_ID): %w",
+					envPrefix, envPrefix, err)
+			}
+		}
 		if err == nil {
-			return id, nil
+			dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			oc := cfg.observerConfig(id)
+			err = observer.ConfirmClusterID(dctx, oc)
+			cancel()
+			switch {
+			case err == nil:
+				return id, nil
+			case errors.Is(err, kerr.InconsistentClusterID) && cfg.clusterID != "":
+				return "", fmt.Errorf("%sCLUSTER_ID %q is not the cluster id of the controllers in %sCONTROLLER_BOOTSTRAP_SERVERS: %w",
+					envPrefix, id, envPrefix, err)
+			case errors.Is(err, kerr.InconsistentClusterID):
+				return "", fmt.Errorf("the brokers in %sBOOTSTRAP_SERVERS (cluster id %q) and the controllers in "+
+					"%sCONTROLLER_BOOTSTRAP_SERVERS belong to different clusters: %w", envPrefix, id, envPrefix, err)
+			}
+			err = fmt.Errorf("confirming cluster id %q with the controllers: %w", id, err)
+			if cfg.clusterID == "" {
+				id = "" // ask the brokers again next time
+			}
 		}
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		hint := "retrying"
-		if errors.Is(err, kerr.ClusterAuthorizationFailed) {
-			hint = fmt.Sprintf("grant it (kafka-acls --bootstrap-controller %s --add --allow-principal %s --operation Alter --cluster) "+
-				"or set %sCLUSTER_ID; retrying", oc.Controllers[0], oc.Principal, envPrefix)
+		msg := "the cluster id is not confirmed yet; retrying"
+		if errors.Is(err, observer.ErrNotAuthorized) {
+			// As the observer's own refusal: a grant is picked up within maxAuthBackoff.
+			oc := cfg.observerConfig(id)
+			msg = "the controllers refuse to serve the metadata log: add the ACL `" +
+				observer.GrantCommand(&oc, oc.Controllers[0]) + "`; retrying"
+			backoff = min(backoff, maxAuthBackoff)
 		}
-		err = fmt.Errorf("asking the controllers for the cluster id: %w", err)
-		log.Error("the controllers do not tell the cluster id; "+hint, "error", err, "retry_in", backoff)
+		log.Error(msg, "error", err, "retry_in", backoff)
 		waiting(err)
 		select {
 		case <-ctx.Done():
@@ -225,4 +255,31 @@ func waitClusterID(ctx context.Context, cfg runConfig, log *slog.Logger, waiting
 		case <-time.After(backoff):
 		}
 	}
+}
+
+// maxAuthBackoff bounds the wait between two asks while the controllers refuse
+// kraftwatch, so that a grant is picked up soon.
+const maxAuthBackoff = 5 * time.Second
+
+// brokerClusterID asks the brokers for the cluster id: a Metadata request for no
+// topic, which every client may send.
+func brokerClusterID(ctx context.Context, cfg runConfig) (string, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.brokers...), kgo.ClientID(kafkaconn.ClientID),
+		kgo.RequestRetries(0)}, cfg.kafka.FranzOpts()...)...)
+	if err != nil {
+		return "", err
+	}
+	defer cl.Close()
+	mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{} // none, not all
+	resp, err := req.RequestWith(mctx, cl)
+	if err != nil {
+		return "", err
+	}
+	if resp.ClusterID == nil || *resp.ClusterID == "" {
+		return "", errors.New("the Metadata answer has no cluster id")
+	}
+	return *resp.ClusterID, nil
 }

@@ -62,7 +62,7 @@ func TestReadyzBody(t *testing.T) {
 
 // TestMetricsBeforeStages: /metrics answers from the start with kraftwatch_ready 0, and
 // the Go and process metrics, while kraftwatch has not built its stages: here, in
-// network mode, it waits for controllers that refuse every connection to tell the
+// network mode, it waits for brokers that refuse every connection to tell the
 // cluster id, and /readyz says so. The stages' metrics (kraftwatch_info among them)
 // are not there yet.
 func TestMetricsBeforeStages(t *testing.T) {
@@ -127,7 +127,7 @@ func TestMetricsBeforeStages(t *testing.T) {
 			t.Errorf("/metrics has %s before the stages exist", name)
 		}
 	}
-	// /readyz agrees, and says why once the first DescribeCluster has failed.
+	// /readyz agrees, and says why once the first ask for the cluster id has failed.
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		code, body, err := get("/readyz")
 		if err != nil {
@@ -136,7 +136,7 @@ func TestMetricsBeforeStages(t *testing.T) {
 		if code != http.StatusServiceUnavailable {
 			t.Fatalf("/readyz: %d %s, want 503", code, body)
 		}
-		if strings.Contains(body, "asking the controllers for the cluster id") {
+		if strings.Contains(body, "asking the brokers in KRAFTWATCH_BOOTSTRAP_SERVERS for the cluster id") {
 			t.Logf("/readyz: %s", body)
 			break
 		}

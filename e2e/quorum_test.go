@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -824,9 +825,8 @@ func followChange(ctx context.Context, t *testing.T, s *side, group, topic strin
 // over TLS), which holds no ACL, is refused by the controllers' StandardAuthorizer: it
 // logs an error naming the ACL to add, counts the refusals, and /readyz stays 503;
 // once ClusterAction is granted it catches up without a restart and follows changes.
-// Without KRAFTWATCH_CLUSTER_ID it asks the controllers (DescribeCluster, which a
-// controller serves only with ALTER on the cluster): refused, it must stay up, not
-// ready, as it does for a refused Fetch.
+// Revoked while it runs, it is not ready at once, and ready again at the re-grant.
+// Without KRAFTWATCH_CLUSTER_ID, ClusterAction is still all it needs.
 func TestQuorumAuthorizer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -846,12 +846,13 @@ func TestQuorumAuthorizer(t *testing.T) {
 			return aclEnv(url, "qa-.*", "KRAFTWATCH_CLUSTER_ID="+c.ClusterID)
 		})
 		// The refusal names the ACL to add, with the controller it asked last (any of
-		// the SASL_SSL listeners).
+		// the SASL_SSL listeners). It comes from confirming the cluster id, the first
+		// Fetch kraftwatch sends.
 		var refusal e2etest.LogLine
 		if err := e2etest.Wait(ctx, 60*time.Second, func() error {
 			for _, addr := range strings.Split(c.ControllerBootstrapFor(kafkatest.SASLSSL), ",") {
 				msg := "the controllers refuse to serve the metadata log: add the ACL `kafka-acls --bootstrap-controller " + addr +
-					" --add --allow-principal User:kw-acl --operation ClusterAction --cluster`; retrying"
+					" --command-config <admin client properties> --add --allow-principal User:kw-acl --operation ClusterAction --cluster`; retrying"
 				if ls := s.kw.LogLines(1, msg); len(ls) > 0 {
 					refusal = ls[0]
 					return nil
@@ -868,9 +869,6 @@ func TestQuorumAuthorizer(t *testing.T) {
 		if code := s.kw.Readyz(); code != http.StatusServiceUnavailable {
 			t.Fatalf("/readyz answers %d while the controllers refuse kraftwatch, want 503", code)
 		}
-		if n := s.kw.Metric("kraftwatch_metadata_authorization_failures_total"); n < 1 {
-			t.Fatalf("kraftwatch_metadata_authorization_failures_total %v after a refusal", n)
-		}
 		refusedFor := time.Since(start)
 		if err := c.AddClusterACL(ctx, "User:kw-acl", "ClusterAction"); err != nil {
 			t.Fatal(err)
@@ -879,19 +877,170 @@ func TestQuorumAuthorizer(t *testing.T) {
 		s.kw.WaitReady(ctx, 60*time.Second)
 		caughtUp := time.Since(granted)
 		followChange(ctx, t, s, "qa-g", "qa-t")
-		t.Logf("refused for %v (%v authorization failures counted), ready %v after the grant, without a restart; refusal: %s (%v)",
-			refusedFor.Round(time.Millisecond), s.kw.Metric("kraftwatch_metadata_authorization_failures_total"),
-			caughtUp.Round(time.Millisecond), refusal.Str("msg"), time.Since(start).Round(time.Second))
-	})
-	t.Run("DescribeCluster refused", func(t *testing.T) {
-		s := startSide(t, c, "no-cluster-id", func(url string) []string { return aclEnv(url, "qa-none") })
-		time.Sleep(10 * time.Second)
-		if code := s.kw.Readyz(); code != http.StatusServiceUnavailable {
-			t.Fatalf("/readyz answers %d (0: kraftwatch is gone) 10 s after start, the controllers refusing DescribeCluster "+
-				"(ALTER on the cluster); want 503: kraftwatch up, not ready, retrying with a log line that says what to do "+
-				"(grant ALTER or set KRAFTWATCH_CLUSTER_ID), as for a refused Fetch", code)
+		t.Logf("refused for %v, ready %v after the grant, without a restart; refusal: %s (%v)",
+			refusedFor.Round(time.Millisecond), caughtUp.Round(time.Millisecond), refusal.Str("msg"), time.Since(start).Round(time.Second))
+
+		// Revoked while running: not ready at the first refused Fetch (STALL_AFTER is
+		// 30 s), /readyz naming the ACL; ready again once it is granted again.
+		if err := c.RemoveClusterACL(ctx, "User:kw-acl", "ClusterAction"); err != nil {
+			t.Fatal(err)
 		}
+		revoked := time.Now()
+		var body string
+		if err := e2etest.Wait(ctx, 20*time.Second, func() error {
+			code, b := readyzBody(s.kw)
+			if code != http.StatusServiceUnavailable {
+				return fmt.Errorf("/readyz answers %d %s", code, b)
+			}
+			body = b
+			return nil
+		}); err != nil {
+			t.Fatalf("after the revoke: %v", err)
+		}
+		notReady := time.Since(revoked)
+		if n := s.kw.Metric("kraftwatch_metadata_authorization_failures_total"); n < 1 {
+			t.Errorf("kraftwatch_metadata_authorization_failures_total %v after a refusal", n)
+		}
+		for _, want := range []string{`"component":"metadata"`, "ClusterAction", "--allow-principal User:kw-acl", "--command-config"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("/readyz after the revoke lacks %q: %s", want, body)
+			}
+		}
+		if err := c.AddClusterACL(ctx, "User:kw-acl", "ClusterAction"); err != nil {
+			t.Fatal(err)
+		}
+		regranted := time.Now()
+		s.kw.WaitReady(ctx, 30*time.Second)
+		t.Logf("revoked: not ready after %v (/readyz: %s); granted again: ready after %v",
+			notReady.Round(time.Millisecond), body, time.Since(regranted).Round(time.Millisecond))
 	})
+	// Without KRAFTWATCH_CLUSTER_ID the id comes from the brokers and the controllers
+	// confirm it with a Fetch: ClusterAction, granted above, is all it needs (no Alter,
+	// which DescribeCluster on a controller would).
+	t.Run("no cluster id, ClusterAction only", func(t *testing.T) {
+		s := startSide(t, c, "no-cluster-id", func(url string) []string { return aclEnv(url, "qa-none") })
+		t.Logf("ready after %v with ClusterAction alone", s.kw.WaitReady(ctx, 60*time.Second).Round(time.Millisecond))
+	})
+}
+
+// readyzBody returns /readyz's status code and body (0 when it does not answer).
+func readyzBody(k *e2etest.Kraftwatch) (int, string) {
+	c := &http.Client{Timeout: time.Second}
+	resp, err := c.Get(k.URL("/readyz"))
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestQuorumWrongClusterID: a KRAFTWATCH_CLUSTER_ID the controllers refuse
+// (INCONSISTENT_CLUSTER_ID) ends kraftwatch with an error naming the setting, before
+// anything touches NATS: no stream is made for the wrong cluster.
+func TestQuorumWrongClusterID(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := quorumCluster(t)
+	start := time.Now()
+	s := startSide(t, c, "wrong-id", func(url string) []string {
+		return netEnv(c, url, "qw-.*", "KRAFTWATCH_CLUSTER_ID=AAAAAAAAAAAAAAAAAAAAAA")
+	})
+	var stopped []e2etest.LogLine
+	if err := e2etest.Wait(ctx, 60*time.Second, func() error {
+		if stopped = s.kw.LogLines(1, "kraftwatch stopped"); len(stopped) == 0 {
+			return errors.New("kraftwatch still runs")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	code, _ := s.kw.Stop(syscall.SIGTERM)
+	msg := stopped[0].Str("error")
+	if code == 0 || !strings.Contains(msg, "KRAFTWATCH_CLUSTER_ID") || !strings.Contains(msg, "AAAAAAAAAAAAAAAAAAAAAA") {
+		t.Fatalf("exit code %d, error %q: want a failure naming KRAFTWATCH_CLUSTER_ID and the id", code, msg)
+	}
+	js := e2etest.JetStream(t, s.nats.URL())
+	names := js.StreamNames(ctx)
+	var streams []string
+	for n := range names.Name() {
+		streams = append(streams, n)
+	}
+	if err := names.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(streams) != 0 {
+		t.Fatalf("streams %v made for a wrong cluster id", streams)
+	}
+	t.Logf("exited (code %d) %v after start: %s", code, took.Round(time.Millisecond), msg)
+}
+
+// TestQuorumLeaderHang: the quorum leader hangs (SIGSTOP: its sockets stay open, it
+// answers nothing). Kafka's followers elect another within about
+// controller.quorum.fetch.timeout.ms (2 s) plus an election; the network kraftwatch
+// leaves the hung one after its request timeout (KRAFTWATCH_QUORUM_REQUEST_TIMEOUT, 2
+// s, beyond the 500 ms long poll) and follows the new leader within two of them after
+// that; it announces a change once the old leader is back.
+func TestQuorumLeaderHang(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c := quorumCluster(t)
+	s := startSide(t, c, "hang", func(url string) []string { return netEnv(c, url, "qh-.*") })
+	s.kw.WaitReady(ctx, 90*time.Second)
+	leader, q0, err := c.QuorumLeader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e2etest.Wait(ctx, 30*time.Second, func() error {
+		if id := int(s.kw.Metric("kraftwatch_metadata_leader_id")); id != leader.ID {
+			return fmt.Errorf("kraftwatch follows leader %d, the quorum's is %d", id, leader.ID)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	leader.Pause()
+	hung := time.Now()
+	t.Cleanup(leader.Resume)
+	if err := e2etest.Wait(ctx, 60*time.Second, func() error {
+		if id := int(s.kw.Metric("kraftwatch_metadata_leader_id")); id == leader.ID || id < 0 {
+			return fmt.Errorf("kraftwatch still follows leader %d", id)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	left := time.Since(hung)
+	newLeader := int(s.kw.Metric("kraftwatch_metadata_leader_id"))
+	// Kafka's followers: fetch timeout 2 s, then an election (1-2 s); kraftwatch: its
+	// Fetch to the hung leader times out 2.5 s after it was sent, a voter that does
+	// not know the new leader yet sends it back once more. 10.5 s was the old bound.
+	const bound = 9 * time.Second
+	if left > bound {
+		t.Errorf("kraftwatch left the hung leader %d %v after the hang, want within %v", leader.ID, left.Round(time.Millisecond), bound)
+	}
+	readyz, _ := readyzBody(s.kw)
+	// What kraftwatch did meanwhile, relative to the hang.
+	var steps []string
+	for _, msg := range []string{"fetching the metadata log failed; retrying", "no quorum leader known; retrying", "following the quorum leader"} {
+		for _, l := range s.kw.LogLines(1, msg) {
+			if at, err := time.Parse(time.RFC3339Nano, l.Str("time")); err == nil && at.After(hung) {
+				steps = append(steps, fmt.Sprintf("+%v %s %s%s", at.Sub(hung).Round(time.Millisecond), msg, l.Str("error"), l.Str("leader_addr")))
+			}
+		}
+	}
+	slices.Sort(steps)
+	t.Logf("kraftwatch after the hang:\n%s", strings.Join(steps, "\n"))
+	t.Logf("leader %d (epoch %d) hung: kraftwatch followed leader %d %v after the hang; /readyz %d; metadata errors %v",
+		leader.ID, q0.LeaderEpoch, newLeader, left.Round(time.Millisecond), readyz, s.kw.Metric("kraftwatch_metadata_errors_total"))
+	// The brokers' own requests to a paused controller wait out their timeouts: a
+	// change is made once it is back, and kraftwatch announces it.
+	leader.Resume()
+	if _, _, err := c.QuorumLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	followChange(ctx, t, s, "qh-g", "qh-t")
 }
 
 // TestQuorumTLS follows the metadata log over the controllers' mutual TLS listener
@@ -942,19 +1091,23 @@ func TestQuorumTLS(t *testing.T) {
 				"KRAFTWATCH_CONTROLLER_TLS_CA_FILE="+c.CAFile,
 				"KRAFTWATCH_CLUSTER_ID="+c.ClusterID)
 		})
+		// The first request to the controllers, confirming the cluster id, fails: it
+		// is retried and /readyz says why.
+		var body string
 		if err := e2etest.Wait(ctx, 30*time.Second, func() error {
-			if s.kw.Readyz() == 0 {
-				return errors.New("/readyz does not answer")
+			code, b := readyzBody(s.kw)
+			if code != http.StatusServiceUnavailable || !strings.Contains(b, "confirming cluster id") {
+				return fmt.Errorf("/readyz answers %d %s", code, b)
 			}
-			if s.kw.Metric("kraftwatch_metadata_errors_total") < 2 {
-				return errors.New("fewer than 2 failed requests counted")
-			}
+			body = b
 			return nil
 		}); err != nil {
-			t.Fatal(err)
+			t.Fatalf("want 503 naming the failed confirmation of the cluster id, the TLS listener requiring a client certificate: %v", err)
 		}
+		time.Sleep(2 * time.Second) // retried, still not ready, still running
 		if code := s.kw.Readyz(); code != http.StatusServiceUnavailable {
-			t.Fatalf("/readyz answers %d though the TLS listener requires a client certificate; want 503", code)
+			t.Fatalf("/readyz answers %d (0: kraftwatch is gone) though the TLS listener requires a client certificate; want 503", code)
 		}
+		t.Logf("/readyz: %s", body)
 	})
 }

@@ -12,11 +12,14 @@ import (
 
 // Defaults for Config.
 const (
-	DefaultPollInterval   = 100 * time.Millisecond
-	DefaultMinBackoff     = 100 * time.Millisecond
-	DefaultMaxBackoff     = 10 * time.Second
-	DefaultFetchMaxWait   = 500 * time.Millisecond
-	DefaultRequestTimeout = 10 * time.Second
+	DefaultPollInterval = 100 * time.Millisecond
+	DefaultMinBackoff   = 100 * time.Millisecond
+	DefaultMaxBackoff   = 10 * time.Second
+	DefaultFetchMaxWait = 500 * time.Millisecond
+	// DefaultRequestTimeout is Kafka's controller.quorum.request.timeout.ms (2000 ms,
+	// QuorumConfig): a leader that does not answer a Fetch within FetchMaxWait plus
+	// this is left for another controller, as Kafka's observers leave it.
+	DefaultRequestTimeout = 2 * time.Second
 	// DefaultMaxUncommitted bounds the fetched records waiting for the high watermark:
 	// four of Kafka's largest Fetch answers (8 MiB each).
 	DefaultMaxUncommitted = 32 << 20
@@ -47,7 +50,10 @@ type Config struct {
 	// long poll). 0 means DefaultFetchMaxWait.
 	FetchMaxWait time.Duration
 	// RequestTimeout bounds each request to a controller beyond FetchMaxWait: dialing,
-	// TLS, SASL and reading the response. 0 means DefaultRequestTimeout.
+	// TLS, SASL and reading the response. A controller that does not answer in time
+	// is left: the next request goes to another controller, which names the leader
+	// (Kafka's observers do the same, KafkaRaftClient.pollFollowerAsObserver). 0 means
+	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// MaxUncommitted bounds the bytes of fetched batches kept past the high watermark,
 	// waiting for the quorum to commit them (one batch is always kept, whatever its

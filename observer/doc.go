@@ -47,7 +47,8 @@
 // start, a divergence below what was applied) is a Reset as on disk, which folds only
 // the snapshot (or the log already handed on, when that ends later): the batches
 // after it are handed on one unit at a time, or as a catch-up. quorum.go
-// describes it; LoadQuorum and DescribeCluster are its one-shot forms. The
+// describes it; LoadQuorum, ConfirmClusterID and DescribeCluster are its one-shot
+// forms (ConfirmClusterID needs only ClusterAction, DescribeCluster Alter). The
 // connections are franz-go's (kgo: TLS, SASL, version negotiation), the codecs kmsg's;
 // record batches are still decoded by internal/recordbatch.
 //

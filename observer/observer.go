@@ -110,9 +110,10 @@ func (o *Observer) setErr(err error) {
 	o.failing.CompareAndSwap(0, time.Now().UnixNano())
 }
 
-// Health is nil while the metadata log is read, else why not: it is not loaded yet, or
-// its reads have failed without a success for longer than stallAfter (a short run of
-// errors, retried, is healthy).
+// Health is nil while the metadata log is read, else why not: it is not loaded yet,
+// the controllers refuse it (ErrNotAuthorized, at once), or its reads have failed
+// without a success for longer than stallAfter (a short run of other errors, retried,
+// is healthy).
 func (o *Observer) Health(stallAfter time.Duration) error {
 	select {
 	case <-o.ready:
@@ -123,6 +124,11 @@ func (o *Observer) Health(stallAfter time.Duration) error {
 		return errors.New("loading the metadata log")
 	}
 	if f := o.failing.Load(); f != 0 {
+		// A refusal is a state, not a passing error: not ready at once, as before the
+		// first load, until a grant makes a Fetch succeed again.
+		if err := o.LastError(); errors.Is(err, ErrNotAuthorized) {
+			return fmt.Errorf("the controllers refuse to serve the metadata log: %w", err)
+		}
 		if d := time.Since(time.Unix(0, f)); d > stallAfter {
 			return fmt.Errorf("metadata log unreadable for %v: %w", d.Round(time.Second), o.LastError())
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"net"
+	"os"
 	"strconv"
 	"time"
 
@@ -23,7 +24,10 @@ import (
 //   - Leader: Fetch is sent to the leader known (its address from the NodeEndpoints of
 //     a response, Fetch v16+), else to the bootstrap servers in turn. NOT_LEADER_OR_FOLLOWER,
 //     FENCED_LEADER_EPOCH and UNKNOWN_LEADER_EPOCH carry CurrentLeader, which is
-//     followed; an answer that teaches nothing new is retried with backoff.
+//     followed; an answer that teaches nothing new is retried with backoff. A
+//     controller that does not answer within Config.RequestTimeout (beyond the long
+//     poll) is left for the other bootstrap servers, as Kafka's observers leave it,
+//     and not gone back to for a RequestTimeout even if they still name it.
 //   - Snapshot: a Fetch answered with a SnapshotId (the log starts after the offset
 //     asked) loads that snapshot with FetchSnapshot, chunk by chunk (snapStream), into
 //     a new delta, and starts a rebuild.
@@ -69,6 +73,15 @@ type quorum struct {
 	epoch      int32
 	leaderAddr string
 	seed       int
+	// avoid is the controller whose last request failed without an answer (a
+	// timeout, a refused connection): the next bootstrap server asked is another one,
+	// if there is another. After a timeout, until avoidUntil (one RequestTimeout
+	// later), it is not gone back to either when another names it as the leader in
+	// the epoch known: Kafka's
+	// voters notice a hung leader only after controller.quorum.fetch.timeout.ms, and
+	// answer until then that it leads.
+	avoid      string
+	avoidUntil time.Time
 
 	next         int64 // offset of the next record to fetch
 	lastEpoch    int32 // epoch of the last batch fetched (of the snapshot, after one)
@@ -160,8 +173,7 @@ func (q *quorum) retryIn(err error, backoff time.Duration) time.Duration {
 	switch {
 	case errors.Is(err, ErrNotAuthorized):
 		log.Error("the controllers refuse to serve the metadata log: add the ACL "+
-			"`kafka-acls --bootstrap-controller "+q.lastAddr()+" --add --allow-principal "+q.cfg.Principal+
-			" --operation ClusterAction --cluster`; retrying", "retry_in", backoff, "error", err)
+			"`"+GrantCommand(q.cfg, q.lastAddr())+"`; retrying", "retry_in", backoff, "error", err)
 	case errors.Is(err, ErrNoLeader):
 		log.Warn("no quorum leader known; retrying", "epoch", q.epoch, "retry_in", backoff, "error", err)
 	default:
@@ -189,8 +201,13 @@ func (q *quorum) target() (string, int32) {
 	if q.leaderAddr != "" {
 		return q.leaderAddr, q.leader
 	}
-	addr := q.cfg.Controllers[q.seed%len(q.cfg.Controllers)]
+	n := len(q.cfg.Controllers)
+	addr := q.cfg.Controllers[q.seed%n]
 	q.seed++
+	if addr == q.avoid && n > 1 {
+		addr = q.cfg.Controllers[q.seed%n]
+		q.seed++
+	}
 	return addr, -1
 }
 
@@ -200,6 +217,17 @@ func (q *quorum) lastAddr() string {
 		return q.leaderAddr
 	}
 	return q.cfg.Controllers[(q.seed+len(q.cfg.Controllers)-1)%len(q.cfg.Controllers)]
+}
+
+// noAnswer notes that addr failed to answer with err: it is skipped among the
+// bootstrap servers next, and after a timeout (a hung node, not a closed connection)
+// not gone back to within a RequestTimeout either.
+func (q *quorum) noAnswer(addr string, err error) {
+	q.avoid, q.avoidUntil = addr, time.Time{}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		q.avoidUntil = q.now().Add(q.cfg.RequestTimeout)
+	}
 }
 
 // forget makes the next request go to the bootstrap servers.
@@ -258,8 +286,17 @@ func (q *quorum) fetch(ctx context.Context, y yielder) error {
 		return &ControllerError{Addr: addr, Node: node, Request: "Fetch", Offset: req.Topics[0].Partitions[0].FetchOffset, Err: err}
 	}
 	if err != nil {
+		// No answer: ask another controller next, which names the leader (a new one
+		// if this one hangs), rather than this one again.
 		q.forget()
+		q.noAnswer(addr, err)
 		return cerr(err)
+	}
+	if addr == q.avoid {
+		// It answers again (named as the leader by another): the bootstrap servers
+		// may be asked in turn again, it among them. Until then it is skipped, also
+		// while the others answer that the election is not over.
+		q.avoid = ""
 	}
 	resp := kresp.(*kmsg.FetchResponse)
 	if err := q.topError(resp.ErrorCode); err != nil {
@@ -388,7 +425,8 @@ func (q *quorum) topError(code int16) error {
 	err := kerr.ErrorForCode(code)
 	if errors.Is(err, kerr.ClusterAuthorizationFailed) {
 		q.cfg.Metrics.AuthorizationFailures.Add(1)
-		return fmt.Errorf("%w: %w (%s needs ClusterAction on the cluster)", ErrNotAuthorized, err, q.cfg.Principal)
+		return fmt.Errorf("%w: %w (%s needs ClusterAction on the cluster: %s)", ErrNotAuthorized, err, q.cfg.Principal,
+			GrantCommand(q.cfg, q.lastAddr()))
 	}
 	if errors.Is(err, kerr.InconsistentClusterID) {
 		return fmt.Errorf("%w (the observer expects cluster id %q: these controllers belong to another cluster)", err, q.cfg.ClusterID)
@@ -418,12 +456,19 @@ func (q *quorum) leaderError(code int16, id, epoch int32, endpoints map[int32]st
 	case errors.Is(err, kerr.ClusterAuthorizationFailed), errors.Is(err, kerr.TopicAuthorizationFailed):
 		q.cfg.Metrics.AuthorizationFailures.Add(1)
 		q.forget()
-		return cerr(fmt.Errorf("%w: %w (%s needs ClusterAction on the cluster)", ErrNotAuthorized, err, q.cfg.Principal))
+		return cerr(fmt.Errorf("%w: %w (%s needs ClusterAction on the cluster: %s)", ErrNotAuthorized, err, q.cfg.Principal,
+			GrantCommand(q.cfg, addr)))
 	default:
 		q.forget()
 		return cerr(err)
 	}
 	newer := epoch > q.epoch || (epoch == q.epoch && id >= 0 && id != q.leader)
+	if !newer && epoch == q.epoch && id >= 0 && q.leaderAddr == "" && endpoints[id] != "" && endpoints[id] == q.avoid &&
+		q.now().Before(q.avoidUntil) {
+		// The leader that just did not answer: ask the others again, which name its
+		// successor once they notice.
+		return cerr(fmt.Errorf("%w: the node points at leader %d in epoch %d, which did not answer: %w", err, id, epoch, ErrNoLeader))
+	}
 	if !newer && epoch == q.epoch && id >= 0 && q.leaderAddr == "" && endpoints[id] != "" && endpoints[id] != addr {
 		// The leader already known, whose address was dropped after an error: go back
 		// to it. (If it is unreachable, that error backs off.)
@@ -489,6 +534,7 @@ func (q *quorum) loadSnapshot(ctx context.Context, addr string, id SnapshotID, y
 		}
 		if err != nil {
 			q.forget()
+			q.noAnswer(addr, err)
 			return cerr(err)
 		}
 		resp := kresp.(*kmsg.FetchSnapshotResponse)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftwatch/kraftwatch/image"
@@ -716,10 +717,125 @@ func TestQuorumAuthorization(t *testing.T) {
 		t.Fatal("ready while refused")
 	default:
 	}
+	if err := r.Health(time.Hour); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Health while refused = %v, want the ACL %q", err, want)
+	}
 	mu.Lock()
 	denied = false
 	mu.Unlock()
-	eventually(t, "ready after the grant", func() bool { return hasTopic(r.Observer, "a") })
+	eventually(t, "ready after the grant", func() bool { return hasTopic(r.Observer, "a") && r.Health(time.Hour) == nil })
+
+	// Revoked while running: not healthy at the first refusal, whatever stallAfter
+	// (an hour here), and healthy again at the first Fetch after the grant returns.
+	refused := r.Metrics().AuthorizationFailures.Load()
+	mu.Lock()
+	denied = true
+	mu.Unlock()
+	eventually(t, "a refusal after the revoke", func() bool { return r.Metrics().AuthorizationFailures.Load() > refused })
+	if err := r.Health(time.Hour); !errors.Is(err, ErrNotAuthorized) || !strings.Contains(err.Error(), want) {
+		t.Errorf("Health after a revoke = %v, want ErrNotAuthorized naming %q", err, want)
+	}
+	mu.Lock()
+	denied = false
+	mu.Unlock()
+	eventually(t, "healthy after the re-grant", func() bool { return r.Health(time.Hour) == nil })
+}
+
+// TestGrantCommand: a listener with TLS or SASL (client options set) needs an admin
+// that connects the same way: the command has --command-config.
+func TestGrantCommand(t *testing.T) {
+	plain := GrantCommand(&Config{}, "c1:9093")
+	if want := "kafka-acls --bootstrap-controller c1:9093 --add --allow-principal User:ANONYMOUS --operation ClusterAction --cluster"; plain != want {
+		t.Errorf("plain listener: %q, want %q", plain, want)
+	}
+	sasl := GrantCommand(&Config{Principal: "User:kw", ClientOpts: []kgo.Opt{kgo.DialTLS()}}, "c1:9093")
+	if want := "kafka-acls --bootstrap-controller c1:9093 --command-config <admin client properties> --add --allow-principal User:kw --operation ClusterAction --cluster"; sasl != want {
+		t.Errorf("secured listener: %q, want %q", sasl, want)
+	}
+}
+
+// TestConfirmClusterIDFake: the controllers accept the id they hold and refuse another
+// with INCONSISTENT_CLUSTER_ID (the error names the controller), a controller that
+// closes the connection is skipped, and a refusal for lack of ClusterAction is
+// ErrNotAuthorized.
+func TestConfirmClusterIDFake(t *testing.T) {
+	silent := observertest.NewController(t, 1)
+	silent.Hook(func(kmsg.Request) *observertest.Reply { return &observertest.Reply{Close: true} })
+	c := observertest.NewController(t, 2)
+	c.SetLeader(3, 1, "") // a follower: it checks the id all the same
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := Config{Controllers: []string{silent.Addr, c.Addr}, RequestTimeout: time.Second, ClusterID: "fake-cluster-id"}
+	if err := ConfirmClusterID(ctx, cfg); err != nil {
+		t.Fatalf("the right id: %v", err)
+	}
+	cfg.ClusterID = "wrong-id"
+	err := ConfirmClusterID(ctx, cfg)
+	if !errors.Is(err, kerr.InconsistentClusterID) || !strings.Contains(err.Error(), c.Addr) || !strings.Contains(err.Error(), "wrong-id") {
+		t.Fatalf("a wrong id: %v, want INCONSISTENT_CLUSTER_ID naming %s and the id", err, c.Addr)
+	}
+	c.Hook(func(req kmsg.Request) *observertest.Reply {
+		if f, ok := req.(*kmsg.FetchRequest); ok {
+			resp := f.ResponseKind().(*kmsg.FetchResponse)
+			resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			return &observertest.Reply{Resp: resp}
+		}
+		return nil
+	})
+	if err := ConfirmClusterID(ctx, cfg); !errors.Is(err, ErrNotAuthorized) || errors.Is(err, kerr.InconsistentClusterID) {
+		t.Fatalf("refused: %v, want ErrNotAuthorized", err)
+	}
+}
+
+// TestQuorumHungLeaderLeft: the leader stops answering (a SIGSTOPped process: the
+// connection stays open). After one request timeout the observer asks another
+// controller, never the hung one again (though it comes next among the bootstrap
+// servers), neither while the others still name it as the leader nor while they
+// answer that the election is not over, and follows the new leader they name; the
+// hung one gets no other Fetch.
+func TestQuorumHungLeaderLeft(t *testing.T) {
+	c1, c2, c3 := observertest.NewController(t, 1), observertest.NewController(t, 2), observertest.NewController(t, 3)
+	for _, c := range []*observertest.Controller{c1, c2, c3} {
+		c.Append(observertest.Topic("a", idA))
+		c.Commit()
+	}
+	c2.SetLeader(1, 1, c1.Addr)
+	c3.SetLeader(1, 1, c1.Addr)
+	// c2 is asked first and names c1; c1 comes next among the bootstrap servers.
+	// A request timeout longer than the election modelled below.
+	r := runQuorum(t, []string{c2.Addr, c1.Addr, c3.Addr}, func(cfg *Config) { cfg.RequestTimeout = 2 * time.Second })
+	eventually(t, "following c1", func() bool { return hasTopic(r.Observer, "a") && r.Metrics().LeaderID.Load() == 1 })
+	var mu sync.Mutex
+	hungFetches := 0
+	c1.Hook(func(req kmsg.Request) *observertest.Reply {
+		if _, ok := req.(*kmsg.FetchRequest); ok {
+			mu.Lock()
+			hungFetches++
+			mu.Unlock()
+		}
+		return &observertest.Reply{Hang: true}
+	})
+	// The others first still name the hung leader (they have not noticed yet), then
+	// know only that epoch 2 has no leader yet (an election).
+	hung := time.Now()
+	n2, n3 := c2.Requests(1), c3.Requests(1)
+	eventually(t, "the others asked after the timeout", func() bool { return c2.Requests(1) > n2 && c3.Requests(1) > n3 })
+	c2.SetLeader(-1, 2, "")
+	c3.SetLeader(-1, 2, "")
+	n2, n3 = c2.Requests(1), c3.Requests(1)
+	eventually(t, "the election asked about", func() bool { return c2.Requests(1) > n2 && c3.Requests(1) > n3 })
+	c2.SetLeader(3, 2, c3.Addr)
+	c3.SetLeader(3, 2, c3.Addr)
+	c3.Append(observertest.Topic("b", idB))
+	c3.Commit()
+	eventually(t, "following c3", func() bool { return hasTopic(r.Observer, "b") && r.Metrics().LeaderID.Load() == 3 })
+	left := time.Since(hung)
+	mu.Lock()
+	defer mu.Unlock()
+	if hungFetches > 1 {
+		t.Errorf("the hung leader got %d Fetches, want 1 (the one that timed out): it was asked again", hungFetches)
+	}
+	t.Logf("left the hung leader %v after the hang (FetchMaxWait 100ms, RequestTimeout 2s)", left.Round(time.Millisecond))
 }
 
 func TestDescribeClusterFake(t *testing.T) {

@@ -122,3 +122,61 @@ func DescribeCluster(ctx context.Context, cfg Config) (string, error) {
 	}
 	return "", errors.Join(errs...)
 }
+
+// ConfirmClusterID asks the controllers in cfg.Controllers, in turn, whether they belong
+// to cluster cfg.ClusterID: it sends a Fetch carrying that id, which a KRaft controller
+// refuses with INCONSISTENT_CLUSTER_ID when its own id differs (and serves otherwise,
+// or answers that it does not lead). A Fetch needs only ClusterAction on the cluster,
+// what the network source needs anyway; DescribeCluster, the other way to learn the
+// id from a controller, needs Alter. It returns nil at the first controller that
+// accepts the id; an error wrapping kerr.InconsistentClusterID at the first that
+// refuses it; else every controller's error (ErrNotAuthorized for a refusal).
+func ConfirmClusterID(ctx context.Context, cfg Config) error {
+	if len(cfg.Controllers) == 0 {
+		return errors.New("observer: no controllers")
+	}
+	if cfg.ClusterID == "" {
+		return errors.New("observer: no cluster id to confirm")
+	}
+	cfg.withDefaults()
+	c := newConns(&cfg)
+	defer c.close()
+	var errs []error
+	for _, addr := range cfg.Controllers {
+		q := &quorum{cfg: &cfg, leader: -1, leaderAddr: addr}
+		req := q.fetchRequest(0)
+		req.MaxBytes, req.Topics[0].Partitions[0].PartitionMaxBytes = 1, 1
+		resp, err := c.request(ctx, addr, req, 0)
+		if err == nil {
+			r := resp.(*kmsg.FetchResponse)
+			if err = q.topError(r.ErrorCode); err == nil {
+				return nil // the partition's error, if any, is about leadership: the id is accepted
+			}
+			if errors.Is(err, kerr.InconsistentClusterID) {
+				return &ControllerError{Addr: addr, Node: -1, Request: "Fetch", Offset: 0, Err: err}
+			}
+		}
+		errs = append(errs, &ControllerError{Addr: addr, Node: -1, Request: "Fetch", Offset: 0, Err: err})
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// GrantCommand is the kafka-acls command that grants cfg.Principal what the network
+// source needs, ClusterAction on the cluster, through the controller at addr. When
+// the controller listener takes TLS or SASL (cfg.ClientOpts set), kafka-acls must
+// connect as an admin the same way: the command has --command-config, to be given
+// that admin's client properties (security.protocol, sasl.jaas.config, truststore).
+func GrantCommand(cfg *Config, addr string) string {
+	principal := cfg.Principal
+	if principal == "" {
+		principal = "User:ANONYMOUS"
+	}
+	cmd := "kafka-acls --bootstrap-controller " + addr
+	if len(cfg.ClientOpts) > 0 {
+		cmd += " --command-config <admin client properties>"
+	}
+	return cmd + " --add --allow-principal " + principal + " --operation ClusterAction --cluster"
+}

@@ -26,7 +26,7 @@ import (
 // the leader epoch (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER
 // with CurrentLeader and NodeEndpoints), SnapshotId below the log start, DivergingEpoch,
 // a long poll until the log grows (a move of the high watermark alone does not end it,
-// as in Kafka). A Hook can replace any
+// as in Kafka), INCONSISTENT_CLUSTER_ID for a Fetch carrying another cluster id. A Hook can replace any
 // answer: garbage bytes, a cut response, silence, a closed connection.
 //
 // Its methods are safe for concurrent use; the server stops at the test's end.
@@ -419,6 +419,12 @@ func (c *Controller) answer(req kmsg.Request) kmsg.Response {
 		resp.EndpointType = r.EndpointType
 		return resp
 	case *kmsg.FetchRequest:
+		if r.ClusterID != nil && *r.ClusterID != c.ClusterID {
+			// Kafka checks a cluster id sent before anything else, and only when sent.
+			resp := r.ResponseKind().(*kmsg.FetchResponse)
+			resp.ErrorCode = kerr.InconsistentClusterID.Code
+			return resp
+		}
 		return c.fetch(r)
 	case *kmsg.FetchSnapshotRequest:
 		return c.fetchSnapshot(r)
