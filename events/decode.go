@@ -29,8 +29,8 @@ func (*RebalanceNeeded) EventType() string { return TypeRebalanceNeeded }
 type Event = Envelope[Data]
 
 // Decode reads one kraftwatch event (the body of a NATS message) and checks it as its
-// type's JSON Schema does (publish/schema/rebalance_needed.v1.json for
-// TypeRebalanceNeeded, publish/schema/rebalanced.v1.json for TypeGroupRebalanced:
+// type's JSON Schema does (events/schema/rebalance_needed.v1.json for
+// TypeRebalanceNeeded, events/schema/rebalanced.v1.json for TypeGroupRebalanced:
 // required members, JSON types, value forms and ranges), then Validate. Data is a
 // pointer to the type's struct, with Time set from the envelope.
 //

@@ -1,4 +1,4 @@
-// Package eventschema compiles kraftwatch's event JSON Schemas (publish/schema/*.json)
+// Package eventschema compiles kraftwatch's event JSON Schemas (events/schema/*.json)
 // for tests, in two readings: as published, the way a subscriber validates (objects are
 // open to members a later v1 kraftwatch adds), and strict, the way kraftwatch's own tests
 // check what it publishes (every member it writes is one the schema declares, so a
