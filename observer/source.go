@@ -20,7 +20,7 @@ import (
 type itemKind int8
 
 const (
-	itemUnknown itemKind = iota
+	_ itemKind = iota // the zero value is no kind
 	// itemRebuild starts a whole state: the snapshot of item.build (or nothing), onto
 	// which the units until itemRebuilt are replayed. It discards a rebuild in progress.
 	itemRebuild
