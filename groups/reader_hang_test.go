@@ -133,19 +133,7 @@ func TestReaderLeaderDoesNotAnswer(t *testing.T) {
 		t.Skip("waits for three StallAfter periods (about 4 s)")
 	}
 	b := startSilentBroker(t)
-	r, err := NewReader(ReaderConfig{Brokers: []string{b.addr()}, StallAfter: time.Second, RefreshInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, func(Message) error { return nil }) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	r := startReader(t, ReaderConfig{Brokers: []string{b.addr()}, StallAfter: time.Second, RefreshInterval: 100 * time.Millisecond})
 
 	// Behind by 5, the end offset still: healthy for well over StallAfter.
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
@@ -188,22 +176,8 @@ func TestReaderBootstrapDoesNotAnswer(t *testing.T) {
 	}
 	b := startSilentBroker(t)
 	b.hung.Store(true)
-	r, err := NewReader(ReaderConfig{Brokers: []string{b.addr()}, StallAfter: 1500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, func(Message) error { return nil }) }()
-	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(10 * time.Second)
-	for r.Unlisted() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("Unlisted stayed nil with a bootstrap server that does not answer")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if msg := r.Unlisted().Error(); !strings.Contains(msg, b.addr()) || !strings.Contains(msg, "deadline exceeded") {
+	r := startReader(t, ReaderConfig{Brokers: []string{b.addr()}, StallAfter: 1500 * time.Millisecond})
+	if msg := waitErr(t, "Unlisted with a bootstrap server that does not answer", r.Unlisted).Error(); !strings.Contains(msg, b.addr()) || !strings.Contains(msg, "deadline exceeded") {
 		t.Errorf("Unlisted = %q, want the address and the deadline", msg)
 	}
 	waitHealth(t, r, "cannot list the partitions of __consumer_offsets")
@@ -214,27 +188,46 @@ func TestReaderBootstrapDoesNotAnswer(t *testing.T) {
 func TestReaderControllerListener(t *testing.T) {
 	b := startSilentBroker(t)
 	b.controller.Store(true)
-	r, err := NewReader(ReaderConfig{Brokers: []string{b.addr()}})
+	r := startReader(t, ReaderConfig{Brokers: []string{b.addr()}})
+	if err := waitErr(t, "Unlisted", r.Unlisted); !errors.Is(err, ErrNotBroker) || !strings.Contains(err.Error(), "controller listener") {
+		t.Fatalf("Unlisted = %v, want ErrNotBroker", err)
+	}
+}
+
+// waitHealth waits (10 s at most) until Health's message holds want, and returns it.
+// startReader runs a Reader of cfg that drops every record until the test ends, and
+// fails the test if Run ends with an error other than the cancellation.
+func startReader(t *testing.T, cfg ReaderConfig) *Reader {
+	t.Helper()
+	r, err := NewReader(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx, func(Message) error { return nil }) }()
-	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(10 * time.Second)
-	for r.Unlisted() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("Unlisted stayed nil")
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: %v", err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := r.Unlisted(); !errors.Is(err, ErrNotBroker) || !strings.Contains(err.Error(), "controller listener") {
-		t.Fatalf("Unlisted = %v, want ErrNotBroker", err)
+	})
+	return r
+}
+
+// waitErr waits up to 10 s for get to return an error and returns it.
+func waitErr(t *testing.T, what string, get func() error) error {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if err := get(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s stayed nil", what)
+		}
 	}
 }
 
-// waitHealth waits (10 s at most) until Health's message holds want, and returns it.
 func waitHealth(t *testing.T, r *Reader, want string) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -1,7 +1,6 @@
 package groups
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -66,22 +65,8 @@ func TestReaderHealth(t *testing.T) {
 // TestReaderHealthNoBroker: when no broker answers, the partitions cannot be listed and
 // Health says so once StallAfter has passed, naming the error.
 func TestReaderHealthNoBroker(t *testing.T) {
-	r, err := NewReader(ReaderConfig{Brokers: []string{"127.0.0.1:1"}, StallAfter: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, func(Message) error { return nil }) }()
-	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(10 * time.Second)
-	for r.Health() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("Health stayed nil with no broker reachable")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if msg := r.Health().Error(); !strings.Contains(msg, "cannot list the partitions of __consumer_offsets") || !strings.Contains(msg, "127.0.0.1:1") {
+	r := startReader(t, ReaderConfig{Brokers: []string{"127.0.0.1:1"}, StallAfter: 200 * time.Millisecond})
+	if msg := waitErr(t, "Health with no broker reachable", r.Health).Error(); !strings.Contains(msg, "cannot list the partitions of __consumer_offsets") || !strings.Contains(msg, "127.0.0.1:1") {
 		t.Fatalf("Health = %q", msg)
 	}
 }
