@@ -15,7 +15,7 @@ import (
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/metadata"
+	"github.com/kraftwatch/kraftwatch/image/imagetest"
 )
 
 // post sends body to url, checks request and response against the document and
@@ -49,25 +49,14 @@ func (v *validator) post(url, body string) (int, []byte) {
 }
 
 func TestWhatIf(t *testing.T) {
-	d := image.NewDelta(image.Empty)
-	for _, l := range []string{
+	img := imagetest.Replay(t, image.Empty, image.Provenance{},
 		"RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a",
 		"RegisterBrokerRecord BrokerID=2 BrokerEpoch=1 Rack=b",
 		"RegisterBrokerRecord BrokerID=3 BrokerEpoch=1 Rack=a",
 		"TopicRecord Name=orders TopicID=orders",
 		"PartitionRecord TopicID=orders PartitionID=0 Replicas=1,2 ISR=1,2 Leader=1",
 		"TopicRecord Name=payments TopicID=payments",
-		"PartitionRecord TopicID=payments PartitionID=0 Replicas=3 ISR=3 Leader=3",
-	} {
-		rec, err := metadata.ParseText(l, metadata.ShortUUIDs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Replay(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	img, _ := d.Apply(image.Provenance{})
+		"PartitionRecord TopicID=payments PartitionID=0 Replicas=3 ISR=3 Leader=3")
 	st := groups.NewState()
 	for _, l := range []string{"member consumer g-orders m1 topics=orders", "member share s-pay m1 topics=payments"} {
 		rec, err := groupstest.ParseText(l)

@@ -16,7 +16,7 @@ import (
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/metadata"
+	"github.com/kraftwatch/kraftwatch/image/imagetest"
 )
 
 // whatifServer serves the API over brokers 1, 3 in rack a, 2, 4 in rack b, 5 in
@@ -24,8 +24,7 @@ import (
 // (a regex) consumer groups, s-pay a share group.
 func whatifServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	d := image.NewDelta(image.Empty)
-	for _, l := range []string{
+	img := imagetest.Replay(t, image.Empty, image.Provenance{},
 		"RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a",
 		"RegisterBrokerRecord BrokerID=2 BrokerEpoch=1 Rack=b",
 		"RegisterBrokerRecord BrokerID=3 BrokerEpoch=1 Rack=a",
@@ -35,17 +34,7 @@ func whatifServer(t *testing.T) *httptest.Server {
 		"PartitionRecord TopicID=orders PartitionID=0 Replicas=1,2 ISR=1,2 Leader=1",
 		"PartitionRecord TopicID=orders PartitionID=1 Replicas=2,1 ISR=2,1 Leader=2",
 		"TopicRecord Name=payments TopicID=payments",
-		"PartitionRecord TopicID=payments PartitionID=0 Replicas=3,5 ISR=3,5 Leader=3",
-	} {
-		rec, err := metadata.ParseText(l, metadata.ShortUUIDs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Replay(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	img, _ := d.Apply(image.Provenance{})
+		"PartitionRecord TopicID=payments PartitionID=0 Replicas=3,5 ISR=3,5 Leader=3")
 	s := groups.NewState()
 	for _, l := range []string{"member consumer g-orders m1 topics=orders", "member consumer g-all m1 regex=.*", "member share s-pay m1 topics=payments"} {
 		rec, err := groupstest.ParseText(l)
