@@ -58,9 +58,10 @@ func (s *httpServer) shutdown() {
 }
 
 // httpHandler serves /livez (200 while live() is nil, else 503 with its error: a state
-// no retry undoes, so the orchestrator restarts kraftwatch), /readyz (serveReadyz),
+// no retry undoes, so the orchestrator restarts kraftwatch), /readyz (serveReadyz of
+// the stages' states),
 // /metrics and, when groups is not nil, the group state API (/v1/).
-func httpHandler(ready, live func() error, reg *prometheus.Registry, groups api.Source) http.Handler {
+func httpHandler(ready func() []stageState, live func() error, reg *prometheus.Registry, groups api.Source) http.Handler {
 	mux := http.NewServeMux()
 	if groups != nil {
 		api.Register(mux, groups)

@@ -107,7 +107,7 @@ func TestMetricsWhileEngineBlocked(t *testing.T) {
 	reg := newHealthRegistry(ready.check)
 	registerMetrics(reg, st, buildInfo{"dev", "c", "disk", "murmur3"})
 	ready.watch(st)
-	srv := httptest.NewServer(httpHandler(ready.check, ready.live, reg, eng.Query))
+	srv := httptest.NewServer(httpHandler(ready.states, ready.live, reg, eng.Query))
 	defer srv.Close()
 
 	ctx, cancel := context.WithCancel(t.Context())

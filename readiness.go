@@ -3,9 +3,13 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
+
+	"github.com/kraftwatch/kraftwatch/observer"
 )
 
 // readiness is what /readyz and kraftwatch_ready ask (check). Until the stages exist
@@ -47,32 +51,62 @@ func (r *readiness) live() error {
 // shutdown makes kraftwatch not ready from now on.
 func (r *readiness) shutdown() { r.stopping.Store(true) }
 
-// check is nil when kraftwatch is ready, else a notReady naming every problem.
-func (r *readiness) check() error {
+// states is every stage's state, in the order the data flows: what it is doing when
+// ready, why not (with the setting to check) when not. Before the stages exist it is
+// one line: why they do not.
+func (r *readiness) states() []stageState {
 	st := r.stages.Load()
 	if st == nil {
-		return notReady{{Component: "metadata", Reason: (*r.reason.Load()).Error()}}
+		return []stageState{{Component: "metadata", State: (*r.reason.Load()).Error()}}
 	}
-	var ps notReady
-	add := func(component string, err error) {
+	var out []stageState
+	add := func(component string, err error, ok func() string) {
 		if err != nil {
-			ps = append(ps, problem{Component: component, Reason: err.Error()})
+			out = append(out, stageState{Component: component, State: err.Error()})
+		} else {
+			out = append(out, stageState{Component: component, Ready: true, State: ok()})
 		}
 	}
 	if r.stopping.Load() {
-		add("kraftwatch", errors.New("shutting down"))
+		add("kraftwatch", errors.New("shutting down"), nil)
 	}
-	add("metadata", st.obs.Health(st.stallAfter))
-	add("groups", groupsReadiness(st.reader, st.stallAfter))
-	if err := st.pub.Health(); err != nil {
-		add("nats", err)
-	} else {
-		add("engine", st.eng.Ready()) // with NATS up: the start-up comparison is not done
+	add("metadata", st.obs.Health(st.stallAfter), func() string { return metadataState(st.obs.Metrics()) })
+	add("groups", groupsReadiness(st.reader, st.stallAfter), func() string {
+		return fmt.Sprintf("following %d partitions of __consumer_offsets, %d records behind", len(st.reader.Partitions()), st.reader.Lag())
+	})
+	add("nats", st.pub.Health(), st.pub.State)
+	add("engine", st.eng.Ready(), func() string { return fmt.Sprintf("%d groups tracked", st.eng.Stats().Groups) })
+	return out
+}
+
+// metadataState is the metadata stage's state while it is ready.
+func metadataState(m *observer.Metrics) string {
+	s := fmt.Sprintf("image at offset %d (epoch %d)", m.Offset.Load(), m.Epoch.Load())
+	if ts := m.Timestamp.Load(); ts >= 0 {
+		s += fmt.Sprintf(", its last batch appended %v ago", time.Since(time.UnixMilli(ts)).Round(time.Second))
+	}
+	return s
+}
+
+// check is nil when kraftwatch is ready, else a notReady naming every stage that is not.
+func (r *readiness) check() error {
+	var ps notReady
+	for _, s := range r.states() {
+		if !s.Ready {
+			ps = append(ps, problem{Component: s.Component, Reason: s.State})
+		}
 	}
 	if len(ps) == 0 {
 		return nil
 	}
 	return ps
+}
+
+// stageState is one stage's line in /readyz.
+type stageState struct {
+	Component string `json:"component"` // kraftwatch, metadata, groups, nats or engine
+	Ready     bool   `json:"ready"`
+	State     string `json:"state"`
 }
 
 // problem is one reason /readyz gives for not being ready.
@@ -95,24 +129,26 @@ func (n notReady) Error() string {
 	return b.String()
 }
 
-// readyzBody is /readyz's JSON answer.
+// readyzBody is /readyz's JSON answer: every stage's state, and those not ready again
+// as problems (the shape before stages were listed).
 type readyzBody struct {
-	Status   string    `json:"status"` // ready or not ready
-	Problems []problem `json:"problems,omitempty"`
+	Status   string       `json:"status"` // ready or not ready
+	Stages   []stageState `json:"stages"`
+	Problems []problem    `json:"problems,omitempty"`
 }
 
-// serveReadyz answers 200 when ready() is nil, else 503 listing its problems (a
-// notReady, or any other error as one problem of kraftwatch); a JSON body either way.
-func serveReadyz(ready func() error) http.HandlerFunc {
+// serveReadyz answers 200 when every stage is ready, else 503; a JSON body either way.
+func serveReadyz(states func() []stageState) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
-		body := readyzBody{Status: "ready"}
-		w.Header().Set("Content-Type", "application/json")
-		if err := ready(); err != nil {
-			var nr notReady
-			if !errors.As(err, &nr) {
-				nr = notReady{{Component: "kraftwatch", Reason: err.Error()}}
+		body := readyzBody{Status: "ready", Stages: states()}
+		for _, s := range body.Stages {
+			if !s.Ready {
+				body.Problems = append(body.Problems, problem{Component: s.Component, Reason: s.State})
 			}
-			body.Status, body.Problems = "not ready", nr
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if len(body.Problems) > 0 {
+			body.Status = "not ready"
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 		json.NewEncoder(w).Encode(body)

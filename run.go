@@ -29,7 +29,7 @@ import (
 func run(ctx context.Context, cfg runConfig, log *slog.Logger) error {
 	ready := newReadiness()
 	reg := newHealthRegistry(ready.check)
-	srv, err := startHTTP(cfg.httpAddr, httpHandler(ready.check, ready.live, reg, nil), log)
+	srv, err := startHTTP(cfg.httpAddr, httpHandler(ready.states, ready.live, reg, nil), log)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func run(ctx context.Context, cfg runConfig, log *slog.Logger) error {
 	}
 	registerMetrics(reg, st, buildInfo{version, clusterID, source, cfg.publish.HashScheme})
 	ready.watch(st)
-	srv.setHandler(httpHandler(ready.check, ready.live, reg, st.eng.Query))
+	srv.setHandler(httpHandler(ready.states, ready.live, reg, st.eng.Query))
 	log.Info("kraftwatch running", "version", version, "cluster_id", clusterID, "metadata_source", cfg.metadataSource(),
 		"bootstrap_servers", strings.Join(cfg.brokers, ","), "hash_scheme", cfg.publish.HashScheme, "http_addr", srv.addr())
 

@@ -25,24 +25,25 @@ import (
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
 )
 
-// TestReadyzBody: /readyz answers 200 with {"status":"ready"}, or 503 naming each
-// component that is not ready and why; any other error is one problem of kraftwatch.
+// TestReadyzBody: /readyz answers 200 with {"status":"ready"} and every stage's state
+// when all are ready, else 503 with the same list and those not ready as problems.
 func TestReadyzBody(t *testing.T) {
+	ok := stageState{"metadata", true, "image at offset 7 (epoch 2)"}
+	stalled := stageState{"groups", false, "__consumer_offsets: partition 1 stalled"}
+	down := stageState{"nats", false, "nats: no servers available for connection"}
 	for _, tc := range []struct {
 		name   string
-		err    error
+		states []stageState
 		status int
 		want   readyzBody
 	}{
-		{"ready", nil, http.StatusOK, readyzBody{Status: "ready"}},
-		{"problems", notReady{{"groups", "__consumer_offsets: partition 1 stalled"}, {"nats", "NATS is not reachable"}},
-			http.StatusServiceUnavailable, readyzBody{Status: "not ready", Problems: []problem{
-				{"groups", "__consumer_offsets: partition 1 stalled"}, {"nats", "NATS is not reachable"}}}},
-		{"plain error", errors.New("boom"), http.StatusServiceUnavailable,
-			readyzBody{Status: "not ready", Problems: []problem{{"kraftwatch", "boom"}}}},
+		{"ready", []stageState{ok}, http.StatusOK, readyzBody{Status: "ready", Stages: []stageState{ok}}},
+		{"problems", []stageState{ok, stalled, down}, http.StatusServiceUnavailable, readyzBody{Status: "not ready",
+			Stages:   []stageState{ok, stalled, down},
+			Problems: []problem{{"groups", stalled.State}, {"nats", down.State}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(httpHandler(func() error { return tc.err }, func() error { return nil }, prometheus.NewRegistry(), nil))
+			srv := httptest.NewServer(httpHandler(func() []stageState { return tc.states }, func() error { return nil }, prometheus.NewRegistry(), nil))
 			defer srv.Close()
 			resp, err := http.Get(srv.URL + "/readyz")
 			if err != nil {

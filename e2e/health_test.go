@@ -53,6 +53,18 @@ func TestGroupsReaderHealth(t *testing.T) {
 		"KRAFTWATCH_BOOTSTRAP_SERVERS="+broker3.BrokerAddr, "KRAFTWATCH_STALL_AFTER=5s"))
 	kw.WaitReady(ctx, time.Minute)
 	w.Expect(ctx, t, map[string]int{alone: 1}, time.Minute)
+	_, body := readyz(kw)
+	var names []string
+	for _, s := range body.Stages {
+		names = append(names, s.Component)
+		if !s.Ready || s.State == "" {
+			t.Fatalf("/readyz while ready: stage %+v", s)
+		}
+	}
+	if fmt.Sprint(names) != "[metadata groups nats engine]" {
+		t.Fatalf("/readyz stages %v, want metadata, groups, nats and engine", names)
+	}
+	t.Logf("/readyz while ready: %+v", body.Stages)
 
 	broker3.Kill()
 	broker2.Kill()
@@ -64,10 +76,10 @@ func TestGroupsReaderHealth(t *testing.T) {
 	err := e2etest.Wait(ctx, time.Minute, func() error {
 		code, body := readyz(kw)
 		if code != http.StatusServiceUnavailable {
-			return fmt.Errorf("/readyz %d %s", code, body)
+			return fmt.Errorf("/readyz %d %+v", code, body)
 		}
-		for _, p := range body.Problems {
-			if p.Component == "groups" && strings.Contains(p.Reason, "partition 2 stalled") {
+		for _, s := range body.Stages {
+			if s.Component == "groups" && !s.Ready && strings.Contains(s.State, "partition 2 stalled") {
 				return nil
 			}
 		}
@@ -120,7 +132,12 @@ func TestGroupsReaderHealth(t *testing.T) {
 
 // readyzAnswer is /readyz's JSON body.
 type readyzAnswer struct {
-	Status   string `json:"status"`
+	Status string `json:"status"`
+	Stages []struct {
+		Component string `json:"component"`
+		Ready     bool   `json:"ready"`
+		State     string `json:"state"`
+	} `json:"stages"`
 	Problems []struct {
 		Component string `json:"component"`
 		Reason    string `json:"reason"`

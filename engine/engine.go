@@ -215,7 +215,7 @@ func (e *Engine) Ready() error {
 	case !e.synced.Load():
 		return errors.New("replaying the metadata log and __consumer_offsets")
 	case !e.cfg.Publisher.Ready():
-		return errors.New("NATS is not reachable")
+		return errors.New("waiting for the publisher to reach NATS")
 	}
 	return nil
 }

@@ -246,8 +246,10 @@ func (f *follower) loadCareful(ls *listing, snap *snapshot, b *build, y yielder)
 
 // newestSnapshot returns the newest snapshot of ls that reads cleanly, loaded in
 // one pass when it can be (oneShot), or nil when none does; ErrNoStart when the log
-// cannot be replayed from it or, without one, from offset 0.
+// cannot be replayed from it or, without one, from offset 0; that error names why
+// the newest snapshot skipped was unusable (a file kraftwatch may not read, most often).
 func (f *follower) newestSnapshot(ls *listing) (*snapshot, error) {
+	var skipped error // why the newest unusable snapshot was skipped
 	for i := len(ls.snapshots) - 1; i >= 0; i-- {
 		id := ls.snapshots[i]
 		path := filepath.Join(f.dir, id.FileName())
@@ -268,6 +270,12 @@ func (f *follower) newestSnapshot(ls *listing) (*snapshot, error) {
 		if err != nil {
 			f.m.BadSnapshots.Add(1)
 			f.log.Error("skipping unusable snapshot, trying an older one", "snapshot", path, "error", err)
+			if skipped == nil {
+				skipped = err
+				if errors.Is(err, fs.ErrPermission) {
+					skipped = fmt.Errorf("%w (run kraftwatch as Kafka's user, or give it read access to the metadata log dir)", err)
+				}
+			}
 			continue
 		}
 		if len(ls.segments) > 0 && ls.segments[0] > id.EndOffset {
@@ -280,6 +288,9 @@ func (f *follower) newestSnapshot(ls *listing) (*snapshot, error) {
 		first := "no segment"
 		if len(ls.segments) > 0 {
 			first = fmt.Sprintf("the first segment starts at offset %d", ls.segments[0])
+		}
+		if skipped != nil {
+			return nil, fmt.Errorf("%s: no usable snapshot (%w) and %s: %w", f.dir, skipped, first, ErrNoStart)
 		}
 		return nil, fmt.Errorf("%s: no usable snapshot and %s: %w", f.dir, first, ErrNoStart)
 	}

@@ -302,7 +302,7 @@ func TestBadInput(t *testing.T) {
 		name  string
 		setup func(l *observertest.Log)
 		want  error  // nil: no error, no rebuild yet or a rebuild as described by out
-		out   string // prefix of the output when want is nil
+		out   string // prefix of the output when want is nil; else what the error must say
 	}{
 		{"empty dir", func(l *observertest.Log) {}, ErrNoLog, ""},
 		{"missing dir", func(l *observertest.Log) { os.Remove(l.Dir) }, fs.ErrNotExist, ""},
@@ -363,7 +363,7 @@ func TestBadInput(t *testing.T) {
 			l.Next = 10
 			l.Append(observertest.Topic("a", idA))
 			l.WriteSnapshot(10, 1, observertest.SnapshotBytes(1, 0, []metadata.Record{observertest.Topic("a", idA)}, 0, true))
-		}, ErrNoStart, ""},
+		}, ErrNoStart, "no SnapshotFooter"}, // why the snapshot was skipped
 		{"snapshot with a bad crc", func(l *observertest.Log) {
 			l.Append(observertest.Topic("a", idA))
 			p := l.WriteSnapshot(1, 1, observertest.SnapshotBytes(1, 0, []metadata.Record{observertest.Topic("a", idA)}, 0, false))
@@ -386,8 +386,8 @@ func TestBadInput(t *testing.T) {
 			err := h.sink.poll(h.f)
 			out := h.sink.take()
 			if tc.want != nil {
-				if !errors.Is(err, tc.want) {
-					t.Fatalf("error %v, want %v", err, tc.want)
+				if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.out) {
+					t.Fatalf("error %v, want %v saying %q", err, tc.want, tc.out)
 				}
 				if out != "" || h.f.loaded {
 					t.Fatalf("published despite the error: %q", out)

@@ -381,6 +381,16 @@ func (p *Publisher) Health() error {
 	return nil
 }
 
+// State says what the publisher does while Health is nil: where it publishes and how
+// many events wait.
+func (p *Publisher) State() string {
+	where := "core NATS"
+	if p.js != nil {
+		where = "stream " + p.StreamName()
+	}
+	return fmt.Sprintf("publishing to %s on %s, %d events queued", where, p.nc.ConnectedUrlRedacted(), p.queued.Load())
+}
+
 // connErr is Config.ConnHealth's answer, or nil without it.
 func (p *Publisher) connErr() error {
 	if p.cfg.ConnHealth == nil {
