@@ -26,6 +26,8 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
+
 	"github.com/kraftwatch/kraftwatch/cli"
 )
 
@@ -160,6 +162,7 @@ func runMain(environ []string, stderr io.Writer) int {
 		return 2
 	}
 	log := cfg.logger(stderr)
+	followMemoryLimit(memlimit.FromCgroup, log)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := run(ctx, cfg, log); err != nil {
