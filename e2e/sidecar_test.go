@@ -212,7 +212,9 @@ func TestSidecarTwoReplicas(t *testing.T) {
 // resumed: it reads those records with a newer metadata image than the other replica
 // had, and decides states the group has left. None of them is stored: the group's
 // chain goes forward in both logs, and after a real transition (the topic grows) the
-// stream holds exactly one event more, chaining to the last one.
+// stream holds exactly one event more, chaining to the last one. Then a third replica
+// is paused in its start-up replay and the first in the middle of a burst: the chain
+// still goes forward, never announcing a hash twice.
 func TestSidecarPausedReplica(t *testing.T) {
 	s, ctx := sidecar(t)
 	s.Admin.CreateTopic(ctx, t, "pr-t1", 1)
@@ -274,6 +276,47 @@ func TestSidecarPausedReplica(t *testing.T) {
 	t.Logf("replica behind: decided %+v, %v events superseded, %v already published, %v published; group pr-g's chain:\n%s",
 		behind.Decisions(1, "pr-g"), behind.Metric("kraftwatch_events_superseded_total"),
 		behind.Metric("kraftwatch_events_already_published_total"), behind.Metric("kraftwatch_events_published_total"), after)
+
+	// The worst moments: a third replica paused in its start-up replay, and the one
+	// ahead paused in the middle of a burst of four partition increases; both resumed
+	// after it. The chain goes on from the last event, at most one event per increase
+	// (a replica catching up may announce several at once), ending at the final hash.
+	late := e2etest.StartKraftwatch(t, "late", env)
+	time.Sleep(300 * time.Millisecond) // started, not ready: reading the logs
+	late.Pause()
+	for n := 3; n <= 6; n++ {
+		s.Admin.AlterPartitions(ctx, t, "pr-t2", n)
+		if n == 4 {
+			ahead.Pause()
+		}
+	}
+	final := e2etest.Hashes(t, s.Cluster)["pr-g"]
+	late.Resume()
+	ahead.Resume()
+	late.WaitReady(ctx, time.Minute)
+	if err := e2etest.Wait(ctx, time.Minute, func() error {
+		for _, k := range []*e2etest.Kraftwatch{ahead, late} {
+			if d, err := getGroup(k, "consumer", "pr-g"); err != nil || int64(d.Hashes.Murmur3) != final {
+				return fmt.Errorf("replica %s does not hold pr-g's final hash %d: %+v, %v", k.Name(), final, d.Hashes, err)
+			}
+			if q := k.Metric("kraftwatch_events_queued"); q != 0 {
+				return fmt.Errorf("replica %s has %v events queued", k.Name(), q)
+			}
+		}
+		if evs := last(); int64(evs[len(evs)-1].Env.Data.NewHash) != final {
+			return fmt.Errorf("group pr-g's last event is not its final hash %d:\n%s", final, evs)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	burst := last()
+	e2etest.CheckChain(t, "pr-g", burst)
+	if n := len(burst) - len(after); n < 1 || n > 4 || int64(burst[len(burst)-1].Env.Data.NewHash) != final {
+		t.Fatalf("group pr-g: %d events for 4 partition increases, want 1 to 4 ending at %d:\n%s", n, final, burst)
+	}
+	t.Logf("paused mid-replay and mid-burst: %d events for 4 increases; superseded: ahead %v, late %v; chain:\n%s",
+		len(burst)-len(after), ahead.Metric("kraftwatch_events_superseded_total"), late.Metric("kraftwatch_events_superseded_total"), burst)
 }
 
 // TestSidecarSIGKILL kills kraftwatch with SIGKILL in the middle of a burst of eight
