@@ -9,7 +9,7 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/metadata"
+	"github.com/kraftwatch/kraftwatch/image/imagetest"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
@@ -41,10 +41,10 @@ func BenchmarkCoveredTopics(b *testing.B) {
 				recs := []string{fmt.Sprintf("TopicRecord Name=%s TopicID=%s", name, id),
 					fmt.Sprintf("PartitionRecord TopicID=%s PartitionID=0 Replicas=1 ISR=1 Leader=1", id)}
 				for _, l := range recs {
-					replayLine(b, d, l)
+					imagetest.Lines(b, d, nil, l)
 				}
 			}
-			replayLine(b, d, "RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a")
+			imagetest.Lines(b, d, nil, "RegisterBrokerRecord BrokerID=1 BrokerEpoch=1 Rack=a")
 			img, _ := d.Apply(image.Provenance{Offset: 1, Epoch: 1, Timestamp: time.Now().UnixMilli()})
 			e, err := New(Config{ClusterID: "c", Scheme: "murmur3", GroupsCaughtUp: make(chan struct{}), Publisher: nopPublisher{}})
 			if err != nil {
@@ -99,17 +99,6 @@ func BenchmarkCoveredTopics(b *testing.B) {
 				}
 			})
 		}
-	}
-}
-
-func replayLine(tb testing.TB, d *image.Delta, l string) {
-	tb.Helper()
-	rec, err := metadata.ParseText(l, nil)
-	if err != nil {
-		tb.Fatalf("%s: %v", l, err)
-	}
-	if err := d.Replay(rec); err != nil {
-		tb.Fatalf("%s: %v", l, err)
 	}
 }
 

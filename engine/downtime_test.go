@@ -9,7 +9,7 @@ import (
 	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/metadata"
+	"github.com/kraftwatch/kraftwatch/image/imagetest"
 	"github.com/kraftwatch/kraftwatch/observer"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -20,14 +20,8 @@ func replayAt(t *testing.T, base *image.Image, offset int64, ts time.Time, lines
 	t.Helper()
 	d := image.NewDelta(base)
 	for i, l := range lines {
-		rec, err := metadata.ParseText(l, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
 		d.At(offset+int64(i), ts.UnixMilli())
-		if err := d.Replay(rec); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
+		imagetest.Lines(t, d, nil, l)
 	}
 	im, ch := d.Apply(image.Provenance{Offset: offset + int64(len(lines)) - 1, Epoch: 1, Timestamp: ts.UnixMilli()})
 	return observer.Update{Image: im, Changes: ch, Provenance: im.Provenance()}

@@ -14,7 +14,7 @@ import (
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/groups/groupstest"
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/metadata"
+	"github.com/kraftwatch/kraftwatch/image/imagetest"
 	"github.com/kraftwatch/kraftwatch/internal/natstest"
 	"github.com/kraftwatch/kraftwatch/observer"
 	"github.com/kraftwatch/kraftwatch/publish"
@@ -24,15 +24,7 @@ import (
 func replay(t testing.TB, base *image.Image, offset int64, lines ...string) observer.Update {
 	t.Helper()
 	d := image.NewDelta(base)
-	for _, l := range lines {
-		rec, err := metadata.ParseText(l, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-		if err := d.Replay(rec); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-	}
+	imagetest.Lines(t, d, nil, lines...)
 	im, ch := d.Apply(image.Provenance{Offset: offset, Epoch: 1, Timestamp: time.Now().UnixMilli()})
 	return observer.Update{Image: im, Changes: ch, Provenance: im.Provenance()}
 }

@@ -5,22 +5,14 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/metadata"
+	"github.com/kraftwatch/kraftwatch/image/imagetest"
 )
 
 // applyText replays metadata records in their text form on top of base.
 func applyText(t *testing.T, base *image.Image, lines ...string) *image.Image {
 	t.Helper()
 	d := image.NewDelta(base)
-	for _, l := range lines {
-		rec, err := metadata.ParseText(l, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-		if err := d.Replay(rec); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-	}
+	imagetest.Lines(t, d, nil, lines...)
 	im, _ := d.Apply(image.Provenance{})
 	return im
 }

@@ -1,5 +1,5 @@
 // Package imagetest builds images for tests from metadata records in their text form
-// (internal/metadata.ParseText, with short topic ids).
+// (internal/metadata.ParseText).
 package imagetest
 
 import (
@@ -9,12 +9,12 @@ import (
 	"github.com/kraftwatch/kraftwatch/internal/metadata"
 )
 
-// Replay applies the records of lines to base and returns the new image, at p.
-func Replay(t testing.TB, base *image.Image, p image.Provenance, lines ...string) *image.Image {
+// Lines replays the records of lines into d; ids reads their topic ids (nil: Kafka's
+// form, metadata.ShortUUIDs: the short names of test scripts).
+func Lines(t testing.TB, d *image.Delta, ids *metadata.TextUUID, lines ...string) {
 	t.Helper()
-	d := image.NewDelta(base)
 	for _, l := range lines {
-		rec, err := metadata.ParseText(l, metadata.ShortUUIDs)
+		rec, err := metadata.ParseText(l, ids)
 		if err != nil {
 			t.Fatalf("%s: %v", l, err)
 		}
@@ -22,6 +22,14 @@ func Replay(t testing.TB, base *image.Image, p image.Provenance, lines ...string
 			t.Fatalf("%s: %v", l, err)
 		}
 	}
+}
+
+// Replay applies the records of lines (short topic ids) to base and returns the new
+// image, at p.
+func Replay(t testing.TB, base *image.Image, p image.Provenance, lines ...string) *image.Image {
+	t.Helper()
+	d := image.NewDelta(base)
+	Lines(t, d, metadata.ShortUUIDs, lines...)
 	img, _ := d.Apply(p)
 	return img
 }
