@@ -6,7 +6,9 @@
 // under .cache). It is a module of its own so that these test-only dependencies stay out
 // of kraftwatch's go.mod; `make test` runs it.
 //
-// Each test runs a real nats-server (in-process) and kraftwatch's publisher, and checks
-// that the client finds the stream by subject, reads every event, in order per group
-// where the client keeps order, as a structured CloudEvent with kraftwatch's attributes.
+// Each test runs a real nats-server (in-process) and kraftwatch's publisher for two
+// Kafka clusters, and checks that the client, subscribed to one cluster's subjects
+// (kraftwatch.<cluster_id>.>), finds its stream by subject and reads every event of
+// that cluster and none of the other, in order per group where the client keeps order,
+// as a structured CloudEvent with kraftwatch's attributes.
 package clients

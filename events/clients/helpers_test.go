@@ -18,7 +18,16 @@ import (
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
-const cluster = "MkU3OEVBNTcwNTJENDM2Qk"
+// cluster is the Kafka cluster whose events the clients read; other is a second
+// cluster whose streams are on the same server, so that every client is shown to read
+// one cluster's events by naming it in the subject.
+const (
+	cluster = "MkU3OEVBNTcwNTJENDM2Qk"
+	other   = "T3RoZXJDbHVzdGVySWRYWF"
+)
+
+// subject is what the clients subscribe to: the cluster's public subjects.
+const subject = "kraftwatch." + cluster + ".>"
 
 // groups are the groups publishSome announces, with ids that need the subject escape.
 var groups = []string{"orders", "billing.v2", "with space"}
@@ -46,48 +55,16 @@ func connect(t testing.TB, url string) *nats.Conn {
 	return nc
 }
 
-// start runs a nats-server and kraftwatch's publisher, announces transitions events for
-// each group (interleaved) and waits until the events stream holds them all.
+// start runs a nats-server and kraftwatch's publisher for two clusters on it, announces
+// transitions events for each group (interleaved) of each cluster and waits until both
+// events streams hold them all.
 func start(t *testing.T) *setup {
 	t.Helper()
 	s := &setup{srv: natstest.Start(t), want: map[string][]string{}}
-	p, err := publish.New(publish.Config{Conn: connect(t, s.url()), ClusterID: cluster})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	s.p = p
-	for k := range transitions {
-		for i, g := range groups {
-			ev := events.RebalanceNeeded{GroupID: g, GroupType: events.ConsumerGroup, NewHash: events.Hash(1000*i + k + 1),
-				Reasons: []events.Reason{{Kind: events.PartitionsAdded, Topic: "t-" + g, OldPartitions: int32(k + 1), NewPartitions: int32(k + 2)}},
-				Cause:   events.Cause{MetadataOffset: int64(10*k + i + 1), MetadataEpoch: 1}, CoordinatorEpoch: int32(k),
-				Time: time.Date(2025, 1, 1, 0, 0, k, 0, time.UTC)}
-			if k > 0 {
-				ev.PreviousHash = events.SomeHash(int64(1000*i + k))
-			}
-			if err := p.Enqueue(ctx, ev); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	ctx := context.Background()
+	s.p = publishSome(t, s.url(), cluster)
+	publishSome(t, s.url(), other)
 	js, _ := jetstream.New(connect(t, s.url()))
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if name := p.EventsStream(); name != "" {
-			st, err := js.Stream(ctx, name)
-			if err == nil && st.CachedInfo().State.Msgs == uint64(len(groups)*transitions) {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the events stream does not hold the %d events", len(groups)*transitions)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	name, _ := follow.FindStream(ctx, js, "", cluster)
 	c, err := js.OrderedConsumer(ctx, name, jetstream.OrderedConsumerConfig{})
 	if err != nil {
@@ -106,6 +83,48 @@ func start(t *testing.T) *setup {
 		s.all = append(s.all, ev.ID)
 	}
 	return s
+}
+
+// publishSome runs kraftwatch's publisher for clusterID on url, announces transitions
+// events for each group (interleaved) and waits until its events stream holds them.
+func publishSome(t *testing.T, url, clusterID string) *publish.Publisher {
+	t.Helper()
+	p, err := publish.New(publish.Config{Conn: connect(t, url), ClusterID: clusterID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	for k := range transitions {
+		for i, g := range groups {
+			ev := events.RebalanceNeeded{GroupID: g, GroupType: events.ConsumerGroup, NewHash: events.Hash(1000*i + k + 1),
+				Reasons: []events.Reason{{Kind: events.PartitionsAdded, Topic: "t-" + g, OldPartitions: int32(k + 1), NewPartitions: int32(k + 2)}},
+				Cause:   events.Cause{MetadataOffset: int64(10*k + i + 1), MetadataEpoch: 1}, CoordinatorEpoch: int32(k),
+				Time: time.Date(2025, 1, 1, 0, 0, k, 0, time.UTC)}
+			if k > 0 {
+				ev.PreviousHash = events.SomeHash(int64(1000*i + k))
+			}
+			if err := p.Enqueue(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	js, _ := jetstream.New(connect(t, url))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if name := p.EventsStream(); name != "" {
+			st, err := js.Stream(ctx, name)
+			if err == nil && st.CachedInfo().State.Msgs == uint64(len(groups)*transitions) {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster %s's events stream does not hold the %d events", clusterID, len(groups)*transitions)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // checkIDs fails unless got holds each stored event once and, when ordered, every

@@ -36,9 +36,10 @@ func natscli(t *testing.T) string {
 }
 
 // TestNATSCLI runs the NATS CLI as the README shows, with its defaults otherwise:
-// `nats sub --all 'kraftwatch.>'` finds the events stream by the subject and prints
-// every stored event once, in stream order; `nats sub 'kraftwatch.>'` (core) receives
-// each event published while it listens once; `nats stream ls` lists both streams.
+// `nats sub --all 'kraftwatch.<cluster>.>'` finds the cluster's events stream by the
+// subject and prints every stored event of that cluster once, in stream order; `nats
+// sub 'kraftwatch.<cluster>.>'` (core) receives each event published while it listens
+// once; `nats stream ls` lists both clusters' streams.
 func TestNATSCLI(t *testing.T) {
 	bin := natscli(t)
 	s := start(t)
@@ -73,7 +74,7 @@ func TestNATSCLI(t *testing.T) {
 	}
 
 	t.Run("sub --all", func(t *testing.T) {
-		out, stderr, err := run(30*time.Second, "sub", "kraftwatch.>", "--all", "--raw", "--count", fmt.Sprint(len(s.all)))
+		out, stderr, err := run(30*time.Second, "sub", subject, "--all", "--raw", "--count", fmt.Sprint(len(s.all)))
 		if err != nil {
 			t.Fatalf("nats sub --all: %v\nstderr:\n%s", err, stderr)
 		}
@@ -87,7 +88,7 @@ func TestNATSCLI(t *testing.T) {
 	t.Run("sub core", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "--server", s.url(), "--no-context", "sub", "kraftwatch.>", "--raw", "--count", "1")
+		cmd := exec.CommandContext(ctx, bin, "--server", s.url(), "--no-context", "sub", subject, "--raw", "--count", "1")
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Start(); err != nil {
@@ -113,7 +114,7 @@ func TestNATSCLI(t *testing.T) {
 		if err != nil {
 			t.Fatalf("nats stream ls: %v\n%s", err, stderr)
 		}
-		for _, name := range []string{"KRAFTWATCH_" + cluster, "KRAFTWATCH_" + cluster + "_EVENTS"} {
+		for _, name := range []string{"KRAFTWATCH_" + cluster, "KRAFTWATCH_" + cluster + "_EVENTS", "KRAFTWATCH_" + other, "KRAFTWATCH_" + other + "_EVENTS"} {
 			if !strings.Contains(out, name) {
 				t.Fatalf("nats stream ls does not list %s:\n%s", name, out)
 			}

@@ -46,7 +46,7 @@ func natspy(t *testing.T) (python, pythonPath string) {
 }
 
 // TestNATSPy reads the events with nats-py (testdata/natspy_read.py): the stream is
-// found by the subject kraftwatch.>, and a push subscription and a durable pull
+// found by the subject kraftwatch.<cluster>.> with a second cluster's streams beside it, and a push subscription and a durable pull
 // subscription with nats-py's defaults each receive every stored event once, in stream
 // order.
 func TestNATSPy(t *testing.T) {
@@ -54,7 +54,7 @@ func TestNATSPy(t *testing.T) {
 	s := start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "testdata/natspy_read.py", s.url(), fmt.Sprint(len(s.all)))
+	cmd := exec.CommandContext(ctx, python, "testdata/natspy_read.py", s.url(), subject, fmt.Sprint(len(s.all)))
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+pythonPath)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

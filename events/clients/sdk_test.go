@@ -44,7 +44,7 @@ func TestCloudEventsSDK(t *testing.T) {
 			subOpts: []nats.SubOpt{nats.Durable("sdk-go"), nats.AckExplicit(), nats.MaxAckPending(1)}, ordered: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			consumer, err := cejsm.NewConsumer(s.url(), "KRAFTWATCH_"+cluster+"_EVENTS", "kraftwatch.>", nil, nil, tc.subOpts)
+			consumer, err := cejsm.NewConsumer(s.url(), "KRAFTWATCH_"+cluster+"_EVENTS", subject, nil, nil, tc.subOpts)
 			if err != nil {
 				t.Fatal(err)
 			}
