@@ -281,3 +281,29 @@ func TestComposeNetworkMode(t *testing.T) {
 		t.Errorf("kraftwatch-network should be in a profile, on another port than kraftwatch")
 	}
 }
+
+// TestComposeEvent checks the event one-shot: Kafka's image (its tools), the script it
+// mounts exists, and it talks to the broker kraftwatch reads.
+func TestComposeEvent(t *testing.T) {
+	c := readCompose(t)
+	ev, ok := c.Services["event"]
+	if !ok {
+		t.Fatal("compose.yaml has no event service")
+	}
+	if ev.Image != c.Services["kafka"].Image {
+		t.Errorf("event runs %s, want Kafka's image %s (its tools)", ev.Image, c.Services["kafka"].Image)
+	}
+	if !slices.Equal(ev.Profiles, []string{"event"}) {
+		t.Errorf("event has profiles %v, want [event] (docker compose up must not run it)", ev.Profiles)
+	}
+	if want := c.Services["kraftwatch"].Environment["KRAFTWATCH_BOOTSTRAP_SERVERS"]; ev.Environment["BOOTSTRAP"] != want {
+		t.Errorf("event's BOOTSTRAP %q, kraftwatch reads %q", ev.Environment["BOOTSTRAP"], want)
+	}
+	if len(ev.Volumes) != 1 {
+		t.Fatalf("event mounts %v, want the script", ev.Volumes)
+	}
+	src, _, _ := strings.Cut(ev.Volumes[0], ":")
+	if _, err := os.Stat(src); err != nil {
+		t.Errorf("event mounts %s: %v", src, err)
+	}
+}
