@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -305,5 +306,56 @@ func TestComposeEvent(t *testing.T) {
 	src, _, _ := strings.Cut(ev.Volumes[0], ":")
 	if _, err := os.Stat(src); err != nil {
 		t.Errorf("event mounts %s: %v", src, err)
+	}
+}
+
+const chartSchema = "deploy/helm/kraftwatch/values.schema.json"
+
+// TestChartSettings checks that the chart's schema accepts as extraEnv names exactly the
+// settings of kraftwatch run, so that a misspelt one fails at install; -update
+// rewrites the list.
+func TestChartSettings(t *testing.T) {
+	b, err := os.ReadFile(chartSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range settings() {
+		names = append(names, s[0])
+	}
+	var schema struct {
+		Properties struct {
+			ExtraEnv struct {
+				Items struct {
+					Properties struct {
+						Name struct {
+							Enum []string `json:"enum"`
+						} `json:"name"`
+					} `json:"properties"`
+				} `json:"items"`
+			} `json:"extraEnv"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(b, &schema); err != nil {
+		t.Fatalf("%s: %v", chartSchema, err)
+	}
+	if slices.Equal(schema.Properties.ExtraEnv.Items.Properties.Name.Enum, names) {
+		return
+	}
+	if !*update {
+		t.Fatalf("%s: extraEnv's names are not kraftwatch's settings; run: go test -run TestChartSettings -update .", chartSchema)
+	}
+	// The first enum after "extraEnv" is the names' (the check above says where).
+	doc := string(b)
+	i := strings.Index(doc, `"extraEnv": {`)
+	loc := regexp.MustCompile(`(?s)"enum": \[.*?\]`).FindStringIndex(doc[i:])
+	if i < 0 || loc == nil {
+		t.Fatalf("%s: no extraEnv name enum", chartSchema)
+	}
+	indent := strings.Repeat(" ", 14)
+	list := `"enum": [` + "\n" + indent + `"` + strings.Join(names, "\",\n"+indent+"\"") + "\"\n" + indent[:12] + "]"
+	doc = doc[:i+loc[0]] + list + doc[i+loc[1]:]
+	if err := os.WriteFile(chartSchema, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
