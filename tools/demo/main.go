@@ -5,11 +5,11 @@
 // cleans everything up. With -keep it leaves everything running after the scenario and
 // prints where to look, until Ctrl-C.
 //
-// Ctrl-C (SIGINT to the terminal's process group) reaches only make, go run and the
-// demo: every process the demo starts runs in a process group of its own, so the demo
-// stops them in order, removes its directory and exits 0, which leaves make quiet.
+// Ctrl-C (SIGINT to the terminal's process group) reaches only make and the demo:
+// every process the demo starts runs in a process group of its own, so the demo stops
+// them in order, removes its directory and exits 0, which leaves make quiet.
 //
-//	go run ./tools/demo -kraftwatch bin/kraftwatch [-keep]
+//	go build -o bin/demo ./tools/demo && bin/demo -kraftwatch bin/kraftwatch [-keep]
 package main
 
 import (
@@ -83,7 +83,7 @@ func say(format string, args ...any) {
 
 // warmRun is how long a warm `make demo` took on a 2-core machine (nothing to compile
 // or download); README.md says the same.
-const warmRun = "about 2 minutes"
+const warmRun = "about 45 seconds"
 
 func demo(ctx context.Context, bin string, keep bool) (err error) {
 	began := time.Now()
