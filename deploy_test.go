@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -357,5 +358,32 @@ func TestChartSettings(t *testing.T) {
 	doc = doc[:i+loc[0]] + list + doc[i+loc[1]:]
 	if err := os.WriteFile(chartSchema, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOperationsSettings checks that every KRAFTWATCH_ variable docs/operations.md
+// names (its settings, in prose and in its command lines) is a setting of kraftwatch
+// run; a name ending in _ (KRAFTWATCH_CONTROLLER_SASL_*) must begin some.
+func TestOperationsSettings(t *testing.T) {
+	b, err := os.ReadFile("docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, s := range settings() {
+		known[s[0]] = true
+	}
+	names := regexp.MustCompile(`\bKRAFTWATCH_[A-Z0-9_]+\b`).FindAllString(string(b), -1)
+	if len(names) < 10 {
+		t.Fatalf("docs/operations.md names only %d settings", len(names))
+	}
+	for _, n := range names {
+		if strings.HasSuffix(n, "_") {
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(known)), func(s string) bool { return strings.HasPrefix(s, n) }) {
+				t.Errorf("docs/operations.md names %s*, which begins no setting", n)
+			}
+		} else if !known[n] {
+			t.Errorf("docs/operations.md names %s, which is not a setting of kraftwatch run", n)
+		}
 	}
 }
