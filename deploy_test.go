@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"maps"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kraftwatch/kraftwatch/cli"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -154,13 +155,9 @@ func TestHealthChecksAndPorts(t *testing.T) {
 		if u.Port() != port {
 			t.Errorf("%s: health check port %s, kraftwatch listens on %s", where, u.Port(), port)
 		}
-		resp, err := http.Get(srv.URL + u.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("%s: %s answers %s", where, u.Path, resp.Status)
+		var stderr strings.Builder
+		if code := cli.Probe([]string{srv.URL + u.Path}, &stderr); code != 0 {
+			t.Errorf("%s: kraftwatch probe %s exits %d: %s", where, u.Path, code, stderr.String())
 		}
 	}
 	check("compose.yaml", kw.Healthcheck.Test)
