@@ -224,16 +224,20 @@ func explore(bin, base, natsURL, bootstrap, metadataDir string) []string {
 			rel = r
 		}
 	}
-	return []string{
-		base + "/metrics       Prometheus metrics",
-		base + "/readyz        readiness, and why not",
-		base + "/v1/groups     the group state API",
-		rel + " groups --url " + base + "                         the groups as a table",
-		rel + " whatif --url " + base + " --add-partitions orders=12  what adding partitions would do",
-		rel + " watch --nats " + natsURL + " --since 1h              the events, stored and live",
-		rel + " dump " + metadataDir + "   the metadata log",
-		"Kafka bootstrap " + bootstrap + " (topics orders and audit, group billing)",
+	var out []string
+	for _, l := range [][2]string{
+		{"metrics", base + "/metrics"},
+		{"readiness", base + "/readyz"},
+		{"group state API", base + "/v1/groups"},
+		{"groups", rel + " groups --url " + base},
+		{"what if", rel + " whatif --url " + base + " --add-partitions orders=12"},
+		{"events", rel + " watch --nats " + natsURL + " --since 1h"},
+		{"metadata log", rel + " dump " + metadataDir},
+		{"Kafka", bootstrap + " (topics orders and audit, group billing)"},
+	} {
+		out = append(out, fmt.Sprintf("%-16s %s", l[0], l[1]))
 	}
+	return out
 }
 
 // show prints events for a while: want of them, or whatever arrives within a short
