@@ -83,7 +83,7 @@ func say(format string, args ...any) {
 
 // warmRun is how long a warm `make demo` took on a 2-core machine (nothing to compile
 // or download); README.md says the same.
-const warmRun = "about 45 seconds"
+const warmRun = "40-45 seconds"
 
 func demo(ctx context.Context, bin string, keep bool) (err error) {
 	began := time.Now()
