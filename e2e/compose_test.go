@@ -48,7 +48,7 @@ func TestComposeEventScript(t *testing.T) {
 	for i, want := range []events.Reason{
 		{Kind: events.SubscriptionChanged, Topic: topic, NewPartitions: 1},
 		{Kind: events.PartitionsAdded, Topic: topic, OldPartitions: 1, NewPartitions: 2},
-		{Kind: events.SubscriptionChanged, Topic: topic},
+		{Kind: events.SubscriptionChanged, Topic: topic, OldPartitions: 2}, // its member left
 	} {
 		r := got[i].Reason(t)
 		want.TopicID = r.TopicID
