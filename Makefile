@@ -1,7 +1,7 @@
 SHELL := /bin/bash
 # kraftwatch — one entry point for building, testing and running.
 #   make test      unit tests (-race), deploy/ checks, e2e tests against real Kafka and NATS
-#   make demo      the sidecar end to end on a local Kafka
+#   make demo      the sidecar end to end on a local Kafka (KEEP=1: left running until Ctrl-C)
 #   make lint      gofmt, go vet, staticcheck
 #   make fuzz      each fuzz target briefly
 #   make fixtures  regenerate the real Kafka fixtures in testdata/
@@ -87,8 +87,12 @@ fixtures:
 	done
 
 # kraftwatch end to end on a local two-broker Kafka with the embedded NATS server.
+# KEEP=1 leaves it running after the scenario, printing where to look, until Ctrl-C.
+# Built, not `go run`: go run exits 1 after an interrupt even when the demo exits 0,
+# and make would then report an error for a Ctrl-C.
 demo: build kafka
-	$(GO) run ./tools/demo -kraftwatch bin/kraftwatch
+	$(GO) build -o bin/demo ./tools/demo
+	bin/demo -kraftwatch bin/kraftwatch $(if $(KEEP),-keep)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

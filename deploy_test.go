@@ -1,8 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"maps"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kraftwatch/kraftwatch/cli"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -152,13 +155,9 @@ func TestHealthChecksAndPorts(t *testing.T) {
 		if u.Port() != port {
 			t.Errorf("%s: health check port %s, kraftwatch listens on %s", where, u.Port(), port)
 		}
-		resp, err := http.Get(srv.URL + u.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("%s: %s answers %s", where, u.Path, resp.Status)
+		var stderr strings.Builder
+		if code := cli.Probe([]string{srv.URL + u.Path}, &stderr); code != 0 {
+			t.Errorf("%s: kraftwatch probe %s exits %d: %s", where, u.Path, code, stderr.String())
 		}
 	}
 	check("compose.yaml", kw.Healthcheck.Test)
@@ -279,5 +278,109 @@ func TestComposeNetworkMode(t *testing.T) {
 	}
 	if kw.Profiles == nil || kw.Environment["KRAFTWATCH_HTTP_ADDR"] == c.Services["kraftwatch"].Environment["KRAFTWATCH_HTTP_ADDR"] {
 		t.Errorf("kraftwatch-network should be in a profile, on another port than kraftwatch")
+	}
+}
+
+// TestComposeEvent checks the event one-shot: Kafka's image (its tools), the script it
+// mounts exists, and it talks to the broker kraftwatch reads.
+func TestComposeEvent(t *testing.T) {
+	c := readCompose(t)
+	ev, ok := c.Services["event"]
+	if !ok {
+		t.Fatal("compose.yaml has no event service")
+	}
+	if ev.Image != c.Services["kafka"].Image {
+		t.Errorf("event runs %s, want Kafka's image %s (its tools)", ev.Image, c.Services["kafka"].Image)
+	}
+	if !slices.Equal(ev.Profiles, []string{"event"}) {
+		t.Errorf("event has profiles %v, want [event] (docker compose up must not run it)", ev.Profiles)
+	}
+	if want := c.Services["kraftwatch"].Environment["KRAFTWATCH_BOOTSTRAP_SERVERS"]; ev.Environment["BOOTSTRAP"] != want {
+		t.Errorf("event's BOOTSTRAP %q, kraftwatch reads %q", ev.Environment["BOOTSTRAP"], want)
+	}
+	if len(ev.Volumes) != 1 {
+		t.Fatalf("event mounts %v, want the script", ev.Volumes)
+	}
+	src, _, _ := strings.Cut(ev.Volumes[0], ":")
+	if _, err := os.Stat(src); err != nil {
+		t.Errorf("event mounts %s: %v", src, err)
+	}
+}
+
+const chartSchema = "deploy/helm/kraftwatch/values.schema.json"
+
+// TestChartSettings checks that the chart's schema accepts as extraEnv names exactly the
+// settings of kraftwatch run, so that a misspelt one fails at install; -update
+// rewrites the list.
+func TestChartSettings(t *testing.T) {
+	b, err := os.ReadFile(chartSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range settings() {
+		names = append(names, s[0])
+	}
+	var schema struct {
+		Properties struct {
+			ExtraEnv struct {
+				Items struct {
+					Properties struct {
+						Name struct {
+							Enum []string `json:"enum"`
+						} `json:"name"`
+					} `json:"properties"`
+				} `json:"items"`
+			} `json:"extraEnv"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(b, &schema); err != nil {
+		t.Fatalf("%s: %v", chartSchema, err)
+	}
+	if slices.Equal(schema.Properties.ExtraEnv.Items.Properties.Name.Enum, names) {
+		return
+	}
+	if !*update {
+		t.Fatalf("%s: extraEnv's names are not kraftwatch's settings; run: go test -run TestChartSettings -update .", chartSchema)
+	}
+	// The first enum after "extraEnv" is the names' (the check above says where).
+	doc := string(b)
+	i := strings.Index(doc, `"extraEnv": {`)
+	loc := regexp.MustCompile(`(?s)"enum": \[.*?\]`).FindStringIndex(doc[i:])
+	if i < 0 || loc == nil {
+		t.Fatalf("%s: no extraEnv name enum", chartSchema)
+	}
+	indent := strings.Repeat(" ", 14)
+	list := `"enum": [` + "\n" + indent + `"` + strings.Join(names, "\",\n"+indent+"\"") + "\"\n" + indent[:12] + "]"
+	doc = doc[:i+loc[0]] + list + doc[i+loc[1]:]
+	if err := os.WriteFile(chartSchema, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOperationsSettings checks that every KRAFTWATCH_ variable docs/operations.md
+// names (its settings, in prose and in its command lines) is a setting of kraftwatch
+// run; a name ending in _ (KRAFTWATCH_CONTROLLER_SASL_*) must begin some.
+func TestOperationsSettings(t *testing.T) {
+	b, err := os.ReadFile("docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, s := range settings() {
+		known[s[0]] = true
+	}
+	names := regexp.MustCompile(`\bKRAFTWATCH_[A-Z0-9_]+\b`).FindAllString(string(b), -1)
+	if len(names) < 10 {
+		t.Fatalf("docs/operations.md names only %d settings", len(names))
+	}
+	for _, n := range names {
+		if strings.HasSuffix(n, "_") {
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(known)), func(s string) bool { return strings.HasPrefix(s, n) }) {
+				t.Errorf("docs/operations.md names %s*, which begins no setting", n)
+			}
+		} else if !known[n] {
+			t.Errorf("docs/operations.md names %s, which is not a setting of kraftwatch run", n)
+		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated sections of README.md")
+var update = flag.Bool("update", false, "rewrite the generated sections of README.md and the chart's schema")
 
 // TestReadme checks that README.md's configuration and metrics tables are the ones the
 // program has; -update rewrites them.

@@ -29,7 +29,8 @@ type serverProcess struct {
 	log  *os.File
 }
 
-func newServerProcess(t *testing.T) *serverProcess {
+// newServerProcess prepares the nats-server binary bin (natstest.Binary, BinaryAt).
+func newServerProcess(t *testing.T, bin string) *serverProcess {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -41,7 +42,7 @@ func newServerProcess(t *testing.T) *serverProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &serverProcess{t: t, bin: natstest.Binary(t), port: port, dir: t.TempDir(), log: logf}
+	s := &serverProcess{t: t, bin: bin, port: port, dir: t.TempDir(), log: logf}
 	t.Cleanup(func() {
 		s.kill()
 		logf.Close()
@@ -90,7 +91,7 @@ func (s *serverProcess) kill() {
 // exactly once, in order. The failures of hundreds of events log one line, then a
 // summary per FailureLogEvery, then one line for the recovery.
 func TestServerProcessRestart(t *testing.T) {
-	srv := newServerProcess(t)
+	srv := newServerProcess(t, natstest.Binary(t))
 	srv.start()
 	nc := connect(t, srv.url())
 	cfg := baseConfig(t, nc)
@@ -167,5 +168,30 @@ func TestServerProcessRestart(t *testing.T) {
 	msgs := readStream(t, connect(t, srv.url()), "kraftwatch")
 	for g := range groups {
 		checkTransitions(t, msgs, "kraftwatch", fmt.Sprintf("grp.%03d", g), steps)
+	}
+}
+
+// TestMinimumServer runs TestJetStream's and TestTwoPublishers' checks (the streams
+// kraftwatch creates, subject transform and republish, de-duplicated publishing with
+// the expected last sequence, the events stream sourcing the stream) against the
+// oldest nats-server kraftwatch supports, natstest.MinimumVersion, as a separate
+// process built once into .cache/bin.
+func TestMinimumServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds nats-server " + natstest.MinimumVersion + " once; make test runs it")
+	}
+	bin := natstest.BinaryAt(t, natstest.MinimumVersion)
+	for _, c := range []struct {
+		name  string
+		check func(t *testing.T, url string)
+	}{{"JetStream", checkJetStream}, {"TwoPublishers", checkTwoPublishers}} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := newServerProcess(t, bin)
+			srv.start()
+			if v := connect(t, srv.url()).ConnectedServerVersion(); "v"+v != natstest.MinimumVersion {
+				t.Fatalf("connected to nats-server %s, want %s", v, natstest.MinimumVersion)
+			}
+			c.check(t, srv.url())
+		})
 	}
 }

@@ -24,9 +24,12 @@ import (
 // core-NATS subscriber of "kraftwatch.>" receives each stored event exactly once, from the
 // stream's republish; LastPublished and LoadLastPublished read them back.
 func TestJetStream(t *testing.T) {
-	srv := natstest.Start(t)
-	nc := connect(t, srv.ClientURL())
-	core := subscribeCore(t, connect(t, srv.ClientURL()), "kraftwatch.>")
+	checkJetStream(t, natstest.Start(t).ClientURL())
+}
+
+func checkJetStream(t *testing.T, url string) {
+	nc := connect(t, url)
+	core := subscribeCore(t, connect(t, url), "kraftwatch.>")
 
 	cfg := baseConfig(t, nc)
 	p := newPublisher(t, cfg)
@@ -103,12 +106,15 @@ func TestJetStream(t *testing.T) {
 // although the replicas race (publishes refused for a wrong last sequence, found already
 // stored) on most groups.
 func TestTwoPublishers(t *testing.T) {
-	srv := natstest.Start(t)
-	core := subscribeCore(t, connect(t, srv.ClientURL()), "kraftwatch.>")
+	checkTwoPublishers(t, natstest.Start(t).ClientURL())
+}
+
+func checkTwoPublishers(t *testing.T, url string) {
+	core := subscribeCore(t, connect(t, url), "kraftwatch.>")
 	const groups, steps = 150, 5
 	var ps []*publish.Publisher
 	for range 2 {
-		cfg := baseConfig(t, connect(t, srv.ClientURL()))
+		cfg := baseConfig(t, connect(t, url))
 		cfg.Workers = 8
 		p := newPublisher(t, cfg)
 		start(t, p)
@@ -136,12 +142,12 @@ func TestTwoPublishers(t *testing.T) {
 	for _, p := range ps {
 		waitFor(t, 60*time.Second, "both publishers done", finished(p, groups*steps))
 	}
-	msgs := readStream(t, connect(t, srv.ClientURL()), "kraftwatch")
+	msgs := readStream(t, connect(t, url), "kraftwatch")
 	for g := range groups {
 		checkTransitions(t, msgs, "kraftwatch", fmt.Sprintf("group-%03d", g), steps)
 	}
 	core.exactlyStored(t, msgs)
-	sameEvents(t, connect(t, srv.ClientURL()), "kraftwatch", msgs)
+	sameEvents(t, connect(t, url), "kraftwatch", msgs)
 	a, b := ps[0].Stats(), ps[1].Stats()
 	t.Logf("replica A %+v", a)
 	t.Logf("replica B %+v", b)

@@ -1,6 +1,7 @@
 package deploytest
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -379,6 +380,16 @@ func TestChartRefuses(t *testing.T) {
 		{"a typo in a value", append(slices.Clone(required), "replicas=3"), "replicas"},
 		{"controllers not host:port", []string{"controller.bootstrapServers=controller-0", required[1], required[2]}, "/controller/bootstrapServers"},
 		{"controller ingress without selector", append(slices.Clone(required), "networkPolicy.controllerIngress.enabled=true"), "podSelector is required"},
+		{"a misspelt extraEnv name", append(slices.Clone(required), "extraEnv[0].name=KRAFTWATCH_STALLAFTER", "extraEnv[0].value=1m"), "/extraEnv/0/name"},
+		{"extraEnv repeating a variable the chart sets", append(slices.Clone(required), "extraEnv[0].name=KRAFTWATCH_STALL_AFTER", "extraEnv[0].value=1m"), "extraEnv: KRAFTWATCH_STALL_AFTER is set twice"},
+		{"extraEnv naming a variable twice", append(slices.Clone(required), "extraEnv[0].name=KRAFTWATCH_GROUP_METRICS", "extraEnv[0].value=a.*",
+			"extraEnv[1].name=KRAFTWATCH_GROUP_METRICS", "extraEnv[1].value=b.*"), "extraEnv: KRAFTWATCH_GROUP_METRICS is set twice"},
+		{"a stream name with a dot", append(slices.Clone(required), "stream.name=a.b"), "/stream/name"},
+		{"an events stream name with a dot", append(slices.Clone(required), "stream.events=a.b"), "/stream/events"},
+		{"the events stream is the stream", append(slices.Clone(required), "stream.name=KW", "stream.events=KW"), "stream.events must differ from stream.name"},
+		{"a prefix with an empty token", append(slices.Clone(required), "subjectPrefix=a..b"), "/subjectPrefix"},
+		{"a prefix with a wildcard", append(slices.Clone(required), "subjectPrefix=kw.*"), "/subjectPrefix"},
+		{"the internal prefix", append(slices.Clone(required), "subjectPrefix=_kraftwatch.kw"), "subjectPrefix: its first token _kraftwatch is kept"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := helmTemplate(t, c.set, nil)
@@ -387,6 +398,53 @@ func TestChartRefuses(t *testing.T) {
 			}
 			if !strings.Contains(out, c.want) {
 				t.Errorf("helm template failed without naming %q:\n%s", c.want, out)
+			}
+		})
+	}
+}
+
+// TestChartNamesAsKraftwatch renders the chart with subject prefixes and stream names
+// kraftwatch accepts and refuses: the chart must refuse exactly those kraftwatch
+// refuses, so that no value passes helm and then stops the pod.
+func TestChartNamesAsKraftwatch(t *testing.T) {
+	out, err := helmTemplate(t, required, nil)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, out)
+	}
+	base := checkRendered(t, decodeObjects(t, out)).env
+	for _, c := range []struct{ value, env string }{
+		{"subjectPrefix=kw", "KRAFTWATCH_SUBJECT_PREFIX"},
+		{"subjectPrefix=kw.prod-1_a", "KRAFTWATCH_SUBJECT_PREFIX"},
+		{"subjectPrefix=kraftwatch._kraftwatch", "KRAFTWATCH_SUBJECT_PREFIX"},
+		{"subjectPrefix=a..b", "KRAFTWATCH_SUBJECT_PREFIX"},
+		{"subjectPrefix=.a", "KRAFTWATCH_SUBJECT_PREFIX"},
+		{"subjectPrefix=a.", "KRAFTWATCH_SUBJECT_PREFIX"},
+		{"subjectPrefix=a*", "KRAFTWATCH_SUBJECT_PREFIX"},
+		{"subjectPrefix=a.>", "KRAFTWATCH_SUBJECT_PREFIX"},
+		{"subjectPrefix=a b", "KRAFTWATCH_SUBJECT_PREFIX"},
+		{"subjectPrefix=a/b", "KRAFTWATCH_SUBJECT_PREFIX"},
+		{"subjectPrefix=é", "KRAFTWATCH_SUBJECT_PREFIX"},
+		{"subjectPrefix=_kraftwatch", "KRAFTWATCH_SUBJECT_PREFIX"},
+		{"subjectPrefix=_kraftwatch.kw", "KRAFTWATCH_SUBJECT_PREFIX"},
+		{"stream.name=KW_prod-1", "KRAFTWATCH_STREAM_NAME"},
+		{"stream.name=a.b", "KRAFTWATCH_STREAM_NAME"},
+		{"stream.name=a b", "KRAFTWATCH_STREAM_NAME"},
+		{"stream.name=a*", "KRAFTWATCH_STREAM_NAME"},
+		{"stream.events=none", "KRAFTWATCH_EVENTS_STREAM"},
+		{"stream.events=EV", "KRAFTWATCH_EVENTS_STREAM"},
+		{"stream.events=a.b", "KRAFTWATCH_EVENTS_STREAM"},
+		{"stream.events=a>", "KRAFTWATCH_EVENTS_STREAM"},
+	} {
+		t.Run(c.value, func(t *testing.T) {
+			out, err := helmTemplate(t, append(slices.Clone(required), c.value), nil)
+			env := maps.Clone(base)
+			_, env[c.env], _ = strings.Cut(c.value, "=")
+			problems := settingProblems(t, c.value, env)
+			switch {
+			case err == nil && len(problems) > 0:
+				t.Errorf("the chart renders %s, which kraftwatch refuses: %v", c.value, problems)
+			case err != nil && len(problems) == 0:
+				t.Errorf("the chart refuses %s, which kraftwatch accepts:\n%s", c.value, out)
 			}
 		})
 	}

@@ -2,6 +2,8 @@ package deploytest
 
 import (
 	"encoding/json"
+
+	"github.com/prometheus/prometheus/promql/parser"
 	"os"
 	"regexp"
 	"strings"
@@ -20,7 +22,24 @@ type dashboard struct {
 			Query any    `json:"query"`
 		} `json:"list"`
 	} `json:"templating"`
-	Panels []panel `json:"panels"`
+	Panels      []panel `json:"panels"`
+	Annotations struct {
+		List []annotation `json:"list"`
+	} `json:"annotations"`
+}
+
+// annotation is a Prometheus annotation query: an event wherever expr has a value.
+type annotation struct {
+	Name       string `json:"name"`
+	Datasource *struct {
+		Type string `json:"type"`
+		UID  string `json:"uid"`
+	} `json:"datasource"`
+	Enable      bool   `json:"enable"`
+	Expr        string `json:"expr"`
+	TitleFormat string `json:"titleFormat"`
+	TextFormat  string `json:"textFormat"`
+	Filter      any    `json:"filter"`
 }
 
 type panel struct {
@@ -124,6 +143,71 @@ func TestDashboard(t *testing.T) {
 	}
 	if queries < 10 {
 		t.Errorf("only %d queries", queries)
+	}
+	checkAnnotations(t, d.Annotations.List, vars)
+}
+
+// checkAnnotations checks that the dashboard marks, on every panel, when groups needed
+// a rebalance and when the coordinator rebalanced, from the counters: each query
+// parses, selects metrics kraftwatch exports, uses the dashboard's variables, and
+// every {{label}} its title or text shows is a label of the metric that the query keeps.
+func checkAnnotations(t *testing.T, list []annotation, vars map[string]bool) {
+	t.Helper()
+	shown := map[string]bool{}
+	for _, a := range list {
+		if a.Datasource == nil || a.Datasource.Type != "prometheus" || a.Datasource.UID != "${datasource}" {
+			t.Errorf("annotation %q does not query the ${datasource} Prometheus", a.Name)
+			continue
+		}
+		if !a.Enable || a.Filter != nil {
+			t.Errorf("annotation %q is not shown on every panel (enable %v, filter %v)", a.Name, a.Enable, a.Filter)
+		}
+		where := "annotation " + a.Name
+		for _, v := range regexp.MustCompile(`\$\{?(\w+)`).FindAllStringSubmatch(a.Expr, -1) {
+			if !strings.HasPrefix(v[1], "__") && !vars[v[1]] {
+				t.Errorf("%s uses $%s, which the dashboard does not define", where, v[1])
+			}
+		}
+		expr := grafanaVars.Replace(a.Expr)
+		checkExpr(t, where, expr)
+		e, err := promql.ParseExpr(expr)
+		if err != nil {
+			continue
+		}
+		var selected []string
+		kept := map[string]bool{}
+		outer := true
+		parser.Inspect(e, func(node parser.Node, _ []parser.Node) error {
+			switch n := node.(type) {
+			case *parser.VectorSelector:
+				selected = append(selected, n.Name)
+				shown[n.Name] = true
+			case *parser.AggregateExpr:
+				// The outermost aggregation decides which labels reach Grafana.
+				if outer && !n.Without {
+					for _, l := range n.Grouping {
+						kept[l] = true
+					}
+				}
+				outer = false
+			}
+			return nil
+		})
+		for _, m := range regexp.MustCompile(`\{\{\s*(\w+)\s*\}\}`).FindAllStringSubmatch(a.TitleFormat+a.TextFormat, -1) {
+			if !kept[m[1]] {
+				t.Errorf("%s shows {{%s}}, which its query does not keep", where, m[1])
+			}
+			for _, name := range selected {
+				if !metricLabels[name][m[1]] {
+					t.Errorf("%s shows {{%s}}, which %s does not have", where, m[1], name)
+				}
+			}
+		}
+	}
+	for _, m := range []string{"kraftwatch_decisions_total", "kraftwatch_group_rebalances_total"} {
+		if !shown[m] {
+			t.Errorf("no annotation marks %s", m)
+		}
 	}
 }
 

@@ -322,6 +322,15 @@ func fileInSecret(c container, vols map[string]volume, file string) bool {
 // error it reports is the chart's.
 func validateSettings(t *testing.T, where string, env map[string]string) {
 	t.Helper()
+	for _, p := range settingProblems(t, where, env) {
+		t.Errorf("%s: kraftwatch rejects the rendered settings: %s", where, p)
+	}
+}
+
+// settingProblems is what kraftwatch's validation says of env (as validateSettings
+// runs it), one line per bad value.
+func settingProblems(t *testing.T, where string, env map[string]string) []string {
+	t.Helper()
 	dir := t.TempDir()
 	environ := []string{"PATH=" + os.Getenv("PATH"), "KRAFTWATCH_EMBEDDED_NATS_PORT=0"}
 	for k, v := range env {
@@ -371,9 +380,7 @@ func validateSettings(t *testing.T, where string, env map[string]string) {
 	if !strings.Contains(stderr.String(), "KRAFTWATCH_EMBEDDED_NATS_PORT") {
 		t.Errorf("%s: kraftwatch did not report the deliberate bad value:\n%s", where, stderr.String())
 	}
-	for _, p := range problems {
-		t.Errorf("%s: kraftwatch rejects the rendered settings: %s", where, p)
-	}
+	return problems
 }
 
 // hostPorts splits host:port,... into ports.

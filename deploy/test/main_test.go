@@ -46,11 +46,13 @@ var (
 	toolPath = map[string]string{}
 
 	// What the kraftwatch binary built from the work tree says about itself.
-	settings  map[string]bool   // every KRAFTWATCH_* setting (kraftwatch --help)
-	metrics   map[string]bool   // every metric family on /metrics
-	kwBinary  string            // path of the binary
-	endpoints map[string]int    // status of each probed path on a running kraftwatch
-	httpBody  map[string]string // body of each probed path
+	settings map[string]bool // every KRAFTWATCH_* setting (kraftwatch --help)
+	metrics  map[string]bool // every metric family on /metrics
+	// metricLabels are the label names of each series name on /metrics.
+	metricLabels map[string]map[string]bool
+	kwBinary     string            // path of the binary
+	endpoints    map[string]int    // status of each probed path on a running kraftwatch
+	httpBody     map[string]string // body of each probed path
 )
 
 func TestMain(m *testing.M) {
@@ -177,9 +179,17 @@ func probeRunning(dir string) error {
 			}
 		}
 	}
-	metrics = map[string]bool{}
+	metrics, metricLabels = map[string]bool{}, map[string]map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^# TYPE (\S+) `).FindAllStringSubmatch(httpBody["/metrics"], -1) {
 		metrics[m[1]] = true
+	}
+	for _, m := range regexp.MustCompile(`(?m)^(\w+)\{(.*)\} `).FindAllStringSubmatch(httpBody["/metrics"], -1) {
+		if metricLabels[m[1]] == nil {
+			metricLabels[m[1]] = map[string]bool{}
+		}
+		for _, l := range regexp.MustCompile(`(\w+)="`).FindAllStringSubmatch(m[2], -1) {
+			metricLabels[m[1]][l[1]] = true
+		}
 	}
 	if !metrics["kraftwatch_ready"] {
 		return fmt.Errorf("/metrics has no kraftwatch_ready:\n%s", httpBody["/metrics"])

@@ -95,6 +95,28 @@ func (c *Cluster) DescribeTopics(ctx context.Context) (string, error) {
 	return c.Tool(ctx, "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", c.Bootstrap(), "--describe")
 }
 
+// binScripts are the scripts of Kafka's bin/ that WriteBinScripts writes, by class.
+var binScripts = map[string]string{
+	"kafka-topics.sh":           "org.apache.kafka.tools.TopicCommand",
+	"kafka-console-consumer.sh": "org.apache.kafka.tools.consumer.ConsoleConsumer",
+	"kafka-consumer-groups.sh":  "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+}
+
+// WriteBinScripts writes into dir a few of the scripts of a Kafka distribution's bin/
+// (kafka-topics.sh, kafka-console-consumer.sh, kafka-consumer-groups.sh), each running
+// its class from the release's jars as the distribution's script does, so that a script
+// written for Kafka's image can be run against the cluster.
+func (c *Cluster) WriteBinScripts(dir string) error {
+	for name, class := range binScripts {
+		script := fmt.Sprintf("#!/bin/sh\nexec java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -Xmx256m -Dlog4j2.level=WARN -cp '%s' %s \"$@\"\n",
+			filepath.Join(c.home, "libs", "*"), class)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func copyFile(from, to string) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err

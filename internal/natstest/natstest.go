@@ -4,7 +4,6 @@
 package natstest
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,20 +47,47 @@ func Start(t testing.TB) *server.Server {
 
 var buildMu sync.Mutex
 
+const serverPkg = "github.com/nats-io/nats-server/v2"
+
 // Binary builds the standalone nats-server at the version go.mod requires, once, into
 // the repository's .cache/bin, and returns its path.
 func Binary(t testing.TB) string {
 	t.Helper()
-	buildMu.Lock()
-	defer buildMu.Unlock()
 	version := "unknown"
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range info.Deps {
-			if d.Path == "github.com/nats-io/nats-server/v2" {
+			if d.Path == serverPkg {
 				version = d.Version
 			}
 		}
 	}
+	return build(t, version, func(dir string) *exec.Cmd {
+		return exec.Command("go", "build", "-o", filepath.Join(dir, "nats-server"), serverPkg)
+	})
+}
+
+// MinimumVersion is the oldest nats-server kraftwatch is tested against
+// (publish.TestMinimumServer); docs/operations.md states it.
+const MinimumVersion = "v2.10.27"
+
+// BinaryAt builds the standalone nats-server at version (with that version's own
+// go.mod, not kraftwatch's), once, into the repository's .cache/bin, and returns its
+// path.
+func BinaryAt(t testing.TB, version string) string {
+	t.Helper()
+	return build(t, version, func(dir string) *exec.Cmd {
+		cmd := exec.Command("go", "install", serverPkg+"@"+version)
+		cmd.Env = append(os.Environ(), "GOBIN="+dir)
+		return cmd
+	})
+}
+
+// build makes .cache/bin/nats-server-<version> once, with the command that writes
+// nats-server into the directory it is given.
+func build(t testing.TB, version string, command func(dir string) *exec.Cmd) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
 	root, err := kafkatest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -70,13 +96,20 @@ func Binary(t testing.TB) string {
 	if _, err := os.Stat(bin); err == nil {
 		return bin
 	}
-	tmp := fmt.Sprintf("%s.%d", bin, os.Getpid())
-	cmd := exec.Command("go", "build", "-o", tmp, "github.com/nats-io/nats-server/v2")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(filepath.Dir(bin), "nats-server-build-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	cmd := command(dir)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("natstest: building nats-server: %v\n%s", err, out)
+		t.Fatalf("natstest: building nats-server %s: %v\n%s", version, err, out)
 	}
-	if err := os.Rename(tmp, bin); err != nil {
+	if err := os.Rename(filepath.Join(dir, "nats-server"), bin); err != nil {
 		t.Fatal(err)
 	}
 	return bin

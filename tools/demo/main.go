@@ -2,9 +2,14 @@
 // two-broker KRaft Kafka from the pinned release's jars (internal/kafkatest), runs
 // kraftwatch with its embedded NATS server and `kraftwatch watch` beside it, makes the
 // changes that need a rebalance, prints each rebalance-needed event as it arrives, and
-// cleans everything up.
+// cleans everything up. With -keep it leaves everything running after the scenario and
+// prints where to look, until Ctrl-C.
 //
-//	go run ./tools/demo -kraftwatch bin/kraftwatch
+// Ctrl-C (SIGINT to the terminal's process group) reaches only make and the demo:
+// every process the demo starts runs in a process group of its own, so the demo stops
+// them in order, removes its directory and exits 0, which leaves make quiet.
+//
+//	go build -o bin/demo ./tools/demo && bin/demo -kraftwatch bin/kraftwatch [-keep]
 package main
 
 import (
@@ -28,12 +33,47 @@ import (
 
 func main() {
 	bin := flag.String("kraftwatch", "bin/kraftwatch", "the kraftwatch binary")
+	keep := flag.Bool("keep", false, "leave Kafka and kraftwatch running after the scenario, until Ctrl-C")
 	flag.Parse()
+	os.Exit(runUntilSignal(func(ctx context.Context) error { return demo(ctx, *bin, *keep) }))
+}
+
+// runUntilSignal runs fn until it returns or SIGINT or SIGTERM arrives, and returns the
+// exit code: 0 when fn succeeds or was stopped by a signal (the user asked for it), 1
+// when it failed on its own.
+func runUntilSignal(fn func(ctx context.Context) error) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := demo(ctx, *bin); err != nil {
+	err := fn(ctx)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Println("\n==> Stopped; everything the demo started is gone.")
+		return 0
+	case err != nil:
 		fmt.Fprintf(os.Stderr, "\ndemo failed: %v\n", err)
-		os.Exit(1)
+		return 1
+	}
+	return 0
+}
+
+// command is exec.Command for a process of the demo's: in a process group of its own,
+// so that Ctrl-C reaches only the demo, which stops it; killed if the demo dies.
+func command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// stop ends a process started by command: SIGTERM, then SIGKILL after 10 s.
+func stop(cmd *exec.Cmd) {
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
 	}
 }
 
@@ -41,7 +81,12 @@ func say(format string, args ...any) {
 	fmt.Printf("\n==> "+format+"\n", args...)
 }
 
-func demo(ctx context.Context, bin string) (err error) {
+// warmRun is how long a warm `make demo` took on a 2-core machine (nothing to compile
+// or download); README.md says the same.
+const warmRun = "40-45 seconds"
+
+func demo(ctx context.Context, bin string, keep bool) (err error) {
+	began := time.Now()
 	bin, err = filepath.Abs(bin)
 	if err != nil {
 		return err
@@ -52,6 +97,7 @@ func demo(ctx context.Context, bin string) (err error) {
 	}
 	defer os.RemoveAll(dir)
 
+	fmt.Printf("kraftwatch demo: %s when nothing needs compiling; Ctrl-C stops it and cleans up.\n", warmRun)
 	say("Starting Apache Kafka %s (KRaft): node 1 controller+broker in rack-a, node 2 broker in rack-b", kafkatest.Version())
 	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	c, err := kafkatest.Start(startCtx, dir, kafkatest.Options{Rack: "rack-a", Brokers: []string{"rack-b"}}, nil)
@@ -67,7 +113,7 @@ func demo(ctx context.Context, bin string) (err error) {
 
 	natsPort, httpPort := freePort(), freePort()
 	say("Starting kraftwatch (embedded NATS with JetStream on 127.0.0.1:%d, HTTP on :%d)", natsPort, httpPort)
-	kw := exec.Command(bin, "run")
+	kw := command(bin, "run")
 	kw.Env = append(os.Environ(),
 		"KRAFTWATCH_METADATA_LOG_DIR="+c.Nodes[0].LogDir,
 		"KRAFTWATCH_BOOTSTRAP_SERVERS="+c.Bootstrap(),
@@ -82,14 +128,12 @@ func demo(ctx context.Context, bin string) (err error) {
 		return err
 	}
 	kw.Stdout, kw.Stderr = kwLog, kwLog
-	kw.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := kw.Start(); err != nil {
 		return err
 	}
 	defer func() {
-		kw.Process.Signal(syscall.SIGTERM)
-		kw.Wait()
-		if err != nil {
+		stop(kw)
+		if err != nil && ctx.Err() == nil {
 			b, _ := os.ReadFile(kwLog.Name())
 			fmt.Printf("\nkraftwatch's log (%s):\n%s", kwLog.Name(), tail(string(b), 40))
 		}
@@ -99,11 +143,11 @@ func demo(ctx context.Context, bin string) (err error) {
 		b, _ := os.ReadFile(kwLog.Name())
 		return fmt.Errorf("kraftwatch not ready: %w\n%s", err, b)
 	}
-	fmt.Printf("    kraftwatch is ready: http://127.0.0.1:%d/readyz answers 200, metrics on /metrics\n", httpPort)
+	base, natsURL := fmt.Sprintf("http://127.0.0.1:%d", httpPort), fmt.Sprintf("nats://127.0.0.1:%d", natsPort)
+	fmt.Printf("    kraftwatch is ready: %s/readyz answers 200\n", base)
 
-	say("Watching events: kraftwatch watch --nats nats://127.0.0.1:%d", natsPort)
-	watch := exec.Command(bin, "watch", "--nats", fmt.Sprintf("nats://127.0.0.1:%d", natsPort))
-	watch.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	say("Watching events: kraftwatch watch --nats %s", natsURL)
+	watch := command(bin, "watch", "--nats", natsURL)
 	out, err := watch.StdoutPipe()
 	if err != nil {
 		return err
@@ -112,10 +156,7 @@ func demo(ctx context.Context, bin string) (err error) {
 	if err := watch.Start(); err != nil {
 		return err
 	}
-	defer func() {
-		watch.Process.Signal(syscall.SIGTERM)
-		watch.Wait()
-	}()
+	defer stop(watch)
 	events := make(chan string, 64)
 	go func() {
 		s := bufio.NewScanner(out)
@@ -163,18 +204,53 @@ func demo(ctx context.Context, bin string) (err error) {
 		func() error { return c.CreateTopic(ctx, "audit", 1, 1) }, 0); err != nil {
 		return err
 	}
-	say("Done: every change that needs a rebalance of 'billing' was announced once.")
-	return nil
+	say("Done in %s: every change that needs a rebalance of 'billing' was announced once.", time.Since(began).Round(time.Second))
+	if !keep {
+		return nil
+	}
+	say("Left running (KEEP=1) until Ctrl-C, which stops everything and removes %s. Explore:", dir)
+	for _, l := range explore(bin, base, natsURL, c.Bootstrap(), c.Nodes[0].MetadataLogDir()) {
+		fmt.Println("    " + l)
+	}
+	say("New events appear below as they arrive.")
+	return show(ctx, events, -1, 0)
+}
+
+// explore is what -keep prints: where to look while the demo runs.
+func explore(bin, base, natsURL, bootstrap, metadataDir string) []string {
+	rel := bin
+	if wd, err := os.Getwd(); err == nil {
+		if r, err := filepath.Rel(wd, bin); err == nil && !strings.HasPrefix(r, "..") {
+			rel = r
+		}
+	}
+	var out []string
+	for _, l := range [][2]string{
+		{"metrics", base + "/metrics"},
+		{"readiness", base + "/readyz"},
+		{"group state API", base + "/v1/groups"},
+		{"groups", rel + " groups --url " + base},
+		{"what if", rel + " whatif --url " + base + " --add-partitions orders=12"},
+		{"events", rel + " watch --nats " + natsURL + " --since 1h"},
+		{"metadata log", rel + " dump " + metadataDir},
+		{"Kafka", bootstrap + " (topics orders and audit, group billing)"},
+	} {
+		out = append(out, fmt.Sprintf("%-16s %s", l[0], l[1]))
+	}
+	return out
 }
 
 // show prints events for a while: want of them, or whatever arrives within a short
-// quiet period when want is 0.
+// quiet period when want is 0. With want -1 it prints them until ctx ends.
 func show(ctx context.Context, events <-chan string, want int, timeout time.Duration) error {
-	deadline := time.After(timeout)
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		deadline = time.After(timeout)
+	}
 	quiet := 3 * time.Second
 	for got := 0; ; {
 		var idle <-chan time.Time
-		if got >= want {
+		if want >= 0 && got >= want {
 			idle = time.After(quiet)
 		}
 		select {
