@@ -129,7 +129,7 @@ func mainCode(args, environ []string, stdout, stderr io.Writer) int {
 	case "groups":
 		return cli.Groups(args, environ, stdout, stderr)
 	case "whatif":
-		return cli.WhatIf(args, stdout, stderr)
+		return cli.WhatIfEnv(args, environ, stdout, stderr)
 	case "probe":
 		return cli.Probe(args, stderr)
 	case "version":
