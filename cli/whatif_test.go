@@ -119,8 +119,8 @@ func TestWhatIfCommand(t *testing.T) {
 
 // TestWhatIfOneShot runs `kraftwatch whatif` in one shot over the 4.3.1 fixture (real
 // metadata log and __consumer_offsets: brokers 1 in rack-a and 2 in rack-c; g-list
-// reads orders and payments, g-regex events\..*, g-share payments) and against a real
-// API server over the same inputs (--url): the same output and exit code, compared
+// reads orders and payments, g-share payments) and against a real API server over
+// the same inputs (--url): the same output and exit code, compared
 // with golden files (go test ./cli -run TestWhatIfOneShot -update).
 func TestWhatIfOneShot(t *testing.T) {
 	im, state := fixtureInputs(t)
@@ -132,14 +132,7 @@ func TestWhatIfOneShot(t *testing.T) {
 		}
 		return im, state, nil
 	}
-	cache, _ := hashcache.New(hashcache.Config{Scheme: hashcache.SchemeKafka})
-	tr := groups.NewTracker(state, cache)
-	tr.Sync(im)
-	v := &engine.View{State: state, Image: im, Tracker: tr, Scheme: hashcache.SchemeMurmur3, Synced: true}
-	mux := http.NewServeMux()
-	api.Register(mux, func(_ context.Context, fn func(*engine.View)) error { fn(v); return nil })
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
+	srv := groupsServer(t) // the same inputs
 
 	dir := t.TempDir()
 	plan := filepath.Join(dir, "plan.json")
