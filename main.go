@@ -94,9 +94,11 @@ Usage:
                    [--add-partitions T=N] [--delete-topic T] [--create-topic T=N]
                    [--set-rack B=R] [--decommission B [--suggest FILE]]
                    [--json] [--max-rebalances N]
+  kraftwatch whatif [...] --bootstrap HOSTS DIR|--bootstrap-controller HOSTS
                                    which groups a maintenance would make rebalance and
-                                   how often, asked of a running kraftwatch; --suggest
-                                   writes the rack-neutral plan that empties broker B
+                                   how often, asked of a running kraftwatch (--url) or
+                                   computed in one shot from Kafka; --suggest writes
+                                   the rack-neutral plan that empties broker B
   kraftwatch probe URL             exit 0 if URL answers 200 OK
   kraftwatch version
 
@@ -131,7 +133,7 @@ func mainCode(args, environ []string, stdout, stderr io.Writer) int {
 	case "groups":
 		return cli.Groups(args, environ, stdout, stderr)
 	case "whatif":
-		return cli.WhatIf(args, stdout, stderr)
+		return cli.WhatIfEnv(args, environ, stdout, stderr)
 	case "probe":
 		return cli.Probe(args, stderr)
 	case "version":

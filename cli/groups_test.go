@@ -16,6 +16,7 @@ import (
 	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
+	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/internal/fixture"
 	"github.com/kraftwatch/kraftwatch/observer"
 )
@@ -24,6 +25,27 @@ import (
 // offset 161, where g-list's member still owns payments, pending revocation, and
 // one event in g-list's history.
 func groupsServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	im, s := fixtureInputs(t)
+	cache, _ := hashcache.New(hashcache.Config{Scheme: hashcache.SchemeKafka})
+	tr := groups.NewTracker(s, cache)
+	tr.Sync(im)
+	h := engine.NewHistory(0)
+	h.Record(events.GroupKey{Type: events.ConsumerGroup, ID: "g-list"}, engine.HistoryEvent{Type: events.TypeRebalanceNeeded, ID: "kw1-0123",
+		Time:             time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
+		CoordinatorEpoch: 3, HasPreviousHash: true, PreviousHash: 1, HasNewHash: true, NewHash: 2, Summary: "subscription_changed payments"})
+	v := &engine.View{State: s, Image: im, Tracker: tr, Scheme: hashcache.SchemeKafka, History: h, Synced: true}
+	mux := http.NewServeMux()
+	api.Register(mux, func(_ context.Context, fn func(*engine.View)) error { fn(v); return nil })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// fixtureInputs are the image of the 4.3.1 fixture's metadata log and its groups
+// replayed up to __consumer_offsets partition 0 offset 161, while g-list's and
+// g-share's members are still in.
+func fixtureInputs(t *testing.T) (*image.Image, *groups.State) {
 	t.Helper()
 	loaded, err := observer.Load(fixture.MetadataDir(t, "4.3.1"), nil)
 	if err != nil {
@@ -38,19 +60,7 @@ func groupsServer(t *testing.T) *httptest.Server {
 			t.Fatal(err)
 		}
 	}
-	cache, _ := hashcache.New(hashcache.Config{Scheme: hashcache.SchemeKafka})
-	tr := groups.NewTracker(s, cache)
-	tr.Sync(loaded.Image)
-	h := engine.NewHistory(0)
-	h.Record(events.GroupKey{Type: events.ConsumerGroup, ID: "g-list"}, engine.HistoryEvent{Type: events.TypeRebalanceNeeded, ID: "kw1-0123",
-		Time:             time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
-		CoordinatorEpoch: 3, HasPreviousHash: true, PreviousHash: 1, HasNewHash: true, NewHash: 2, Summary: "subscription_changed payments"})
-	v := &engine.View{State: s, Image: loaded.Image, Tracker: tr, Scheme: hashcache.SchemeKafka, History: h, Synced: true}
-	mux := http.NewServeMux()
-	api.Register(mux, func(_ context.Context, fn func(*engine.View)) error { fn(v); return nil })
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return loaded.Image, s
 }
 
 // TestGroupsCommand runs `kraftwatch groups` against a real API server and compares

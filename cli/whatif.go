@@ -14,17 +14,25 @@ import (
 	"time"
 
 	"github.com/kraftwatch/kraftwatch/api"
+	"github.com/kraftwatch/kraftwatch/engine"
+	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/hashcache"
+	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/whatif"
 )
 
-const whatifUsage = `usage: kraftwatch whatif --url URL [--reassignment FILE] [--cruise-control FILE]
-         [--add-partitions TOPIC=N]... [--delete-topic TOPIC]... [--create-topic TOPIC=N]...
-         [--set-rack BROKER=RACK]... [--decommission BROKER [--suggest FILE]]
-         [--json] [--max-rebalances N]
-Which groups the changes would make rebalance, and how often (min-max), asked of a
-running kraftwatch (POST /v1/whatif); nothing is changed. --suggest writes the
-reassignment that empties the decommissioned broker within its rack, for
-kafka-reassign-partitions --execute, and shows what that plan does instead.
+const whatifUsage = `usage: kraftwatch whatif --url URL CHANGES [--json] [--max-rebalances N]
+       kraftwatch whatif --bootstrap HOSTS (METADATA_DIR | --bootstrap-controller HOSTS) CHANGES [--json] [--max-rebalances N]
+CHANGES: [--reassignment FILE] [--cruise-control FILE] [--add-partitions TOPIC=N]...
+         [--delete-topic TOPIC]... [--create-topic TOPIC=N]... [--set-rack BROKER=RACK]...
+         [--decommission BROKER [--suggest FILE]]
+Which groups the changes would make rebalance, and how often (min-max); nothing is
+changed. Asked of a running kraftwatch (--url: POST /v1/whatif), or computed here in
+one shot: the metadata log from a dir or the controllers (TLS and SASL from
+KRAFTWATCH_CONTROLLER_*), the groups from __consumer_offsets (--bootstrap); the same
+answer either way. --suggest writes the reassignment that empties the decommissioned
+broker within its rack, for kafka-reassign-partitions --execute, and shows what that
+plan does instead.
 Exit codes: 0, 1 on an error, 2 on bad usage, 3 when a group would rebalance more
 than --max-rebalances times.`
 
@@ -38,10 +46,27 @@ func (r *repeated) String() string     { return strings.Join(*r, ",") }
 func (r *repeated) Set(s string) error { *r = append(*r, s); return nil }
 
 // WhatIf runs `kraftwatch whatif`.
-func WhatIf(args []string, stdout, stderr io.Writer) int {
+func WhatIf(args []string, stdout, stderr io.Writer) int { return WhatIfEnv(args, nil, stdout, stderr) }
+
+// WhatIfEnv is WhatIf with --bootstrap-controller's TLS and SASL settings read from
+// environ (KRAFTWATCH_CONTROLLER_*).
+func WhatIfEnv(args, environ []string, stdout, stderr io.Writer) int {
+	return whatIf(args, stdout, stderr, func(dir, controllers, bootstrap string) (*image.Image, *groups.State, error) {
+		im, state, _, err := inspectInputs(dir, controllers, environ, bootstrap, hashcache.SchemeKafka, stderr)
+		return im, state, err
+	})
+}
+
+// loadInputs loads what a one-shot what-if reads: the image of the metadata log dir
+// (or of the controllers') and the groups of __consumer_offsets read from bootstrap.
+type loadInputs func(dir, controllers, bootstrap string) (*image.Image, *groups.State, error)
+
+func whatIf(args []string, stdout, stderr io.Writer, load loadInputs) int {
 	fs := flag.NewFlagSet("whatif", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	base := fs.String("url", "", "a running kraftwatch's HTTP address (http://host:8080)")
+	bootstrap := fs.String("bootstrap", "", "without --url: Kafka bootstrap servers, to read the groups from __consumer_offsets")
+	controllers := fs.String("bootstrap-controller", "", "without --url: "+controllerFlagHelp)
 	reassignment := fs.String("reassignment", "", "a kafka-reassign-partitions plan file (JSON)")
 	cruise := fs.String("cruise-control", "", "Cruise Control's proposals (GET /kafkacruisecontrol/proposals?json=true)")
 	var adds, deletes, creates, racks, decommission repeated
@@ -51,19 +76,35 @@ func WhatIf(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&racks, "set-rack", "BROKER=RACK: restart BROKER with broker.rack=RACK (repeatable)")
 	fs.Var(&decommission, "decommission", "BROKER: unregister it once the moves completed (repeatable)")
 	suggest := fs.String("suggest", "", "with one --decommission: write the rack-neutral plan to this file (- for stdout)")
-	asJSON := fs.Bool("json", false, "print the API's answer as JSON")
+	asJSON := fs.Bool("json", false, "print the answer as JSON (POST /v1/whatif's)")
 	maxRebalances := fs.Int("max-rebalances", -1, "exit 3 when a group would rebalance more than this many times")
 	if code, ok := parseArgs(fs, args, whatifUsage, func() bool {
-		return *base != "" && fs.NArg() == 0 && (*suggest == "" || len(decommission) == 1)
+		if *suggest != "" && len(decommission) != 1 {
+			return false
+		}
+		if *base != "" {
+			return *bootstrap == "" && *controllers == "" && fs.NArg() == 0
+		}
+		return *bootstrap != "" && oneSource(fs.NArg(), *controllers) == nil
 	}); !ok {
 		return code
 	}
-	req, err := whatifRequest(*reassignment, *cruise, adds, deletes, creates, racks, decommission, *suggest != "")
+	req, plan, err := whatifRequest(*reassignment, *cruise, adds, deletes, creates, racks, decommission, *suggest != "")
 	if err != nil {
 		fmt.Fprintf(stderr, "kraftwatch whatif: %v\n", err)
 		return 2
 	}
-	resp, raw, err := postWhatIf(strings.TrimSuffix(*base, "/"), req)
+	var resp *api.WhatIfResponse
+	var raw []byte
+	if *base != "" {
+		resp, raw, err = postWhatIf(strings.TrimSuffix(*base, "/"), req)
+	} else {
+		var im *image.Image
+		var state *groups.State
+		if im, state, err = load(fs.Arg(0), *controllers, *bootstrap); err == nil {
+			resp, raw, err = evalWhatIf(im, state, req, plan)
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "kraftwatch whatif: %v\n", err)
 		return 1
@@ -88,36 +129,50 @@ func WhatIf(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func whatifRequest(reassignment, cruise string, adds, deletes, creates, racks, decommission []string, suggest bool) (*api.WhatIfRequest, error) {
+// evalWhatIf answers req (whose plan is p) over im and state as POST /v1/whatif does
+// (api.WhatIf), and gives the JSON that endpoint would send.
+func evalWhatIf(im *image.Image, state *groups.State, req *api.WhatIfRequest, p whatif.Plan) (*api.WhatIfResponse, []byte, error) {
+	resp, err := api.WhatIf(&engine.View{State: state, Image: im, Synced: true}, req, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b bytes.Buffer
+	if err := json.NewEncoder(&b).Encode(resp); err != nil {
+		return nil, nil, err
+	}
+	return resp, b.Bytes(), nil
+}
+
+func whatifRequest(reassignment, cruise string, adds, deletes, creates, racks, decommission []string, suggest bool) (*api.WhatIfRequest, whatif.Plan, error) {
 	req := &api.WhatIfRequest{DeleteTopics: deletes, Suggest: suggest}
 	var err error
 	if reassignment != "" {
 		if req.Reassignment, err = os.ReadFile(reassignment); err != nil {
-			return nil, fmt.Errorf("--reassignment: %w", err)
+			return nil, whatif.Plan{}, fmt.Errorf("--reassignment: %w", err)
 		}
 		if _, err := whatif.ParseReassignment(req.Reassignment); err != nil {
-			return nil, fmt.Errorf("--reassignment %s: %w", reassignment, err)
+			return nil, whatif.Plan{}, fmt.Errorf("--reassignment %s: %w", reassignment, err)
 		}
 	}
 	if cruise != "" {
 		if req.CruiseControl, err = os.ReadFile(cruise); err != nil {
-			return nil, fmt.Errorf("--cruise-control: %w", err)
+			return nil, whatif.Plan{}, fmt.Errorf("--cruise-control: %w", err)
 		}
 		if _, err := whatif.ParseCruiseControl(req.CruiseControl); err != nil {
-			return nil, fmt.Errorf("--cruise-control %s: %w", cruise, err)
+			return nil, whatif.Plan{}, fmt.Errorf("--cruise-control %s: %w", cruise, err)
 		}
 	}
 	for _, a := range adds {
 		topic, n, err := nameCount(a, "--add-partitions")
 		if err != nil {
-			return nil, err
+			return nil, whatif.Plan{}, err
 		}
 		req.AddPartitions = append(req.AddPartitions, whatif.AddPartitions{Topic: topic, Count: n})
 	}
 	for _, c := range creates {
 		topic, n, err := nameCount(c, "--create-topic")
 		if err != nil {
-			return nil, err
+			return nil, whatif.Plan{}, err
 		}
 		req.CreateTopics = append(req.CreateTopics, whatif.NewTopic{Name: topic, Partitions: n})
 	}
@@ -125,21 +180,22 @@ func whatifRequest(reassignment, cruise string, adds, deletes, creates, racks, d
 		b, rack, ok := strings.Cut(r, "=")
 		id, err := strconv.ParseInt(b, 10, 32)
 		if !ok || err != nil {
-			return nil, fmt.Errorf("--set-rack %q: want BROKER=RACK", r)
+			return nil, whatif.Plan{}, fmt.Errorf("--set-rack %q: want BROKER=RACK", r)
 		}
 		req.SetRacks = append(req.SetRacks, whatif.SetRack{Broker: int32(id), Rack: rack})
 	}
 	for _, d := range decommission {
 		id, err := strconv.ParseInt(d, 10, 32)
 		if err != nil {
-			return nil, fmt.Errorf("--decommission %q: want a broker id", d)
+			return nil, whatif.Plan{}, fmt.Errorf("--decommission %q: want a broker id", d)
 		}
 		req.Decommission = append(req.Decommission, int32(id))
 	}
-	if _, err := req.Plan(); err != nil {
-		return nil, err
+	p, err := req.Plan()
+	if err != nil {
+		return nil, p, err
 	}
-	return req, nil
+	return req, p, nil
 }
 
 func nameCount(s, flagName string) (string, int, error) {
@@ -182,10 +238,14 @@ func postWhatIf(base string, req *api.WhatIfRequest) (*api.WhatIfResponse, []byt
 	return &out, raw, nil
 }
 
+// writeSuggestion writes the suggested plan, one partition a line: the API's JSON
+// encoder has put it on one line.
 func writeSuggestion(path string, plan []byte, stdout io.Writer) error {
-	if !bytes.HasSuffix(plan, []byte("\n")) {
-		plan = append(plan, '\n')
+	moves, err := whatif.ParseReassignment(plan)
+	if err != nil {
+		return fmt.Errorf("the suggested plan: %w", err)
 	}
+	plan = whatif.FormatReassignment(moves)
 	if path == "-" {
 		_, err := stdout.Write(plan)
 		return err

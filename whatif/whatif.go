@@ -295,7 +295,8 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 	pending := make([]pendingMove, 0, len(moves))
 	var touched []string
 	seenTopic := make(map[string]bool)
-	shrunk := make(map[string]int) // moves that add no replica, per topic
+	shrunk := make(map[string]int)    // moves that remove replicas and add none, per topic
+	reordered := make(map[string]int) // moves that keep the replicas in another order, per topic
 	type topicPart struct {
 		topic string
 		part  int32
@@ -343,7 +344,11 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 		if len(adding) == 0 {
 			// Nothing to copy: Kafka's controller completes the change at once.
 			start = append(start, completion(t.ID(), m.Partition, target))
-			shrunk[m.Topic]++
+			if len(removing) == 0 {
+				reordered[m.Topic]++
+			} else {
+				shrunk[m.Topic]++
+			}
 			continue
 		}
 		merged := append(slices.Clone(target), removing...)
@@ -384,6 +389,9 @@ func (b *builder) moveSteps(moves []Move, scheme hashcache.Scheme) error {
 		}
 		if n := shrunk[name]; n > 0 {
 			b.cause(name, fmt.Sprintf("%d partitions lose replicas without adding any (done at once)", n))
+		}
+		if n := reordered[name]; n > 0 {
+			b.cause(name, fmt.Sprintf("%d partitions keep their replicas in another order (done at once)", n))
 		}
 	}
 	slices.Sort(doneTopics)
