@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,5 +75,17 @@ func httpHandler(ready, live func() error, reg *prometheus.Registry, groups api.
 	})
 	mux.HandleFunc("GET /readyz", serveReadyz(ready))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// pprofHandler serves Go's profiling endpoints under /debug/pprof/ (net/http/pprof),
+// on a listener of their own (KRAFTWATCH_PPROF_ADDR), never beside /metrics.
+func pprofHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index) // also the named profiles: heap, goroutine, allocs …
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return mux
 }

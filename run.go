@@ -34,6 +34,14 @@ func run(ctx context.Context, cfg runConfig, log *slog.Logger) error {
 		return err
 	}
 	defer srv.shutdown()
+	if cfg.pprofAddr != "" {
+		dbg, err := startHTTP(cfg.pprofAddr, pprofHandler(), log)
+		if err != nil {
+			return fmt.Errorf("KRAFTWATCH_PPROF_ADDR: %w", err)
+		}
+		defer dbg.shutdown()
+		log.Info("profiling endpoint on", "pprof_addr", dbg.addr())
+	}
 
 	clusterID, err := waitClusterID(ctx, cfg, log, ready.waiting)
 	if err != nil {
