@@ -60,11 +60,13 @@ func (s *httpServer) shutdown() {
 
 // httpHandler serves /livez (200 while live() is nil, else 503 with its error: a state
 // no retry undoes, so the orchestrator restarts kraftwatch), /readyz (serveReadyz),
-// /metrics and, when groups is not nil, the group state API (/v1/).
-func httpHandler(ready, live func() error, reg *prometheus.Registry, groups api.Source) http.Handler {
+// /metrics and, when groups is not nil, the group state API (/v1/) with the
+// __consumer_offsets reader's status (/v1/status).
+func httpHandler(ready, live func() error, reg *prometheus.Registry, groups api.Source, status func() api.Status) http.Handler {
 	mux := http.NewServeMux()
 	if groups != nil {
 		api.Register(mux, groups)
+		api.RegisterStatus(mux, status)
 	}
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
 		if err := live(); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftwatch/kraftwatch/api"
 	"github.com/kraftwatch/kraftwatch/engine"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/kafkaconn"
@@ -29,7 +30,7 @@ import (
 func run(ctx context.Context, cfg runConfig, log *slog.Logger) error {
 	ready := newReadiness()
 	reg := newHealthRegistry(ready.check)
-	srv, err := startHTTP(cfg.httpAddr, httpHandler(ready.check, ready.live, reg, nil), log)
+	srv, err := startHTTP(cfg.httpAddr, httpHandler(ready.check, ready.live, reg, nil, nil), log)
 	if err != nil {
 		return err
 	}
@@ -66,7 +67,7 @@ func run(ctx context.Context, cfg runConfig, log *slog.Logger) error {
 	}
 	registerMetrics(reg, st, buildInfo{version, clusterID, source, cfg.publish.HashScheme})
 	ready.watch(st)
-	srv.setHandler(httpHandler(ready.check, ready.live, reg, st.eng.Query))
+	srv.setHandler(httpHandler(ready.check, ready.live, reg, st.eng.Query, func() api.Status { return api.StatusOf(st.reader) }))
 	log.Info("kraftwatch running", "version", version, "cluster_id", clusterID, "metadata_source", cfg.metadataSource(),
 		"bootstrap_servers", strings.Join(cfg.brokers, ","), "hash_scheme", cfg.publish.HashScheme, "http_addr", srv.addr())
 

@@ -42,7 +42,7 @@ func TestReadyzBody(t *testing.T) {
 			readyzBody{Status: "not ready", Problems: []problem{{"kraftwatch", "boom"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(httpHandler(func() error { return tc.err }, func() error { return nil }, prometheus.NewRegistry(), nil))
+			srv := httptest.NewServer(httpHandler(func() error { return tc.err }, func() error { return nil }, prometheus.NewRegistry(), nil, nil))
 			defer srv.Close()
 			resp, err := http.Get(srv.URL + "/readyz")
 			if err != nil {

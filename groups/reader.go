@@ -135,6 +135,7 @@ type partition struct {
 	askedSince   atomic.Int64 // when the current run of unanswered end-offset requests began
 	behindSince  atomic.Int64 // when the refresh first saw the end grow past next with no progress since
 	lastRecord   atomic.Int64 // timestamp of the last record handed on
+	caughtUpAt   atomic.Int64 // when next last reached the known end offset
 	stalled      atomic.Bool  // reported stalled (for the recovery log line)
 	lastErr      atomic.Pointer[error]
 	askErr       atomic.Pointer[error] // why the leader did not answer the last request
@@ -209,8 +210,14 @@ type PartitionLag struct {
 	// Records behind the end offset; -1 when unknown: the leader did not answer the
 	// last request for it.
 	Records int64
-	// Seconds behind: now minus the timestamp of the last record read while behind
-	// (since Run began when none was read), 0 when caught up, -1 when unknown.
+	// Seconds behind: a bound on the age of the oldest record not yet read. That
+	// record was written after the last record read and after the Reader last knew
+	// the partition caught up, so Seconds is now minus the later of the two: the
+	// last record read's timestamp (the coordinator's append time) and the last time
+	// the partition's next offset reached its known end offset (Run's start when
+	// neither happened). 0 when caught up (Records 0), -1 when unknown. A quiet
+	// partition that receives a record shows the time since it was last caught up,
+	// not the age of its last record.
 	Seconds float64
 }
 
@@ -234,11 +241,11 @@ func (p *partition) lag(i int, now time.Time, started int64) PartitionLag {
 	}
 	l := PartitionLag{Partition: i, Records: max(0, p.end.Load()-p.next.Load())}
 	if l.Records > 0 {
-		last := p.lastRecord.Load()
-		if last == 0 {
-			last = started
+		since := max(p.lastRecord.Load(), p.caughtUpAt.Load())
+		if since == 0 {
+			since = started
 		}
-		l.Seconds = max(0, now.Sub(time.Unix(0, last)).Seconds())
+		l.Seconds = max(0, now.Sub(time.Unix(0, since)).Seconds())
 	}
 	return l
 }
@@ -538,6 +545,9 @@ func (r *Reader) progressed(p int, st *partition, next, hwm int64, at time.Time)
 	if hwm > st.end.Load() {
 		st.end.Store(hwm)
 	}
+	if next >= st.end.Load() {
+		st.caughtUpAt.Store(r.now().UnixNano())
+	}
 	if !at.IsZero() {
 		st.lastRecord.Store(at.UnixNano())
 	}
@@ -619,6 +629,7 @@ func (r *Reader) refresh(ctx context.Context, transport *kafka.Transport, parts 
 			switch {
 			case p.end.Load() <= p.next.Load():
 				p.behindSince.Store(0)
+				p.caughtUpAt.Store(now)
 			case grew:
 				p.behindSince.CompareAndSwap(0, now)
 			}
