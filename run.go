@@ -144,7 +144,7 @@ func (st *stages) run(ctx context.Context, stopping func()) error {
 		[]stage{
 			{"observer", st.obs.Run},
 			{"groups", func(ctx context.Context) error {
-				if err := st.reader.Run(ctx, st.eng.OnGroupRecord); !errors.Is(err, engine.ErrStopped) {
+				if err := st.reader.Run(ctx, st.eng.OnGroupRecords); !errors.Is(err, engine.ErrStopped) {
 					return err
 				}
 				return nil // the engine stopped first, on shutdown or its own error

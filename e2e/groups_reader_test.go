@@ -40,12 +40,14 @@ func TestGroupsReader(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- r.Run(runCtx, func(m groups.Message) error {
+		done <- r.Run(runCtx, func(batch []groups.Message) error {
 			mu.Lock()
 			defer mu.Unlock()
-			if _, err := state.Replay(m.Key, m.Value); err != nil {
-				decodeErrors++
-				t.Logf("partition %d offset %d: %v", m.Partition, m.Offset, err)
+			for _, m := range batch {
+				if _, err := state.Replay(m.Key, m.Value); err != nil {
+					decodeErrors++
+					t.Logf("partition %d offset %d: %v", m.Partition, m.Offset, err)
+				}
 			}
 			return nil
 		})
