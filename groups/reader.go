@@ -600,7 +600,7 @@ func (r *Reader) dialLeader(ctx context.Context, p int, next *int64) (*kafka.Con
 			errs = append(errs, fmt.Errorf("leader of partition %d via %s: %w", p, broker, err))
 			continue
 		}
-		conn.SetDeadline(r.now().Add(r.askTimeout()))
+		conn.SetDeadline(time.Now().Add(r.askTimeout()))
 		first, _, err := conn.ReadOffsets()
 		if err == nil && (*next == kafka.FirstOffset || *next < first) {
 			*next = first
@@ -624,7 +624,7 @@ func (r *Reader) fetchLoop(ctx context.Context, conn *kafka.Conn, p int, st *par
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
 	defer stop()
 	for {
-		conn.SetReadDeadline(r.now().Add(fetchMaxWait + r.askTimeout()))
+		conn.SetDeadline(time.Now().Add(fetchMaxWait + r.askTimeout()))
 		if ctx.Err() != nil { // after the deadline: a cancel from now on ends the fetch
 			return ctx.Err()
 		}
@@ -649,8 +649,8 @@ func (r *Reader) fetchLoop(ctx context.Context, conn *kafka.Conn, p int, st *par
 			batch = append(batch, Message{Partition: p, Offset: m.Offset, Key: m.Key, Value: m.Value, Time: m.Time})
 		}
 		err := b.Close() // positions conn past the records read, and past compacted ones
-		if read > 0 {
-			*next, _ = conn.Offset()
+		if off, _ := conn.Offset(); read > 0 || off > *next {
+			*next = off
 			if herr := handle(batch, read, *next); herr != nil {
 				return handlerError{herr}
 			}
@@ -662,7 +662,7 @@ func (r *Reader) fetchLoop(ctx context.Context, conn *kafka.Conn, p int, st *par
 			// Retention or compaction removed *next, or the leader is behind it (a
 			// new leader that has not caught up): start at its first offset, or
 			// wait for the records.
-			conn.SetDeadline(r.now().Add(r.askTimeout()))
+			conn.SetDeadline(time.Now().Add(r.askTimeout()))
 			first, _, oerr := conn.ReadOffsets()
 			if oerr != nil {
 				return oerr
