@@ -83,17 +83,18 @@ func splitBrokers(brokers []string) []string {
 }
 
 // Reader consumes every partition of __consumer_offsets from its earliest offset and
-// then follows it, without a consumer group (it commits nothing). kafka-go's partition
-// readers retry through broker restarts and leader moves; transactional records are
-// read committed. Run's handler is called from one goroutine at a time, in offset order
-// within a partition.
+// then follows it, without a consumer group (it commits nothing). Each partition is
+// fetched on its own connection to its leader (kafka-go's Conn), which it dials again
+// through broker restarts and leader moves; transactional records are read committed.
+// Run's handler is called from one goroutine at a time with one fetch's records, in
+// offset order within a partition.
 //
-// Partition readers bootstrap from the configured brokers and from every broker the
+// Partitions are dialed through the configured brokers and every broker the
 // cluster's metadata listed (refreshed every RefreshInterval), so losing the bootstrap
 // broker does not stop a partition whose leader moved elsewhere. The same refresh asks
-// each partition's leader for its end offset, with a deadline: kafka-go's readers retry
-// a leader that does not answer inside FetchMessage and never say so, so progress is
-// measured against time here. A partition is stalled (Health) when, for StallAfter,
+// each partition's leader for its end offset, with a deadline: a fetch that times out
+// is tried again on a new connection without counting as a failed read, so progress
+// is measured against time here. A partition is stalled (Health) when, for StallAfter,
 // its reads have failed, or its leader has not answered, or records were written to
 // it and none read. Its lag is unknown (-1) while its leader does not answer,
 // never a stale 0. Records, Retries, Lag, Partitions, Unlisted and Health are safe to
