@@ -168,7 +168,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		meta:      make(chan observer.Update, 64),
-		records:   make(chan []groups.Message, 64),
+		records:   make(chan []groups.Message, 8), // a batch is up to one fetch (8 MiB) of group records
 		queries:   make(chan query),
 		done:      make(chan struct{}),
 		cache:     cache,
