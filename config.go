@@ -73,6 +73,7 @@ type config struct {
 	StallAfter               string           `env:"STALL_AFTER" envDefault:"30s" desc:"how long the metadata source or a __consumer_offsets partition may stay unreadable before /readyz fails (Go duration)"`
 	MismatchAfter            string           `env:"COORDINATOR_MISMATCH_AFTER" envDefault:"2m" desc:"how long the kafka-scheme hash of a group with members may differ from its coordinator's stored MetadataHash before it counts in kraftwatch_hash_coordinator_mismatches (Go duration)"`
 	HTTPAddr                 string           `env:"HTTP_ADDR" envDefault:":8080" desc:"listen address of /livez, /readyz and /metrics"`
+	PprofAddr                string           `env:"PPROF_ADDR" desc:"listen address of Go's profiling endpoints (/debug/pprof/), on a listener of their own; empty (the default) serves none. Profiles reveal internals: bind it to localhost or a private network"`
 	LogLevel                 string           `env:"LOG_LEVEL" envDefault:"info" desc:"debug, info, warn or error"`
 	LogFormat                string           `env:"LOG_FORMAT" envDefault:"json" desc:"json or text"`
 }
@@ -156,6 +157,7 @@ type runConfig struct {
 	exclude, perGroup *regexp.Regexp // nil: none
 	rebalanced        bool
 	httpAddr          string
+	pprofAddr         string // empty: no profiling endpoint
 	logLevel          slog.Level
 	logText           bool
 }
@@ -305,11 +307,16 @@ func (c config) validate() (runConfig, error) {
 	}
 	s.rebalanced = c.RebalancedEvents
 
-	s.httpAddr = c.HTTPAddr
-	if _, port, err := net.SplitHostPort(c.HTTPAddr); err != nil {
-		bad("HTTP_ADDR", "%q is not host:port", c.HTTPAddr)
-	} else if _, err := strconv.ParseUint(port, 10, 16); port != "" && err != nil {
-		bad("HTTP_ADDR", "%q: port %q is not a TCP port", c.HTTPAddr, port)
+	s.httpAddr, s.pprofAddr = c.HTTPAddr, c.PprofAddr
+	for _, a := range []struct{ field, addr string }{{"HTTP_ADDR", c.HTTPAddr}, {"PPROF_ADDR", c.PprofAddr}} {
+		if a.addr == "" && a.field == "PPROF_ADDR" {
+			continue // off
+		}
+		if _, port, err := net.SplitHostPort(a.addr); err != nil {
+			bad(a.field, "%q is not host:port", a.addr)
+		} else if _, err := strconv.ParseUint(port, 10, 16); port != "" && err != nil {
+			bad(a.field, "%q: port %q is not a TCP port", a.addr, port)
+		}
 	}
 	if err := s.logLevel.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		bad("LOG_LEVEL", "%q is not debug, info, warn or error", c.LogLevel)

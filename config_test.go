@@ -196,6 +196,7 @@ func TestEveryConfigErrorNamed(t *testing.T) {
 		{"metadata dir is a file", []string{"KRAFTWATCH_METADATA_LOG_DIR=" + file}, []string{"METADATA_LOG_DIR: " + file + " is not a directory"}},
 		{"embedded store under a file", []string{"KRAFTWATCH_EMBEDDED_NATS_DIR=" + filepath.Join(file, "js")}, []string{"EMBEDDED_NATS_DIR:"}},
 		{"http port", []string{"KRAFTWATCH_HTTP_ADDR=:http8080"}, []string{"HTTP_ADDR: \":http8080\": port"}},
+		{"pprof addr", []string{"KRAFTWATCH_PPROF_ADDR=6060"}, []string{"PPROF_ADDR: \"6060\" is not host:port"}},
 		{"events stream name", []string{"KRAFTWATCH_EVENTS_STREAM=a.b"}, []string{"EVENTS_STREAM: \"a.b\" is not none or a stream name"}},
 		{"ping interval", []string{"KRAFTWATCH_NATS_PING_INTERVAL=0s", "KRAFTWATCH_NATS_MAX_PINGS_OUT=0"},
 			[]string{"NATS_PING_INTERVAL: \"0s\" is not a positive Go duration", "NATS_MAX_PINGS_OUT: 0: at least 1"}},

@@ -140,7 +140,7 @@ func TestHealthChecksAndPorts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("KRAFTWATCH_HTTP_ADDR: %v", err)
 	}
-	srv := httptest.NewServer(httpHandler(func() []stageState { return nil }, func() error { return nil }, prometheus.NewRegistry(), nil))
+	srv := httptest.NewServer(httpHandler(func() []stageState { return nil }, func() error { return nil }, prometheus.NewRegistry(), nil, nil))
 	defer srv.Close()
 	check := func(where string, test []string) {
 		t.Helper()

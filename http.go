@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,12 +60,13 @@ func (s *httpServer) shutdown() {
 
 // httpHandler serves /livez (200 while live() is nil, else 503 with its error: a state
 // no retry undoes, so the orchestrator restarts kraftwatch), /readyz (serveReadyz of
-// the stages' states),
-// /metrics and, when groups is not nil, the group state API (/v1/).
-func httpHandler(ready func() []stageState, live func() error, reg *prometheus.Registry, groups api.Source) http.Handler {
+// the stages' states), /metrics and, when groups is not nil, the group state API
+// (/v1/) with the __consumer_offsets reader's status (/v1/status).
+func httpHandler(ready func() []stageState, live func() error, reg *prometheus.Registry, groups api.Source, status func() api.Status) http.Handler {
 	mux := http.NewServeMux()
 	if groups != nil {
 		api.Register(mux, groups)
+		api.RegisterStatus(mux, status)
 	}
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
 		if err := live(); err != nil {
@@ -75,5 +77,17 @@ func httpHandler(ready func() []stageState, live func() error, reg *prometheus.R
 	})
 	mux.HandleFunc("GET /readyz", serveReadyz(ready))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// pprofHandler serves Go's profiling endpoints under /debug/pprof/ (net/http/pprof),
+// on a listener of their own (KRAFTWATCH_PPROF_ADDR), never beside /metrics.
+func pprofHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index) // also the named profiles: heap, goroutine, allocs …
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return mux
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/kraftwatch/kraftwatch/api"
 	"github.com/kraftwatch/kraftwatch/engine"
 	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
@@ -107,7 +108,7 @@ func TestMetricsWhileEngineBlocked(t *testing.T) {
 	reg := newHealthRegistry(ready.check)
 	registerMetrics(reg, st, buildInfo{"dev", "c", "disk", "murmur3"})
 	ready.watch(st)
-	srv := httptest.NewServer(httpHandler(ready.states, ready.live, reg, eng.Query))
+	srv := httptest.NewServer(httpHandler(ready.states, ready.live, reg, eng.Query, func() api.Status { return api.StatusOf(reader) }))
 	defer srv.Close()
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -150,6 +151,15 @@ func TestMetricsWhileEngineBlocked(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("/readyz: %d %s, want 503", resp.StatusCode, body)
+	}
+	// The reader's status does not go through the engine either.
+	if resp, err = client.Get(srv.URL + "/v1/status"); err != nil {
+		t.Fatalf("/v1/status: %v", err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"topic":"__consumer_offsets"`) {
+		t.Errorf("/v1/status: %d %s", resp.StatusCode, body)
 	}
 }
 

@@ -42,6 +42,6 @@ var partitionLagMetrics = []struct {
 		"__consumer_offsets records not yet read, per partition; -1 when unknown (its leader does not answer).",
 		func(l groups.PartitionLag) float64 { return float64(l.Records) }},
 	{"group_reader_lag_seconds",
-		"Seconds behind on a __consumer_offsets partition: now minus the timestamp of the last record read while behind, 0 when caught up; -1 when unknown (its leader does not answer).",
+		"Seconds behind on a __consumer_offsets partition, a bound on the age of the oldest record not yet read: now minus the later of the last record read's timestamp and the last time the partition was caught up; 0 when caught up, -1 when unknown (its leader does not answer).",
 		func(l groups.PartitionLag) float64 { return l.Seconds }},
 }

@@ -30,7 +30,7 @@ func TestGroupsReadinessCause(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, func(groups.Message) error { return nil }) }()
+	go func() { done <- r.Run(ctx, func([]groups.Message) error { return nil }) }()
 	defer func() { cancel(); <-done }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

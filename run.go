@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftwatch/kraftwatch/api"
 	"github.com/kraftwatch/kraftwatch/engine"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/kafkaconn"
@@ -29,11 +30,19 @@ import (
 func run(ctx context.Context, cfg runConfig, log *slog.Logger) error {
 	ready := newReadiness()
 	reg := newHealthRegistry(ready.check)
-	srv, err := startHTTP(cfg.httpAddr, httpHandler(ready.states, ready.live, reg, nil), log)
+	srv, err := startHTTP(cfg.httpAddr, httpHandler(ready.states, ready.live, reg, nil, nil), log)
 	if err != nil {
 		return err
 	}
 	defer srv.shutdown()
+	if cfg.pprofAddr != "" {
+		dbg, err := startHTTP(cfg.pprofAddr, pprofHandler(), log)
+		if err != nil {
+			return fmt.Errorf("KRAFTWATCH_PPROF_ADDR: %w", err)
+		}
+		defer dbg.shutdown()
+		log.Info("profiling endpoint on", "pprof_addr", dbg.addr())
+	}
 
 	clusterID, err := waitClusterID(ctx, cfg, log, ready.waiting)
 	if err != nil {
@@ -58,7 +67,7 @@ func run(ctx context.Context, cfg runConfig, log *slog.Logger) error {
 	}
 	registerMetrics(reg, st, buildInfo{version, clusterID, source, cfg.publish.HashScheme})
 	ready.watch(st)
-	srv.setHandler(httpHandler(ready.states, ready.live, reg, st.eng.Query))
+	srv.setHandler(httpHandler(ready.states, ready.live, reg, st.eng.Query, func() api.Status { return api.StatusOf(st.reader) }))
 	log.Info("kraftwatch running", "version", version, "cluster_id", clusterID, "metadata_source", cfg.metadataSource(),
 		"bootstrap_servers", strings.Join(cfg.brokers, ","), "hash_scheme", cfg.publish.HashScheme, "http_addr", srv.addr())
 
@@ -135,7 +144,7 @@ func (st *stages) run(ctx context.Context, stopping func()) error {
 		[]stage{
 			{"observer", st.obs.Run},
 			{"groups", func(ctx context.Context) error {
-				if err := st.reader.Run(ctx, st.eng.OnGroupRecord); !errors.Is(err, engine.ErrStopped) {
+				if err := st.reader.Run(ctx, st.eng.OnGroupRecords); !errors.Is(err, engine.ErrStopped) {
 					return err
 				}
 				return nil // the engine stopped first, on shutdown or its own error

@@ -43,7 +43,7 @@ func TestReadyzBody(t *testing.T) {
 			Problems: []problem{{"groups", stalled.State}, {"nats", down.State}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(httpHandler(func() []stageState { return tc.states }, func() error { return nil }, prometheus.NewRegistry(), nil))
+			srv := httptest.NewServer(httpHandler(func() []stageState { return tc.states }, func() error { return nil }, prometheus.NewRegistry(), nil, nil))
 			defer srv.Close()
 			resp, err := http.Get(srv.URL + "/readyz")
 			if err != nil {
@@ -68,9 +68,9 @@ func TestReadyzBody(t *testing.T) {
 // are not there yet.
 func TestMetricsBeforeStages(t *testing.T) {
 	closed := freeAddr(t) // nothing listens there: every dial is refused
-	httpAddr := freeAddr(t)
+	httpAddr, pprofAddr := freeAddr(t), freeAddr(t)
 	raw, err := loadConfig([]string{"KRAFTWATCH_CONTROLLER_BOOTSTRAP_SERVERS=" + closed,
-		"KRAFTWATCH_BOOTSTRAP_SERVERS=" + closed, "KRAFTWATCH_HTTP_ADDR=" + httpAddr})
+		"KRAFTWATCH_BOOTSTRAP_SERVERS=" + closed, "KRAFTWATCH_HTTP_ADDR=" + httpAddr, "KRAFTWATCH_PPROF_ADDR=" + pprofAddr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +88,8 @@ func TestMetricsBeforeStages(t *testing.T) {
 		}
 	}()
 
-	get := func(path string) (int, string, error) {
-		resp, err := http.Get("http://" + httpAddr + path)
+	getFrom := func(addr, path string) (int, string, error) {
+		resp, err := http.Get("http://" + addr + path)
 		if err != nil {
 			return 0, "", err
 		}
@@ -97,6 +97,7 @@ func TestMetricsBeforeStages(t *testing.T) {
 		b, err := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b), err
 	}
+	get := func(path string) (int, string, error) { return getFrom(httpAddr, path) }
 	// The first answer already has the series: wait only for the server to listen.
 	var metrics string
 	for deadline := time.Now().Add(30 * time.Second); ; {
@@ -145,6 +146,13 @@ func TestMetricsBeforeStages(t *testing.T) {
 			t.Fatalf("/readyz: %s, want the controllers' failure", body)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// The profiles are served on KRAFTWATCH_PPROF_ADDR alone.
+	if code, body, err := getFrom(pprofAddr, "/debug/pprof/goroutine?debug=1"); err != nil || code != http.StatusOK || !strings.Contains(body, "goroutine profile:") {
+		t.Errorf("pprof: %d %v %.200s", code, err, body)
+	}
+	if code, _, err := get("/debug/pprof/"); err != nil || code != http.StatusNotFound {
+		t.Errorf("/debug/pprof/ on KRAFTWATCH_HTTP_ADDR: %d %v, want 404", code, err)
 	}
 	code, body, err := get("/metrics")
 	if err != nil || code != http.StatusOK || !strings.Contains(body, "\nkraftwatch_ready 0\n") {

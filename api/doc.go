@@ -5,7 +5,8 @@
 // coordinator stored, and its last events; POST /v1/whatif predicts which groups
 // a plan (a reassignment, partitions added, topics deleted or created, a rack
 // changed, a broker decommissioned) would make rebalance, and suggests the
-// rack-neutral plan that empties a broker (package whatif); GET /v1/openapi.yaml
+// rack-neutral plan that empties a broker (package whatif); GET /v1/status is how far
+// the __consumer_offsets reader is behind, per partition; GET /v1/openapi.yaml
 // is the OpenAPI 3 document that describes them (openapi.yaml, embedded).
 //
 // The state belongs to the engine's goroutine. Handlers never touch it: they send a

@@ -195,7 +195,7 @@ func inspectInputsWatching(dir, controllers string, environ []string, bootstrap,
 	var decodeErrors int
 	go func() {
 		dec := groups.NewDecoder()
-		done <- reader.Run(readCtx, func(m groups.Message) error {
+		done <- reader.Run(readCtx, groups.EachRecord(func(m groups.Message) error {
 			rec, err := dec.Decode(m.Key, m.Value)
 			if err != nil {
 				decodeErrors++
@@ -206,7 +206,7 @@ func inspectInputsWatching(dir, controllers string, environ []string, bootstrap,
 				applied(m, rec, state)
 			}
 			return nil
-		})
+		}))
 	}()
 	health := time.NewTicker(250 * time.Millisecond)
 	defer health.Stop()

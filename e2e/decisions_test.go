@@ -84,7 +84,7 @@ func startKraftwatch(ctx context.Context, t *testing.T, c *kafkatest.Cluster) *k
 	var wg sync.WaitGroup
 	wg.Go(func() { o.Run(runCtx) })
 	wg.Go(func() {
-		if err := r.Run(runCtx, k.onRecord); err != nil && !errors.Is(err, context.Canceled) {
+		if err := r.Run(runCtx, groups.EachRecord(k.onRecord)); err != nil && !errors.Is(err, context.Canceled) {
 			k.mu.Lock()
 			k.errs = append(k.errs, fmt.Sprintf("reader: %v", err))
 			k.mu.Unlock()

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -18,7 +19,8 @@ import (
 
 // TestGroupsReader reads __consumer_offsets of a live broker into groups.State: the
 // initial catch-up sees a KIP-848 group's subscription, a member that joins afterwards
-// is seen live, and reading goes on across a broker restart.
+// is seen live, and reading goes on across a broker restart. Each batch holds one
+// partition's records and no offset commit.
 func TestGroupsReader(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -37,15 +39,24 @@ func TestGroupsReader(t *testing.T) {
 	var mu sync.Mutex
 	state := groups.NewState()
 	decodeErrors := 0
+	var badBatches []string // batches handed on with an offset commit or another partition's record
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- r.Run(runCtx, func(m groups.Message) error {
+		done <- r.Run(runCtx, func(batch []groups.Message) error {
 			mu.Lock()
 			defer mu.Unlock()
-			if _, err := state.Replay(m.Key, m.Value); err != nil {
-				decodeErrors++
-				t.Logf("partition %d offset %d: %v", m.Partition, m.Offset, err)
+			if len(batch) == 0 {
+				badBatches = append(badBatches, "an empty batch")
+			}
+			for _, m := range batch {
+				if typ, _ := groups.PeekType(m.Key); typ.IsOffsetCommit() || m.Partition != batch[0].Partition {
+					badBatches = append(badBatches, fmt.Sprintf("partition %d offset %d: %v in a batch of partition %d", m.Partition, m.Offset, typ, batch[0].Partition))
+				}
+				if _, err := state.Replay(m.Key, m.Value); err != nil {
+					decodeErrors++
+					t.Logf("partition %d offset %d: %v", m.Partition, m.Offset, err)
+				}
 			}
 			return nil
 		})
@@ -106,5 +117,8 @@ func TestGroupsReader(t *testing.T) {
 	defer mu.Unlock()
 	if decodeErrors != 0 {
 		t.Fatalf("%d records failed to decode", decodeErrors)
+	}
+	if len(badBatches) != 0 {
+		t.Fatalf("the reader handed on %v", badBatches)
 	}
 }

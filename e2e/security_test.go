@@ -279,7 +279,7 @@ func TestReaderCommaSeparatedBrokers(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, func(groups.Message) error { return nil }) }()
+	go func() { done <- r.Run(ctx, func([]groups.Message) error { return nil }) }()
 	select {
 	case <-ids1:
 	case <-ids2:
@@ -429,7 +429,7 @@ func startReaderEnv(t *testing.T, env []string) *testReader {
 	runCtx, stop := context.WithCancel(context.Background())
 	r.stopf = stop
 	go func() {
-		r.done <- r.Run(runCtx, func(m groups.Message) error {
+		r.done <- r.Run(runCtx, groups.EachRecord(func(m groups.Message) error {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if _, err := r.state.Replay(m.Key, m.Value); err != nil {
@@ -437,7 +437,7 @@ func startReaderEnv(t *testing.T, env []string) *testReader {
 				r.logs.Write([]byte("replay: " + err.Error() + "\n"))
 			}
 			return nil
-		})
+		}))
 	}()
 	return r
 }

@@ -3,7 +3,7 @@
 // state, decides which groups' hashes changed and hands their events to the publisher.
 //
 // One goroutine, Run's, owns the image, the cache, the group state and the last hash of
-// every group; OnMetadata and OnGroupRecord only queue their input for it, in order, and
+// every group; OnMetadata and OnGroupRecords only queue their input for it, in order, and
 // block while it is busy (back-pressure, nothing dropped).
 //
 // Start-up: nothing is decided until the observer has loaded the metadata log and the
@@ -46,7 +46,7 @@ import (
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
-// ErrStopped is returned by OnGroupRecord once Run has returned.
+// ErrStopped is returned by OnGroupRecords once Run has returned.
 var ErrStopped = errors.New("engine: stopped")
 
 // Publisher is what the engine needs of publish.Publisher.
@@ -110,7 +110,7 @@ type Engine struct {
 	cfg     Config
 	log     *slog.Logger
 	meta    chan observer.Update
-	records chan groups.Message
+	records chan []groups.Message // batches of one partition's records
 	queries chan query
 	done    chan struct{}
 	synced  atomic.Bool
@@ -168,7 +168,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		meta:      make(chan observer.Update, 64),
-		records:   make(chan groups.Message, 1024),
+		records:   make(chan []groups.Message, 8), // a batch is up to one fetch (8 MiB) of group records
 		queries:   make(chan query),
 		done:      make(chan struct{}),
 		cache:     cache,
@@ -197,14 +197,20 @@ func (e *Engine) OnMetadata(u observer.Update) {
 	}
 }
 
-// OnGroupRecord queues a __consumer_offsets record; it is the groups reader's handler.
-func (e *Engine) OnGroupRecord(m groups.Message) error {
+// OnGroupRecords queues __consumer_offsets records, in order, and keeps the slice; it
+// is the groups reader's handler (one fetch of one partition at a time).
+func (e *Engine) OnGroupRecords(batch []groups.Message) error {
 	select {
-	case e.records <- m:
+	case e.records <- batch:
 		return nil
 	case <-e.done:
 		return ErrStopped
 	}
+}
+
+// OnGroupRecord queues one __consumer_offsets record.
+func (e *Engine) OnGroupRecord(m groups.Message) error {
+	return e.OnGroupRecords([]groups.Message{m})
 }
 
 // Ready reports why the engine is not ready, or nil: the metadata log is loaded,
@@ -234,15 +240,19 @@ func (e *Engine) Run(ctx context.Context) error {
 			return ctx.Err()
 		case u := <-e.meta:
 			e.img, e.loaded = u.Image, true
-		case m := <-e.records:
-			e.applyRecord(m)
+		case batch := <-e.records:
+			for _, m := range batch {
+				e.applyRecord(m)
+			}
 		case q := <-e.queryable():
 			e.serve(q)
 		case <-caughtUp:
 			// The reader queued every record up to its start-time end offsets
 			// before closing caughtUp: apply those still queued.
 			for n := len(e.records); n > 0; n-- {
-				e.applyRecord(<-e.records)
+				for _, m := range <-e.records {
+					e.applyRecord(m)
+				}
 			}
 			caughtUp = nil
 		}
@@ -267,10 +277,20 @@ func (e *Engine) Run(ctx context.Context) error {
 		case u := <-e.meta:
 			e.img = u.Image
 			ds = e.tracker.Metadata(u.Image, u.Changes)
-		case m := <-e.records:
-			if ch, ok := e.applyRecord(m); ok {
-				if d, ok := e.tracker.Group(ch); ok {
-					ds, at = append(ds, d), m.Time
+		case batch := <-e.records:
+			// Each record is decided on as if it came alone: the next one is applied
+			// once the events of the one before are handed over.
+			for i, m := range batch {
+				if i > 0 {
+					if err := e.settle(ctx, ds, at); err != nil {
+						return err
+					}
+					ds, at = ds[:0], time.Time{}
+				}
+				if ch, ok := e.applyRecord(m); ok {
+					if d, ok := e.tracker.Group(ch); ok {
+						ds, at = append(ds, d), m.Time
+					}
 				}
 			}
 		case now := <-check.C:
@@ -281,23 +301,33 @@ func (e *Engine) Run(ctx context.Context) error {
 			e.serve(q)
 			continue
 		}
-		var st *stamper
-		for _, d := range ds {
-			if st == nil {
-				st = newStamper(e.img)
-			}
-			if err := e.announce(ctx, d, at, e.liveReasons(st, d, at)); err != nil {
-				return err
-			}
-		}
-		if err := e.recheck(ctx); err != nil {
+		if err := e.settle(ctx, ds, at); err != nil {
 			return err
 		}
-		if err := e.flushLive(ctx); err != nil {
-			return err
-		}
-		e.publishStats()
 	}
+}
+
+// settle announces the decisions of one input (at: when their cause happened), then
+// the groups whose stored events the engine has now caught up with, and hands the
+// events over.
+func (e *Engine) settle(ctx context.Context, ds []groups.Decision, at time.Time) error {
+	var st *stamper
+	for _, d := range ds {
+		if st == nil {
+			st = newStamper(e.img)
+		}
+		if err := e.announce(ctx, d, at, e.liveReasons(st, d, at)); err != nil {
+			return err
+		}
+	}
+	if err := e.recheck(ctx); err != nil {
+		return err
+	}
+	if err := e.flushLive(ctx); err != nil {
+		return err
+	}
+	e.publishStats()
+	return nil
 }
 
 // takeSuperseded takes the stored events that superseded events of the engine as their

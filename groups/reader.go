@@ -83,17 +83,18 @@ func splitBrokers(brokers []string) []string {
 }
 
 // Reader consumes every partition of __consumer_offsets from its earliest offset and
-// then follows it, without a consumer group (it commits nothing). kafka-go's partition
-// readers retry through broker restarts and leader moves; transactional records are
-// read committed. Run's handler is called from one goroutine at a time, in offset order
-// within a partition.
+// then follows it, without a consumer group (it commits nothing). Each partition is
+// fetched on its own connection to its leader (kafka-go's Conn), which it dials again
+// through broker restarts and leader moves; transactional records are read committed.
+// Run's handler is called from one goroutine at a time with one fetch's records, in
+// offset order within a partition.
 //
-// Partition readers bootstrap from the configured brokers and from every broker the
+// Partitions are dialed through the configured brokers and every broker the
 // cluster's metadata listed (refreshed every RefreshInterval), so losing the bootstrap
 // broker does not stop a partition whose leader moved elsewhere. The same refresh asks
-// each partition's leader for its end offset, with a deadline: kafka-go's readers retry
-// a leader that does not answer inside FetchMessage and never say so, so progress is
-// measured against time here. A partition is stalled (Health) when, for StallAfter,
+// each partition's leader for its end offset, with a deadline: a fetch that times out
+// is tried again on a new connection without counting as a failed read, so progress
+// is measured against time here. A partition is stalled (Health) when, for StallAfter,
 // its reads have failed, or its leader has not answered, or records were written to
 // it and none read. Its lag is unknown (-1) while its leader does not answer,
 // never a stale 0. Records, Retries, Lag, Partitions, Unlisted and Health are safe to
@@ -135,6 +136,7 @@ type partition struct {
 	askedSince   atomic.Int64 // when the current run of unanswered end-offset requests began
 	behindSince  atomic.Int64 // when the refresh first saw the end grow past next with no progress since
 	lastRecord   atomic.Int64 // timestamp of the last record handed on
+	caughtUpAt   atomic.Int64 // when next last reached the known end offset
 	stalled      atomic.Bool  // reported stalled (for the recovery log line)
 	lastErr      atomic.Pointer[error]
 	askErr       atomic.Pointer[error] // why the leader did not answer the last request
@@ -173,7 +175,7 @@ func NewReader(cfg ReaderConfig) (*Reader, error) {
 // creates it with the first group, so there is nothing to catch up with).
 func (r *Reader) CaughtUp() <-chan struct{} { return r.caughtUp }
 
-// Records is the number of records handed to the handler so far.
+// Records is the number of records read so far, offset commits included.
 func (r *Reader) Records() int64 { return r.records.Load() }
 
 // Retries is the number of times a partition reader was rebuilt after an error.
@@ -209,8 +211,14 @@ type PartitionLag struct {
 	// Records behind the end offset; -1 when unknown: the leader did not answer the
 	// last request for it.
 	Records int64
-	// Seconds behind: now minus the timestamp of the last record read while behind
-	// (since Run began when none was read), 0 when caught up, -1 when unknown.
+	// Seconds behind: a bound on the age of the oldest record not yet read. That
+	// record was written after the last record read and after the Reader last knew
+	// the partition caught up, so Seconds is now minus the later of the two: the
+	// last record read's timestamp (the coordinator's append time) and the last time
+	// the partition's next offset reached its known end offset (Run's start when
+	// neither happened). 0 when caught up (Records 0), -1 when unknown. A quiet
+	// partition that receives a record shows the time since it was last caught up,
+	// not the age of its last record.
 	Seconds float64
 }
 
@@ -234,11 +242,11 @@ func (p *partition) lag(i int, now time.Time, started int64) PartitionLag {
 	}
 	l := PartitionLag{Partition: i, Records: max(0, p.end.Load()-p.next.Load())}
 	if l.Records > 0 {
-		last := p.lastRecord.Load()
-		if last == 0 {
-			last = started
+		since := max(p.lastRecord.Load(), p.caughtUpAt.Load())
+		if since == 0 {
+			since = started
 		}
-		l.Seconds = max(0, now.Sub(time.Unix(0, last)).Seconds())
+		l.Seconds = max(0, now.Sub(time.Unix(0, since)).Seconds())
 	}
 	return l
 }
@@ -408,8 +416,14 @@ func (p *partition) stalledSince(now time.Time, bound time.Duration) (time.Time,
 	return time.Time{}, CauseUnknown
 }
 
-// Run reads until ctx ends or handle returns an error.
-func (r *Reader) Run(ctx context.Context, handle func(Message) error) error {
+// Run reads until ctx ends or handle returns an error. handle gets the records of one
+// fetch of one partition at once, in offset order, never an empty batch; it may keep
+// the slice. Offset commits (key versions 0 and 1), and the control records and
+// aborted transactional offset commits that read_committed still returns (kafka-go
+// does not filter them; their keys start with version 0 too), are dropped before
+// handle, as nothing downstream reads them: Records counts them, Lag and CaughtUp
+// move past them.
+func (r *Reader) Run(ctx context.Context, handle func([]Message) error) error {
 	r.started.Store(r.now().UnixNano())
 	transport := r.transport()
 	defer transport.CloseIdleConnections()
@@ -445,16 +459,18 @@ func (r *Reader) Run(ctx context.Context, handle func(Message) error) error {
 	wg.Go(func() { r.refresh(ctx, transport, parts) })
 	for p, end := range ends {
 		wg.Go(func() {
-			err := r.readPartition(ctx, p, &parts[p], func(m Message) error {
+			err := r.readPartition(ctx, p, &parts[p], func(batch []Message, read, next int64) error {
 				mu.Lock()
 				defer mu.Unlock()
-				if err := handle(m); err != nil {
-					return err
+				if len(batch) > 0 {
+					if err := handle(batch); err != nil {
+						return err
+					}
 				}
-				r.records.Add(1)
+				r.records.Add(read)
 				// >=: compaction may have removed the record at end-1 (kafka-go hands
 				// on control and aborted records too, so nothing else hides it).
-				if m.Offset+1 >= end && !caught[p] {
+				if next >= end && !caught[p] {
 					caught[p] = true
 					if pending--; pending == 0 {
 						r.log.Info("group records caught up", "topic", r.cfg.Topic, "records", r.records.Load())
@@ -475,60 +491,207 @@ func (r *Reader) Run(ctx context.Context, handle func(Message) error) error {
 	return ctx.Err()
 }
 
-// readPartition follows one partition from its earliest offset. kafka-go retries
-// broker and leader errors itself; when it gives up, the partition reader is rebuilt at
-// the next offset after a backoff, so a broker restart never loses or repeats a record.
-func (r *Reader) readPartition(ctx context.Context, p int, st *partition, handle func(Message) error) error {
-	next := kafka.FirstOffset
-	backoff := 250 * time.Millisecond
-	for ctx.Err() == nil {
-		kr := kafka.NewReader(kafka.ReaderConfig{
-			Brokers:        *r.brokers.Load(),
-			Dialer:         r.cfg.Dialer,
-			Topic:          r.cfg.Topic,
-			Partition:      p,
-			MinBytes:       1,
-			MaxBytes:       8 << 20,
-			MaxWait:        250 * time.Millisecond,
-			IsolationLevel: kafka.ReadCommitted,
-			ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
-				r.log.Debug("kafka reader: "+fmt.Sprintf(msg, args...), "partition", p)
-			}),
-		})
-		if err := kr.SetOffset(next); err != nil {
-			kr.Close()
-			return err
-		}
-		for {
-			m, err := kr.FetchMessage(ctx)
-			if err != nil {
-				kr.Close()
-				if ctx.Err() != nil {
-					return nil
-				}
-				r.retries.Add(1)
-				st.lastErr.Store(&err)
-				st.failingSince.CompareAndSwap(0, r.now().UnixNano())
-				r.log.Warn("reading group records failed; retrying", "topic", r.cfg.Topic, "partition", p,
-					"offset", next, "error", err, "retry_in", backoff)
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(backoff):
-				}
-				backoff = min(2*backoff, 10*time.Second)
-				break
-			}
-			backoff = 250 * time.Millisecond
-			if err := handle(Message{Partition: p, Offset: m.Offset, Key: m.Key, Value: m.Value, Time: m.Time}); err != nil {
-				kr.Close()
+// Fetches of one partition: a follower's wait, bounded by the latency of a live record
+// (bench/offsets.sh measures the start-up replay these sizes allow).
+const (
+	fetchMinBytes = 1
+	fetchMaxBytes = 8 << 20
+	fetchMaxWait  = 250 * time.Millisecond
+)
+
+// EachRecord adapts a handler of one record at a time to Run.
+func EachRecord(handle func(Message) error) func([]Message) error {
+	return func(batch []Message) error {
+		for _, m := range batch {
+			if err := handle(m); err != nil {
 				return err
 			}
-			next = m.Offset + 1
-			r.progressed(p, st, next, m.HighWaterMark, m.Time)
 		}
+		return nil
+	}
+}
+
+// readPartition follows one partition from its earliest offset, one fetch at a time
+// on a connection to its leader, each fetch with a deadline of fetchMaxWait plus
+// askTimeout; handle gets each fetch's records but offset commits (kept), how many
+// records the fetch read and the next offset to fetch. A leader change, a fetch that
+// times out or a broken connection makes it dial the leader again at once (a partition
+// whose leader does not answer is found by the refresh); a failed dial, or an error
+// Kafka gives for the partition that a new connection does not cure, counts as a
+// retry and is retried after a backoff; so a broker restart never loses or repeats a
+// record.
+func (r *Reader) readPartition(ctx context.Context, p int, st *partition, handle func(batch []Message, read, next int64) error) error {
+	next := kafka.FirstOffset
+	backoff := 250 * time.Millisecond
+	redial := time.Duration(0) // pause before dialing again, growing while no record is read
+	for ctx.Err() == nil {
+		conn, err := r.dialLeader(ctx, p, &next)
+		if err == nil {
+			backoff = 250 * time.Millisecond
+			from := next
+			err = r.fetchLoop(ctx, conn, p, st, &next, handle)
+			conn.Close()
+			var herr handlerError
+			if errors.As(err, &herr) {
+				return herr.err
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			if reconnect(err) {
+				if next != from {
+					redial = 0
+				}
+				r.log.Debug("reading group records: dialing the leader again", "topic", r.cfg.Topic, "partition", p,
+					"offset", next, "error", err, "retry_in", redial)
+				if !sleep(ctx, redial) {
+					return nil
+				}
+				redial = min(max(2*redial, 50*time.Millisecond), time.Second)
+				continue
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.retries.Add(1)
+		st.lastErr.Store(&err)
+		st.failingSince.CompareAndSwap(0, r.now().UnixNano())
+		r.log.Warn("reading group records failed; retrying", "topic", r.cfg.Topic, "partition", p,
+			"offset", next, "error", err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 10*time.Second)
 	}
 	return nil
+}
+
+// handlerError is an error of readPartition's handle, which ends Run.
+type handlerError struct{ err error }
+
+func (e handlerError) Error() string { return e.err.Error() }
+
+// reconnect reports whether an error of an established connection is cured by dialing
+// the leader again at once: the leader moved, the fetch timed out, the connection
+// broke. Other errors Kafka gives (authorization, an unknown codec) are retried after
+// a backoff, and counted.
+func reconnect(err error) bool {
+	var kerr kafka.Error
+	if !errors.As(err, &kerr) {
+		return true
+	}
+	return errors.Is(err, kafka.NotLeaderForPartition) || errors.Is(err, kafka.UnknownTopicOrPartition) ||
+		errors.Is(err, kafka.LeaderNotAvailable) || errors.Is(err, kafka.FencedLeaderEpoch) ||
+		errors.Is(err, kafka.UnknownLeaderEpoch)
+}
+
+// dialLeader connects to partition p's leader, asking the bootstrap servers in turn,
+// and positions the connection at *next: the partition's first offset when *next is
+// kafka.FirstOffset or below it (compaction or retention removed those records).
+func (r *Reader) dialLeader(ctx context.Context, p int, next *int64) (*kafka.Conn, error) {
+	var errs []error
+	for _, broker := range *r.brokers.Load() {
+		dctx, cancel := context.WithTimeout(ctx, r.askTimeout())
+		conn, err := r.cfg.Dialer.DialLeader(dctx, "tcp", broker, r.cfg.Topic, p)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("leader of partition %d via %s: %w", p, broker, err))
+			continue
+		}
+		conn.SetDeadline(time.Now().Add(r.askTimeout()))
+		first, _, err := conn.ReadOffsets()
+		if err == nil && (*next == kafka.FirstOffset || *next < first) {
+			*next = first
+		}
+		if err == nil {
+			_, err = conn.Seek(*next, kafka.SeekAbsolute|kafka.SeekDontCheck)
+		}
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("partition %d at %s: %w", p, conn.RemoteAddr(), err)
+		}
+		conn.SetDeadline(time.Time{})
+		return conn, nil
+	}
+	return nil, errors.Join(errs...)
+}
+
+// fetchLoop fetches from conn until an error, which it returns (wrapped in
+// handlerError when it is handle's).
+func (r *Reader) fetchLoop(ctx context.Context, conn *kafka.Conn, p int, st *partition, next *int64, handle func([]Message, int64, int64) error) error {
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
+	defer stop()
+	for {
+		conn.SetDeadline(time.Now().Add(fetchMaxWait + r.askTimeout()))
+		if ctx.Err() != nil { // after the deadline: a cancel from now on ends the fetch
+			return ctx.Err()
+		}
+		b := conn.ReadBatchWith(kafka.ReadBatchConfig{MinBytes: fetchMinBytes, MaxBytes: fetchMaxBytes,
+			MaxWait: fetchMaxWait, IsolationLevel: kafka.ReadCommitted})
+		hwm := b.HighWaterMark()
+		var (
+			batch []Message
+			read  int64
+			last  time.Time
+		)
+		for {
+			m, err := b.ReadMessage()
+			if err != nil {
+				break
+			}
+			read++
+			last = m.Time
+			if t, ok := PeekType(m.Key); ok && t.IsOffsetCommit() {
+				continue
+			}
+			batch = append(batch, Message{Partition: p, Offset: m.Offset, Key: m.Key, Value: m.Value, Time: m.Time})
+		}
+		err := b.Close() // positions conn past the records read, and past compacted ones
+		if off, _ := conn.Offset(); read > 0 || off > *next {
+			*next = off
+			if herr := handle(batch, read, *next); herr != nil {
+				return handlerError{herr}
+			}
+			r.progressed(p, st, *next, hwm, last)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, kafka.OffsetOutOfRange):
+			// Retention or compaction removed *next, or the leader is behind it (a
+			// new leader that has not caught up): start at its first offset, or
+			// wait for the records.
+			conn.SetDeadline(time.Now().Add(r.askTimeout()))
+			first, _, oerr := conn.ReadOffsets()
+			if oerr != nil {
+				return oerr
+			}
+			if *next < first {
+				r.log.Warn("group records removed before they were read; skipping them", "topic", r.cfg.Topic,
+					"partition", p, "offset", *next, "first_offset", first)
+				*next = first
+			} else if !sleep(ctx, fetchMaxWait) {
+				return ctx.Err()
+			}
+			if _, err := conn.Seek(*next, kafka.SeekAbsolute|kafka.SeekDontCheck); err != nil {
+				return err
+			}
+		case errors.Is(err, kafka.RequestTimedOut):
+		default:
+			return err
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
 }
 
 // progressed records that partition p handed on the record before next, stamped at;
@@ -537,6 +700,9 @@ func (r *Reader) progressed(p int, st *partition, next, hwm int64, at time.Time)
 	st.next.Store(next)
 	if hwm > st.end.Load() {
 		st.end.Store(hwm)
+	}
+	if next >= st.end.Load() {
+		st.caughtUpAt.Store(r.now().UnixNano())
 	}
 	if !at.IsZero() {
 		st.lastRecord.Store(at.UnixNano())
@@ -619,6 +785,7 @@ func (r *Reader) refresh(ctx context.Context, transport *kafka.Transport, parts 
 			switch {
 			case p.end.Load() <= p.next.Load():
 				p.behindSince.Store(0)
+				p.caughtUpAt.Store(now)
 			case grew:
 				p.behindSince.CompareAndSwap(0, now)
 			}

@@ -205,7 +205,7 @@ func startReader(t *testing.T, cfg ReaderConfig) *Reader {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx, func(Message) error { return nil }) }()
+	go func() { done <- r.Run(ctx, func([]Message) error { return nil }) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {

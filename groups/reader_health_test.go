@@ -70,3 +70,40 @@ func TestReaderHealthNoBroker(t *testing.T) {
 		t.Fatalf("Health = %q", msg)
 	}
 }
+
+// TestPartitionLagSeconds: the seconds behind bound the age of the oldest record not
+// read: from the later of the last record read and the last time caught up.
+func TestPartitionLagSeconds(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) int64 { return t0.Add(d).UnixNano() }
+	for _, tc := range []struct {
+		name                          string
+		next, end                     int64
+		lastRecord, caughtUp, started int64
+		wantRecords                   int64
+		wantSeconds                   float64
+	}{
+		{"caught up", 10, 10, at(-time.Hour), at(-time.Second), at(-2 * time.Hour), 0, 0},
+		{"nothing read yet: since Run began", 0, 10, 0, 0, at(-30 * time.Second), 10, 30},
+		{"replaying old records: their age", 5, 10, at(-time.Hour), 0, at(-time.Minute), 5, 3600},
+		{"quiet partition gets a record: since caught up", 10, 11, at(-time.Hour), at(-2 * time.Second), at(-2 * time.Hour), 1, 2},
+		{"reading recent records", 10, 20, at(-3 * time.Second), at(-time.Minute), at(-2 * time.Hour), 10, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p partition
+			p.next.Store(tc.next)
+			p.end.Store(tc.end)
+			p.endKnown.Store(true)
+			p.lastRecord.Store(tc.lastRecord)
+			p.caughtUpAt.Store(tc.caughtUp)
+			l := p.lag(3, t0, tc.started)
+			if l.Partition != 3 || l.Records != tc.wantRecords || l.Seconds != tc.wantSeconds {
+				t.Errorf("lag %+v, want %d records, %v s", l, tc.wantRecords, tc.wantSeconds)
+			}
+		})
+	}
+	var p partition // the leader did not answer
+	if l := p.lag(0, t0, at(-time.Minute)); l.Records != -1 || l.Seconds != -1 {
+		t.Errorf("unknown: %+v, want -1, -1", l)
+	}
+}
