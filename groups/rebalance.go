@@ -35,6 +35,9 @@ type RebalanceCause struct {
 	// OldValue and NewValue are the assignor (or a config, "key=value" sorted and
 	// comma-joined) before and after.
 	OldValue, NewValue string
+	// Epoch is, in a Rebalance with an Assignment, the group epoch of the bump the
+	// cause came with; 0 otherwise.
+	Epoch int32
 
 	// instance is a leaving member's group.instance.id, kept to recognise a static
 	// member's replacement (never published).
@@ -59,6 +62,23 @@ type Rebalance struct {
 	// Causes are in the order the coordinator wrote them; never empty (UnknownCause
 	// when nothing explains the bump).
 	Causes []RebalanceCause
+	// Assignment is set when the coordinator batches assignments (Kafka 4.3+,
+	// KIP-1263): the Rebalance is then one new target assignment, with every group
+	// epoch bump folded into it since the previous one; OldEpoch is the epoch before
+	// the first of them and NewEpoch the assignment's epoch.
+	Assignment *Assignment
+}
+
+// Assignment is one new target assignment of a group that batches its bumps.
+type Assignment struct {
+	// Epoch is the target assignment record's AssignmentEpoch, or, when the last bump
+	// left the group without members (no assignment record follows on 4.3), that
+	// bump's epoch.
+	Epoch int32
+	// Timestamp is the record's AssignmentTimestamp in ms; 0 when there is none.
+	Timestamp int64
+	// Epochs are the group epochs of the bumps folded in, in order.
+	Epochs []int32
 }
 
 // String gives a one-line form for logs and golden files.
@@ -70,8 +90,14 @@ func (r *Rebalance) String() string {
 	} else {
 		fmt.Fprintf(&b, " epoch ?->%d", r.NewEpoch)
 	}
+	if a := r.Assignment; a != nil {
+		fmt.Fprintf(&b, " assignment %d bumps=%v at=%d", a.Epoch, a.Epochs, a.Timestamp)
+	}
 	for _, c := range r.Causes {
 		b.WriteString(" | ")
+		if c.Epoch != 0 {
+			fmt.Fprintf(&b, "@%d ", c.Epoch)
+		}
 		b.WriteString(c.String())
 	}
 	return b.String()
@@ -135,12 +161,20 @@ type Rebalances struct {
 	// initialized is, per share group, the topics its last
 	// ShareGroupStatePartitionMetadata names as initialized.
 	initialized map[events.GroupKey][]string
+	// batching is whether the coordinator batches assignments: a target assignment
+	// record carried AssignmentTimestamp (Kafka 4.3+, KIP-1263). It is never unset:
+	// 4.4 writes an empty group's assignment record without one.
+	batching bool
+	// held is, per group while batching, the bumps not yet folded into a target
+	// assignment, in order.
+	held map[events.GroupKey][]*Rebalance
 }
 
 // NewRebalances returns a Rebalances with nothing pending.
 func NewRebalances() *Rebalances {
 	return &Rebalances{pending: map[events.GroupKey][]RebalanceCause{}, assignor: map[events.GroupKey]map[string]string{},
-		configs: map[events.GroupKey]string{}, initialized: map[events.GroupKey][]string{}}
+		configs: map[events.GroupKey]string{}, initialized: map[events.GroupKey][]string{},
+		held: map[events.GroupKey][]*Rebalance{}}
 }
 
 // Pending returns the number of groups with causes waiting for a bump.
@@ -160,6 +194,13 @@ func (r *Rebalances) Replay(s *State, key, value []byte) (Change, *Rebalance, er
 // Apply notes what rec changes in its group, applies it to s and returns s's Change
 // and, when rec is a group metadata record with another epoch than the group had, the
 // Rebalance with the causes noted since the previous epoch.
+//
+// Once the coordinator batches assignments (a target assignment record carries
+// AssignmentTimestamp: Kafka 4.3+), a consumer, share or streams group's bumps are
+// held and returned folded into one Rebalance at the group's next target assignment
+// record of a new epoch (or at a bump that leaves the group without members, for which
+// no assignment is written); a new group's epoch 1, whose assignment is empty
+// (KAFKA-20268), is no rebalance: its causes wait for the next bump.
 func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 	if rec.Type.IsOffsetCommit() || !rec.Type.Known() {
 		return s.Apply(rec), nil
@@ -179,9 +220,91 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 		v, _ := rec.Value.(*ShareGroupStatePartitionMetadataValue)
 		r.noteSharePartitions(k, v)
 	case rec.Value != nil && rec.Value.RecordType() == rec.Type:
-		rb = r.note(g, rec)
+		if a, ok := targetAssignmentMetadata(rec.Value); ok {
+			rb = r.assigned(k, a)
+			break
+		}
+		if rb = r.note(g, rec); rb != nil && r.batching && k.Type != events.ClassicGroup {
+			rb = r.hold(g, rb)
+		}
 	}
 	return s.Apply(rec), rb
+}
+
+// targetAssignmentMetadata returns the value of a target assignment metadata record
+// (types 6, 12, 20).
+func targetAssignmentMetadata(v Value) (*ConsumerGroupTargetAssignmentMetadataValue, bool) {
+	switch v := v.(type) {
+	case *ConsumerGroupTargetAssignmentMetadataValue:
+		return v, true
+	case *ShareGroupTargetAssignmentMetadataValue:
+		return (*ConsumerGroupTargetAssignmentMetadataValue)(v), true
+	case *StreamsGroupTargetAssignmentMetadataValue:
+		return (*ConsumerGroupTargetAssignmentMetadataValue)(v), true
+	}
+	return nil, false
+}
+
+// hold keeps a bump of a batching group until its assignment. A new group's epoch 1
+// is dropped, its causes pending again (KAFKA-20268); a bump that leaves the group
+// without members is returned at once, with those held, since no assignment follows.
+func (r *Rebalances) hold(g *Group, rb *Rebalance) *Rebalance {
+	k := rb.Group
+	if !rb.HasOldEpoch && rb.NewEpoch == 1 && len(r.held[k]) == 0 {
+		causes := slices.DeleteFunc(rb.Causes, func(c RebalanceCause) bool {
+			return c.Kind == events.UnknownCause || c.Kind == events.CauseMetadata
+		})
+		r.pending[k] = append(causes, r.pending[k]...)
+		if len(r.pending[k]) == 0 {
+			delete(r.pending, k)
+		}
+		return nil
+	}
+	r.held[k] = append(r.held[k], rb)
+	if g != nil && len(g.members) == 0 {
+		return r.fold(k, &Assignment{Epoch: rb.NewEpoch}, rb.NewEpoch)
+	}
+	return nil
+}
+
+// assigned notes a target assignment record: it says whether the coordinator batches,
+// and folds the bumps held up to its epoch.
+func (r *Rebalances) assigned(k events.GroupKey, v *ConsumerGroupTargetAssignmentMetadataValue) *Rebalance {
+	r.batching = r.batching || v.AssignmentTimestamp != 0
+	if v.AssignmentEpoch <= 1 {
+		return nil // a new group's empty assignment (KAFKA-20268)
+	}
+	return r.fold(k, &Assignment{Epoch: v.AssignmentEpoch, Timestamp: v.AssignmentTimestamp}, v.AssignmentEpoch)
+}
+
+// fold returns the bumps held for k up to epoch upTo as one Rebalance with a, and
+// forgets them; nil when none is held.
+func (r *Rebalances) fold(k events.GroupKey, a *Assignment, upTo int32) *Rebalance {
+	h := r.held[k]
+	n := 0
+	for n < len(h) && h[n].NewEpoch <= upTo {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	take := h[:n]
+	if n == len(h) {
+		delete(r.held, k)
+	} else {
+		r.held[k] = slices.Clone(h[n:])
+	}
+	last := take[n-1]
+	out := &Rebalance{Group: k, OldEpoch: take[0].OldEpoch, HasOldEpoch: take[0].HasOldEpoch, NewEpoch: a.Epoch,
+		MetadataHash: last.MetadataHash, Assignment: a}
+	for _, b := range take {
+		a.Epochs = append(a.Epochs, b.NewEpoch)
+		for _, c := range b.Causes {
+			c.Epoch = b.NewEpoch
+			out.Causes = append(out.Causes, c)
+		}
+	}
+	return out
 }
 
 // noteSharePartitions notes a ShareGroupStatePartitionMetadata record. Kafka writes one
@@ -248,6 +371,7 @@ func (r *Rebalances) noteTombstone(g *Group, rec *Record) {
 		delete(r.configs, k)
 		delete(r.assignor, k)
 		delete(r.initialized, k)
+		delete(r.held, k)
 	case ShareGroupStatePartitionMetadata:
 		delete(r.initialized, k)
 	case ConsumerGroupMemberMetadata, ShareGroupMemberMetadata, StreamsGroupMemberMetadata:
