@@ -2,6 +2,7 @@ package groups
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -79,6 +80,11 @@ type Assignment struct {
 	Timestamp int64
 	// Epochs are the group epochs of the bumps folded in, in order.
 	Epochs []int32
+	// Moved are the partitions the assignment gives a member whose previous target
+	// did not hold them (moved to it, or assigned for the first time), by topic id,
+	// sorted: what the target assignment records (types 7 and 13) written since the
+	// previous assignment add. Nil for streams groups (tasks, not partitions).
+	Moved []TopicIDPartitions
 }
 
 // String gives a one-line form for logs and golden files.
@@ -92,6 +98,9 @@ func (r *Rebalance) String() string {
 	}
 	if a := r.Assignment; a != nil {
 		fmt.Fprintf(&b, " assignment %d bumps=%v at=%d", a.Epoch, a.Epochs, a.Timestamp)
+		if a.Moved != nil {
+			b.WriteString(" moved=" + DescribePartitions(a.Moved))
+		}
 	}
 	for _, c := range r.Causes {
 		b.WriteString(" | ")
@@ -168,13 +177,16 @@ type Rebalances struct {
 	// held is, per group while batching, the bumps not yet folded into a target
 	// assignment, in order.
 	held map[events.GroupKey][]*Rebalance
+	// moved is, per group while batching, the partitions its target assignment
+	// records gave members since its last assignment.
+	moved map[events.GroupKey]map[UUID][]int32
 }
 
 // NewRebalances returns a Rebalances with nothing pending.
 func NewRebalances() *Rebalances {
 	return &Rebalances{pending: map[events.GroupKey][]RebalanceCause{}, assignor: map[events.GroupKey]map[string]string{},
 		configs: map[events.GroupKey]string{}, initialized: map[events.GroupKey][]string{},
-		held: map[events.GroupKey][]*Rebalance{}}
+		held: map[events.GroupKey][]*Rebalance{}, moved: map[events.GroupKey]map[UUID][]int32{}}
 }
 
 // Pending returns the number of groups with causes waiting for a bump.
@@ -224,6 +236,9 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 			rb = r.assigned(k, a)
 			break
 		}
+		if r.batching {
+			r.noteTarget(g, rec)
+		}
 		if rb = r.note(g, rec); rb != nil && r.batching && k.Type != events.ClassicGroup {
 			rb = r.hold(g, rb)
 		}
@@ -267,6 +282,39 @@ func (r *Rebalances) hold(g *Group, rb *Rebalance) *Rebalance {
 	return nil
 }
 
+// noteTarget notes, from a consumer or share member's target assignment record, the
+// partitions its previous target did not hold.
+func (r *Rebalances) noteTarget(g *Group, rec *Record) {
+	var tps []TopicIDPartitions
+	switch v := rec.Value.(type) {
+	case *ConsumerGroupTargetAssignmentMemberValue:
+		tps = v.TopicPartitions
+	case *ShareGroupTargetAssignmentMemberValue:
+		tps = v.TopicPartitions
+	default:
+		return
+	}
+	var before []TopicIDPartitions
+	if g != nil {
+		if m, ok := g.members[rec.MemberID]; ok && m.Assignment != nil {
+			before = m.Assignment.Target
+		}
+	}
+	k := rec.GroupKey()
+	for _, t := range tps {
+		i := slices.IndexFunc(before, func(b TopicIDPartitions) bool { return b.TopicID == t.TopicID })
+		for _, p := range t.Partitions {
+			if i >= 0 && slices.Contains(before[i].Partitions, p) {
+				continue
+			}
+			if r.moved[k] == nil {
+				r.moved[k] = map[UUID][]int32{}
+			}
+			r.moved[k][t.TopicID] = append(r.moved[k][t.TopicID], p)
+		}
+	}
+}
+
 // assigned notes a target assignment record: it says whether the coordinator batches,
 // and folds the bumps held up to its epoch.
 func (r *Rebalances) assigned(k events.GroupKey, v *ConsumerGroupTargetAssignmentMetadataValue) *Rebalance {
@@ -295,6 +343,12 @@ func (r *Rebalances) fold(k events.GroupKey, a *Assignment, upTo int32) *Rebalan
 		r.held[k] = slices.Clone(h[n:])
 	}
 	last := take[n-1]
+	if m := r.moved[k]; m != nil {
+		for _, id := range slices.SortedFunc(maps.Keys(m), func(a, b UUID) int { return slices.Compare(a[:], b[:]) }) {
+			a.Moved = append(a.Moved, TopicIDPartitions{TopicID: id, Partitions: slices.Compact(slices.Sorted(slices.Values(m[id])))})
+		}
+		delete(r.moved, k)
+	}
 	out := &Rebalance{Group: k, OldEpoch: take[0].OldEpoch, HasOldEpoch: take[0].HasOldEpoch, NewEpoch: a.Epoch,
 		MetadataHash: last.MetadataHash, Assignment: a}
 	for _, b := range take {
@@ -372,6 +426,7 @@ func (r *Rebalances) noteTombstone(g *Group, rec *Record) {
 		delete(r.assignor, k)
 		delete(r.initialized, k)
 		delete(r.held, k)
+		delete(r.moved, k)
 	case ShareGroupStatePartitionMetadata:
 		delete(r.initialized, k)
 	case ConsumerGroupMemberMetadata, ShareGroupMemberMetadata, StreamsGroupMemberMetadata:
