@@ -219,11 +219,13 @@ func (h *harness) metadata(t *testing.T, d *datadriven.TestData) []string {
 	delta := image.NewDelta(h.img)
 	lines := inputLines(d)
 	first := h.nextMeta
+	unit := &observer.Unit{}
 	for i, l := range lines {
 		rec, err := metadata.ParseText(l, metadata.ShortUUIDs)
 		if err != nil {
 			t.Fatalf("%s: input line %d: %v", d.Pos, i+1, err)
 		}
+		unit.Entries = append(unit.Entries, observer.Entry{Offset: h.nextMeta, Record: rec})
 		delta.At(h.nextMeta, now)
 		if err := delta.Replay(rec); err != nil {
 			t.Fatalf("%s: input line %d: %v", d.Pos, i+1, err)
@@ -239,7 +241,7 @@ func (h *harness) metadata(t *testing.T, d *datadriven.TestData) []string {
 		}
 	}
 	if h.eng != nil {
-		h.eng.OnMetadata(observer.Update{Image: im, Changes: ch, Provenance: im.Provenance()})
+		h.eng.OnMetadata(observer.Update{Image: im, Changes: ch, Provenance: im.Provenance(), Unit: unit, Units: 1})
 		synctest.Wait()
 	}
 	return out
@@ -409,6 +411,19 @@ func (h *harness) eventLines(s enqueued) []string {
 		out = append(out, fmt.Sprintf("e%d rebalanced %s/%s epoch %s -> %d metadata_hash=%s consumer_offsets=%d/%d time=%s",
 			s.seq, ev.GroupType, ev.GroupID, prev, ev.NewEpoch, h.hash(int64(ev.MetadataHash)),
 			ev.ConsumerOffsets.Partition, ev.ConsumerOffsets.Offset, h.at(ev.Time)))
+		if a := ev.AssignmentEpoch; a != nil {
+			l := fmt.Sprintf("  assignment %d epoch_bumps=%v", *a, ev.EpochBumps)
+			if !ev.AssignmentTime.IsZero() {
+				l += " assignment_time=" + h.at(ev.AssignmentTime)
+			}
+			if n := ev.PartitionsMoved; n != nil {
+				l += fmt.Sprintf(" partitions_moved=%d", *n)
+				for _, m := range ev.MovedPartitions {
+					l += fmt.Sprintf(" %s(%s):%v", m.Topic, metadata.ShortenUUIDs(m.TopicID), m.Partitions)
+				}
+			}
+			out = append(out, l)
+		}
 		for _, c := range ev.Causes {
 			out = append(out, "  "+h.causeLine(c))
 		}
@@ -449,6 +464,9 @@ func (h *harness) causeLine(c kwevents.RebalanceCause) string {
 	add("removed", list(c.TopicsRemoved))
 	add("previous_value", c.PreviousValue)
 	add("new_value", c.NewValue)
+	if c.Epoch != 0 {
+		add("epoch", strconv.Itoa(int(c.Epoch)))
+	}
 	if c.PreviousHash != nil && c.NewHash != nil {
 		l += " " + h.hash(int64(*c.PreviousHash)) + " -> " + h.hash(int64(*c.NewHash))
 	}

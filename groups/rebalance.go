@@ -177,6 +177,9 @@ type Rebalances struct {
 	// held is, per group while batching, the bumps not yet folded into a target
 	// assignment, in order.
 	held map[events.GroupKey][]*Rebalance
+	// groupConfigs is, per group, the group configs set or deleted in the metadata log
+	// since its last bump ("key=value", or "key" when deleted).
+	groupConfigs map[events.GroupKey][]string
 	// moved is, per group while batching, the partitions its target assignment
 	// records gave members since its last assignment.
 	moved map[events.GroupKey]map[UUID][]int32
@@ -186,7 +189,8 @@ type Rebalances struct {
 func NewRebalances() *Rebalances {
 	return &Rebalances{pending: map[events.GroupKey][]RebalanceCause{}, assignor: map[events.GroupKey]map[string]string{},
 		configs: map[events.GroupKey]string{}, initialized: map[events.GroupKey][]string{},
-		held: map[events.GroupKey][]*Rebalance{}, moved: map[events.GroupKey]map[UUID][]int32{}}
+		held: map[events.GroupKey][]*Rebalance{}, moved: map[events.GroupKey]map[UUID][]int32{},
+		groupConfigs: map[events.GroupKey][]string{}}
 }
 
 // Pending returns the number of groups with causes waiting for a bump.
@@ -244,6 +248,27 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 		}
 	}
 	return s.Apply(rec), rb
+}
+
+// GroupConfigChanged notes a group config (a ConfigRecord of resource type GROUP in the
+// metadata log: config is "key=value", or "key" when deleted) of the group with id
+// groupID in s of the type the key names ("consumer.", "share.", "streams."; any of
+// them for another key). The group's next bump, when nothing it wrote explains it, has
+// cause config_changed with NewValue config instead of unknown; the bump forgets it.
+func (r *Rebalances) GroupConfigChanged(s *State, groupID, config string) {
+	modern := []events.GroupType{events.ConsumerGroup, events.ShareGroup, events.StreamsGroup}
+	named := events.UnknownGroup
+	for _, t := range modern {
+		if strings.HasPrefix(config, t.String()+".") {
+			named = t
+		}
+	}
+	for _, t := range modern {
+		k := events.GroupKey{Type: t, ID: groupID}
+		if _, ok := s.Group(k); ok && (named == events.UnknownGroup || named == t) {
+			r.groupConfigs[k] = append(r.groupConfigs[k], config)
+		}
+	}
 }
 
 // targetAssignmentMetadata returns the value of a target assignment metadata record
@@ -427,6 +452,7 @@ func (r *Rebalances) noteTombstone(g *Group, rec *Record) {
 		delete(r.initialized, k)
 		delete(r.held, k)
 		delete(r.moved, k)
+		delete(r.groupConfigs, k)
 	case ShareGroupStatePartitionMetadata:
 		delete(r.initialized, k)
 	case ConsumerGroupMemberMetadata, ShareGroupMemberMetadata, StreamsGroupMemberMetadata:
@@ -638,6 +664,12 @@ func (r *Rebalances) bump(g *Group, k events.GroupKey, epoch int32, hash int64) 
 	if hash != oldHash {
 		rb.Causes = append(rb.Causes, RebalanceCause{Kind: events.CauseMetadata, OldHash: oldHash, NewHash: hash})
 	}
+	if len(rb.Causes) == 0 {
+		for _, c := range r.groupConfigs[k] {
+			rb.Causes = append(rb.Causes, RebalanceCause{Kind: events.CauseConfigChanged, NewValue: c})
+		}
+	}
+	delete(r.groupConfigs, k)
 	if len(rb.Causes) == 0 {
 		rb.Causes = []RebalanceCause{{Kind: events.UnknownCause}}
 	}

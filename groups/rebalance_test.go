@@ -341,3 +341,29 @@ func TestRebalancesStaticReplacement(t *testing.T) {
 		})
 	}
 }
+
+// TestRebalancesGroupConfig: a group config set in the metadata log explains the
+// group's next bump when nothing in __consumer_offsets does, and only that bump; a
+// config of another group type's prefix does not.
+func TestRebalancesGroupConfig(t *testing.T) {
+	epoch := func(e int32) *groups.Record {
+		return &groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "g", Value: &groups.ConsumerGroupMetadataValue{Epoch: e, MetadataHash: 5}}
+	}
+	s, r := groups.NewState(), groups.NewRebalances()
+	r.Apply(s, epoch(2))
+	r.GroupConfigChanged(s, "g", "share.record.lock.duration.ms=1000")
+	r.GroupConfigChanged(s, "other", "consumer.session.timeout.ms=3000")
+	r.GroupConfigChanged(s, "g", "consumer.session.timeout.ms=3000")
+	for _, tc := range []struct {
+		epoch int32
+		want  string
+	}{
+		{3, `consumer:"g" epoch 2->3 | config_changed ""->"consumer.session.timeout.ms=3000"`},
+		{4, `consumer:"g" epoch 3->4 | unknown`},
+	} {
+		_, rb := r.Apply(s, epoch(tc.epoch))
+		if rb == nil || rb.String() != tc.want {
+			t.Errorf("epoch %d: got %v, want %s", tc.epoch, rb, tc.want)
+		}
+	}
+}
