@@ -400,10 +400,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"trailing bytes", h("0003", s16("g")), h("0000 00000001 00 00"), groups.ErrCorrupt, groups.ConsumerGroupMetadata, 0, groups.PartValue},
 		{"tagged hash of 4 bytes", h("0003", s16("g")), h("0000 00000001 01 00 04 00000001"), groups.ErrTruncated, groups.ConsumerGroupMetadata, 0, groups.PartValue},
 		{"tagged hash of 9 bytes", h("0003", s16("g")), h("0000 00000001 01 00 09 000000000000000100"), groups.ErrCorrupt, groups.ConsumerGroupMetadata, 0, groups.PartValue},
-		{"huge array count", h("0005", s16("g"), s16("m")), h("0000 00 00 01 01 ffffffff07"), groups.ErrTruncated, groups.ConsumerGroupMemberMetadata, 0, groups.PartValue},
+		{"huge array count", h("0005", s16("g"), s16("m")), h("0000 00 00 01 01 ffffffff07"), groups.ErrLimit, groups.ConsumerGroupMemberMetadata, 0, groups.PartValue},
 		{"bad ClassicMemberMetadata presence", h("0005", s16("g"), s16("m")), h("0000 00 00 01 01 01 00 ffffffff 00 01 00 01 02"), groups.ErrCorrupt, groups.ConsumerGroupMemberMetadata, 0, groups.PartValue},
 		{"bad endpoint presence byte", h("0013", s16("a"), s16("m")), h("0000 00 00 01 01 00000000 00000000 01 05 01 00"), groups.ErrCorrupt, groups.StreamsGroupMemberMetadata, 0, groups.PartValue},
-		{"classic member count past end", h("0002", s16("g")), h("0000", s16("consumer"), "00000001 ffff ffff 7fffffff"), groups.ErrTruncated, groups.GroupMetadata, 0, groups.PartValue},
+		{"classic member count past end", h("0002", s16("g")), h("0000", s16("consumer"), "00000001 ffff ffff 7fffffff"), groups.ErrLimit, groups.GroupMetadata, 0, groups.PartValue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
