@@ -96,6 +96,9 @@ type Stats struct {
 	// counts once under each distinct kind it gives.
 	DecisionReasons [events.NumReasonKinds]uint64
 	DecodeErrors    uint64
+	// UnknownTags counts the tagged fields of __consumer_offsets records skipped as
+	// unknown (a newer Kafka's; the rest of each record is used).
+	UnknownTags uint64
 	// InvalidEvents counts the events the publisher refused as invalid (never
 	// published; each logged with its group).
 	InvalidEvents uint64
@@ -138,9 +141,13 @@ type Engine struct {
 	decided    uint64
 	byReason   [events.NumReasonKinds]uint64
 	decodeEr   uint64
-	invalid    uint64
-	coord      coordinatorCheck
-	rebal      rebalances
+	unknownTag uint64
+	// unknownKinds are the record types and versions skipped as unknown so far, each
+	// logged once.
+	unknownKinds map[[2]int16]bool
+	invalid      uint64
+	coord        coordinatorCheck
+	rebal        rebalances
 }
 
 type groupsPosition struct {
@@ -426,9 +433,28 @@ func (e *Engine) startup(ctx context.Context) error {
 func (e *Engine) applyRecord(m groups.Message) (groups.Change, bool) {
 	e.sinceQuery++
 	ch, rb, err := e.rebal.rb.Replay(e.state, m.Key, m.Value)
+	if n, fresh := e.state.UnknownTags(); n != e.unknownTag {
+		e.unknownTag = n
+		for _, k := range fresh {
+			e.log.Warn("skipping unknown tagged fields of __consumer_offsets records (logged once per record type, version and tag)",
+				"record_type", k.Type.String(), "version", k.Version, "tag", k.Tag, "partition", m.Partition, "offset", m.Offset)
+		}
+	}
 	if err != nil {
 		e.decodeEr++
-		e.log.Warn("skipping a __consumer_offsets record", "partition", m.Partition, "offset", m.Offset, "error", err)
+		var de *groups.DecodeError
+		if !errors.As(err, &de) || !errors.Is(err, groups.ErrUnknownRecordType) && !errors.Is(err, groups.ErrUnknownVersion) {
+			e.log.Warn("skipping a __consumer_offsets record", "partition", m.Partition, "offset", m.Offset, "error", err)
+			return groups.Change{}, false
+		}
+		if k := [2]int16{int16(de.RecordType), de.Version}; !e.unknownKinds[k] {
+			if e.unknownKinds == nil {
+				e.unknownKinds = map[[2]int16]bool{}
+			}
+			e.unknownKinds[k] = true
+			e.log.Warn("skipping __consumer_offsets records of unknown type or version (logged once per type and version)",
+				"record_type", de.RecordType.String(), "version", de.Version, "partition", m.Partition, "offset", m.Offset, "error", err)
+		}
 		return groups.Change{}, false
 	}
 	if rb != nil {
@@ -594,7 +620,7 @@ func logHash(h events.NullHash) string {
 }
 
 func (e *Engine) publishStats() {
-	e.stats.Store(&Stats{Groups: e.state.Len(), Decisions: e.decided, DecisionReasons: e.byReason, DecodeErrors: e.decodeEr, InvalidEvents: e.invalid, Cache: e.cache.Stats(),
+	e.stats.Store(&Stats{Groups: e.state.Len(), Decisions: e.decided, DecisionReasons: e.byReason, DecodeErrors: e.decodeEr, UnknownTags: e.unknownTag, InvalidEvents: e.invalid, Cache: e.cache.Stats(),
 		CoordinatorChecked: e.coord.checked, CoordinatorMismatches: e.coord.mismatches})
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -54,7 +55,8 @@ import (
 //	        the input lines are __consumer_offsets records (groupstest.ParseText) at the
 //	        partition's next offsets, timestamped now; hash=kafka:T1,T2 stands for the
 //	        kafka-scheme hash of those topics in the current image (what a coordinator
-//	        stores), hash=#N for the hash printed as #N.
+//	        stores), hash=#N for the hash printed as #N; "raw KEYHEX VALUEHEX" is a
+//	        record given as bytes
 //	advance DURATION   move the clock on (the engine's timers fire)
 //	events  the events enqueued since the last events command, numbered e1, e2, ...
 //	query TYPE GROUP   the group as Query sees it: state, hash, topics and history
@@ -260,11 +262,18 @@ func (h *harness) records(t *testing.T, d *datadriven.TestData) []string {
 		l = hashArg.ReplaceAllStringFunc(l, func(s string) string {
 			return "hash=" + strconv.FormatUint(uint64(h.hashOf(t, strings.TrimPrefix(s, "hash="))), 16)
 		})
-		rec, err := groupstest.ParseText(l)
-		if err != nil {
-			t.Fatalf("%s: input line %d: %v", d.Pos, i+1, err)
+		var key, value []byte
+		var rec groups.Record
+		var err error
+		if raw, ok := strings.CutPrefix(l, "raw "); ok {
+			// raw KEYHEX VALUEHEX: a record as bytes (a newer Kafka's).
+			k, v, _ := strings.Cut(strings.TrimSpace(raw), " ")
+			if key, err = hex.DecodeString(k); err == nil {
+				value, err = hex.DecodeString(v)
+			}
+		} else if rec, err = groupstest.ParseText(l); err == nil {
+			key, value, err = groupstest.Encode(&rec)
 		}
-		key, value, err := groupstest.Encode(&rec)
 		if err != nil {
 			t.Fatalf("%s: input line %d: %v", d.Pos, i+1, err)
 		}
@@ -546,8 +555,8 @@ func (h *harness) stats(t *testing.T, d *datadriven.TestData) []string {
 			l += fmt.Sprintf(" %s=%d", kwevents.ReasonKind(k), n)
 		}
 	}
-	return []string{l, fmt.Sprintf("decode_errors=%d coordinator_checked=%d coordinator_mismatches=%d",
-		s.DecodeErrors, s.CoordinatorChecked, s.CoordinatorMismatches)}
+	return []string{l, fmt.Sprintf("decode_errors=%d unknown_tags=%d coordinator_checked=%d coordinator_mismatches=%d",
+		s.DecodeErrors, s.UnknownTags, s.CoordinatorChecked, s.CoordinatorMismatches)}
 }
 
 // inputLines returns the non-empty lines of a command's input.
