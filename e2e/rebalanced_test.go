@@ -277,8 +277,8 @@ func checkFolded(ctx context.Context, t *testing.T, c *kafkatest.Cluster, url, c
 		a, isAssignment := rec.Value.(*groups.ConsumerGroupTargetAssignmentMetadataValue)
 		switch {
 		case d.AssignmentEpoch == nil && d.PreviousEpoch == nil && slices.Equal(written, []int32{d.NewEpoch}):
-			// The first bump of the first group kraftwatch saw: it cannot know yet that
-			// the coordinator batches (docs/events.md).
+			// The group's first bump, read before any of its assignment records: told
+			// as 4.2 would (docs/events.md).
 		case d.AssignmentEpoch == nil || *d.AssignmentEpoch != d.NewEpoch:
 			t.Fatalf("%s: event %s (epoch %d) has assignment epoch %v", group, e.ID, d.NewEpoch, d.AssignmentEpoch)
 		case isAssignment && a.AssignmentEpoch != d.NewEpoch, !isAssignment && rec.Type != groups.ConsumerGroupMetadata:

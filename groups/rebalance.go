@@ -170,10 +170,15 @@ type Rebalances struct {
 	// initialized is, per share group, the topics its last
 	// ShareGroupStatePartitionMetadata names as initialized.
 	initialized map[events.GroupKey][]string
-	// batching is whether the coordinator batches assignments: a target assignment
-	// record carried AssignmentTimestamp (Kafka 4.3+, KIP-1263). It is never unset:
-	// 4.4 writes an empty group's assignment record without one.
-	batching bool
+	// batching holds the groups whose coordinator batches assignments: one of their
+	// target assignment records carried AssignmentTimestamp (Kafka 4.3+, KIP-1263).
+	// Learnt per group, from its own records (one __consumer_offsets partition, in
+	// order), so that every replica and restart folds alike. It is unset only with the
+	// group: 4.4 writes an empty group's assignment record without a timestamp.
+	batching map[events.GroupKey]bool
+	// batchingSeen is whether any group's assignment record carried the timestamp:
+	// then a new group's epoch 1 is 4.3's empty assignment (KAFKA-20268).
+	batchingSeen bool
 	// held is, per group while batching, the bumps not yet folded into a target
 	// assignment, in order.
 	held map[events.GroupKey][]*Rebalance
@@ -190,7 +195,7 @@ func NewRebalances() *Rebalances {
 	return &Rebalances{pending: map[events.GroupKey][]RebalanceCause{}, assignor: map[events.GroupKey]map[string]string{},
 		configs: map[events.GroupKey]string{}, initialized: map[events.GroupKey][]string{},
 		held: map[events.GroupKey][]*Rebalance{}, moved: map[events.GroupKey]map[UUID][]int32{},
-		groupConfigs: map[events.GroupKey][]string{}}
+		groupConfigs: map[events.GroupKey][]string{}, batching: map[events.GroupKey]bool{}}
 }
 
 // Pending returns the number of groups with causes waiting for a bump.
@@ -211,12 +216,12 @@ func (r *Rebalances) Replay(s *State, key, value []byte) (Change, *Rebalance, er
 // and, when rec is a group metadata record with another epoch than the group had, the
 // Rebalance with the causes noted since the previous epoch.
 //
-// Once the coordinator batches assignments (a target assignment record carries
-// AssignmentTimestamp: Kafka 4.3+), a consumer, share or streams group's bumps are
-// held and returned folded into one Rebalance at the group's next target assignment
-// record of a new epoch (or at a bump that leaves the group without members, for which
-// no assignment is written); a new group's epoch 1, whose assignment is empty
-// (KAFKA-20268), is no rebalance: its causes wait for the next bump.
+// Once a group's coordinator batches assignments (one of its target assignment records
+// carried AssignmentTimestamp: Kafka 4.3+), the group's bumps are held and returned
+// folded into one Rebalance at its next target assignment record of a new epoch (or at
+// a bump that leaves it without members, for which no assignment is written). Once any
+// group's did, a new group's epoch 1, whose assignment is empty (KAFKA-20268), is no
+// rebalance: its causes wait for the next bump.
 func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 	if rec.Type.IsOffsetCommit() || !rec.Type.Known() {
 		return s.Apply(rec), nil
@@ -240,10 +245,16 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 			rb = r.assigned(k, a)
 			break
 		}
-		if r.batching {
+		if r.batching[k] {
 			r.noteTarget(g, rec)
 		}
-		if rb = r.note(g, rec); rb != nil && r.batching && k.Type != events.ClassicGroup {
+		rb = r.note(g, rec)
+		switch {
+		case rb == nil:
+		case !rb.HasOldEpoch && rb.NewEpoch == 1 && r.batchingSeen && k.Type != events.ClassicGroup:
+			r.emptyFirst(rb)
+			rb = nil
+		case r.batching[k]:
 			rb = r.hold(g, rb)
 		}
 	}
@@ -285,21 +296,23 @@ func targetAssignmentMetadata(v Value) (*ConsumerGroupTargetAssignmentMetadataVa
 	return nil, false
 }
 
-// hold keeps a bump of a batching group until its assignment. A new group's epoch 1
-// is dropped, its causes pending again (KAFKA-20268); a bump that leaves the group
-// without members is returned at once, with those held, since no assignment follows.
+// emptyFirst drops a new group's epoch 1, 4.3's empty assignment (KAFKA-20268): its
+// causes but the hash wait for the next bump.
+func (r *Rebalances) emptyFirst(rb *Rebalance) {
+	k := rb.Group
+	causes := slices.DeleteFunc(rb.Causes, func(c RebalanceCause) bool {
+		return c.Kind == events.UnknownCause || c.Kind == events.CauseMetadata
+	})
+	if p := append(causes, r.pending[k]...); len(p) > 0 {
+		r.pending[k] = p
+	}
+}
+
+// hold keeps a bump of a batching group until its assignment; a bump that leaves the
+// group without members is returned at once, with those held, since no assignment
+// follows.
 func (r *Rebalances) hold(g *Group, rb *Rebalance) *Rebalance {
 	k := rb.Group
-	if !rb.HasOldEpoch && rb.NewEpoch == 1 && len(r.held[k]) == 0 {
-		causes := slices.DeleteFunc(rb.Causes, func(c RebalanceCause) bool {
-			return c.Kind == events.UnknownCause || c.Kind == events.CauseMetadata
-		})
-		r.pending[k] = append(causes, r.pending[k]...)
-		if len(r.pending[k]) == 0 {
-			delete(r.pending, k)
-		}
-		return nil
-	}
 	r.held[k] = append(r.held[k], rb)
 	if g != nil && len(g.members) == 0 {
 		return r.fold(k, &Assignment{Epoch: rb.NewEpoch}, rb.NewEpoch)
@@ -343,7 +356,9 @@ func (r *Rebalances) noteTarget(g *Group, rec *Record) {
 // assigned notes a target assignment record: it says whether the coordinator batches,
 // and folds the bumps held up to its epoch.
 func (r *Rebalances) assigned(k events.GroupKey, v *ConsumerGroupTargetAssignmentMetadataValue) *Rebalance {
-	r.batching = r.batching || v.AssignmentTimestamp != 0
+	if v.AssignmentTimestamp != 0 {
+		r.batching[k], r.batchingSeen = true, true
+	}
 	if v.AssignmentEpoch <= 1 {
 		return nil // a new group's empty assignment (KAFKA-20268)
 	}
@@ -453,6 +468,7 @@ func (r *Rebalances) noteTombstone(g *Group, rec *Record) {
 		delete(r.held, k)
 		delete(r.moved, k)
 		delete(r.groupConfigs, k)
+		delete(r.batching, k)
 	case ShareGroupStatePartitionMetadata:
 		delete(r.initialized, k)
 	case ConsumerGroupMemberMetadata, ShareGroupMemberMetadata, StreamsGroupMemberMetadata:
