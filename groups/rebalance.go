@@ -73,8 +73,8 @@ type Rebalance struct {
 // Assignment is one new target assignment of a group that batches its bumps.
 type Assignment struct {
 	// Epoch is the target assignment record's AssignmentEpoch, or, when the last bump
-	// left the group without members (no assignment record follows on 4.3), that
-	// bump's epoch.
+	// left the group without members (no assignment record follows on 4.3) or was
+	// held beyond maxHeld, that bump's epoch (Timestamp 0).
 	Epoch int32
 	// Timestamp is the record's AssignmentTimestamp in ms; 0 when there is none.
 	Timestamp int64
@@ -308,13 +308,18 @@ func (r *Rebalances) emptyFirst(rb *Rebalance) {
 	}
 }
 
+// maxHeld bounds the bumps held for one group: a coordinator that wrote this many
+// without an assignment (it writes one every assignment interval) gets them told as one
+// assignment without a record, rather than kept without end.
+const maxHeld = 1024
+
 // hold keeps a bump of a batching group until its assignment; a bump that leaves the
 // group without members is returned at once, with those held, since no assignment
 // follows.
 func (r *Rebalances) hold(g *Group, rb *Rebalance) *Rebalance {
 	k := rb.Group
 	r.held[k] = append(r.held[k], rb)
-	if g != nil && len(g.members) == 0 {
+	if g != nil && len(g.members) == 0 || len(r.held[k]) >= maxHeld {
 		return r.fold(k, &Assignment{Epoch: rb.NewEpoch}, rb.NewEpoch)
 	}
 	return nil

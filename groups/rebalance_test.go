@@ -367,3 +367,24 @@ func TestRebalancesGroupConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestRebalancesHeldBound: a batching group whose coordinator writes bump after bump and
+// no assignment has them told as one assignment once 1024 are held, not kept for ever.
+func TestRebalancesHeldBound(t *testing.T) {
+	s, r := groups.NewState(), groups.NewRebalances()
+	apply := func(rec groups.Record) *groups.Rebalance { _, rb := r.Apply(s, &rec); return rb }
+	apply(groups.Record{Type: groups.ConsumerGroupMemberMetadata, GroupID: "g", MemberID: "m",
+		Value: &groups.ConsumerGroupMemberMetadataValue{SubscribedTopicNames: []string{"a"}}})
+	apply(groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "g", Value: &groups.ConsumerGroupMetadataValue{Epoch: 2}})
+	apply(groups.Record{Type: groups.ConsumerGroupTargetAssignmentMetadata, GroupID: "g",
+		Value: &groups.ConsumerGroupTargetAssignmentMetadataValue{AssignmentEpoch: 2, AssignmentTimestamp: 1}})
+	var told []*groups.Rebalance
+	for e := int32(3); e < 3+2000; e++ {
+		if rb := apply(groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "g", Value: &groups.ConsumerGroupMetadataValue{Epoch: e}}); rb != nil {
+			told = append(told, rb)
+		}
+	}
+	if len(told) != 1 || len(told[0].Assignment.Epochs) != 1024 || told[0].NewEpoch != 3+1023 || told[0].Assignment.Timestamp != 0 {
+		t.Fatalf("told %d rebalances; want one of 1024 bumps, 3 to 1026", len(told))
+	}
+}
