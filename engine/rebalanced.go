@@ -17,8 +17,9 @@ import (
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
-// Rebalanced events: every group epoch the coordinator writes becomes one
-// (groups.Rebalances attributes the causes), published when Config.Rebalanced is set. A bump read live is announced at once; the
+// Rebalanced events: every group epoch the coordinator writes becomes one, or on Kafka
+// 4.3+ every new target assignment with the bumps folded into it (groups.Rebalances
+// attributes the causes and folds), published when Config.Rebalanced is set. A bump read live is announced at once; the
 // bumps read while replaying __consumer_offsets at start-up (at most maxReplayedBumps
 // per group, the latest) are announced after the start-up comparison, and the publisher
 // skips those its stream already holds (same id, or an earlier bump record than the
