@@ -63,7 +63,7 @@ func decodePartitionFast(value []byte, x *PartitionRecord, a *arena) (int16, boo
 		case tag <= 2:
 			p.bad = true // a known tag at a version without it
 		default:
-			continue // unknown tags are skipped
+			f.bad = true // a newer Kafka's tag: the general decoder skips and counts it
 		}
 		if p.bad || p.left() != 0 {
 			f.bad = true
@@ -133,7 +133,7 @@ func decodePartitionChangeFast(value []byte, x *PartitionChangeRecord, a *arena)
 		case tag <= 8:
 			p.bad = true // a known tag at a version without it
 		default:
-			continue // unknown tags are skipped
+			f.bad = true // a newer Kafka's tag: the general decoder skips and counts it
 		}
 		if p.bad || p.left() != 0 {
 			f.bad = true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -541,6 +542,58 @@ func TestDecodeKafkaCaps(t *testing.T) {
 			rec, _, err := Decode(unhex(t, tc.hex))
 			if rec != nil || !errors.Is(err, ErrCorrupt) || err == nil || !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("got %v (rec %v), want ErrCorrupt saying %q", err, rec, tc.says)
+			}
+		})
+	}
+}
+
+// TestUnknownTags: the records real Kafka 4.1.1, 4.3.1 and 4.4.0 wrote have no tagged
+// field this package does not know; a field a newer Kafka adds is skipped and counted,
+// by the general decoder and through the PartitionRecord fast path alike, the record
+// otherwise decoded as without it.
+func TestUnknownTags(t *testing.T) {
+	var d BatchDecoder
+	records := 0
+	for _, path := range fixtureFiles(t) {
+		in, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recordbatch.Scan(in, func(b recordbatch.Batch) error {
+			it := b.Iter()
+			for it.Next() {
+				if v := it.Record().Value; !b.IsControl() && len(v) > 1 {
+					if _, _, err := d.Decode(v); err == nil {
+						records++
+						if n := d.UnknownTags(); n != 0 {
+							t.Errorf("%s: a %s record with %d unknown tagged fields", path, RecordType(v[1]), n)
+						}
+					}
+				}
+			}
+			return nil
+		})
+		d.Reset()
+	}
+	if records == 0 {
+		t.Fatal("no fixture records")
+	}
+	u := "[01 23 45 67 89 ab cd ef 00 11 22 33 44 55 66 77]"
+	for _, tc := range []struct{ name, plain, tagged string }{
+		{"PartitionRecord", "01 03 00 00000000 " + u + " 02 00000001 02 00000001 01 01 00000001 00000000 00000000 00",
+			"01 03 00 00000000 " + u + " 02 00000001 02 00000001 01 01 00000001 00000000 00000000 01 1e 01 ff"},
+		{"TopicRecord", "01 02 00 04 666f6f " + u + " 00", "01 02 00 04 666f6f " + u + " 02 05 01 ff 09 00"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d Decoder
+			want, _, err := d.Decode(unhex(t, tc.plain))
+			if err != nil || d.UnknownTags() != 0 {
+				t.Fatalf("plain: %v, %d unknown tags", err, d.UnknownTags())
+			}
+			wantText := fmt.Sprint(want)
+			got, _, err := d.Decode(unhex(t, tc.tagged))
+			if err != nil || d.UnknownTags() == 0 || fmt.Sprint(got) != wantText {
+				t.Fatalf("tagged: %v, %d unknown tags, %v; want %s", err, d.UnknownTags(), got, wantText)
 			}
 		})
 	}
