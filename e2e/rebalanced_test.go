@@ -250,41 +250,41 @@ func checkFolded(ctx context.Context, t *testing.T, c *kafkatest.Cluster, url, c
 	batching := kafkatest.Version() >= "4.3"
 	var from int64 = -1
 	var prevEpoch int32 = -1
-	var bumps, folded int
-	var sizes []int // bumps per assignment, in order
+	var bumps, written, folded int // bumps told, epochs the coordinator wrote, events checked
+	var sizes []int                // bumps per assignment, in order
 	for _, e := range evs {
 		d := e.Data
 		at := d.ConsumerOffsets.Offset
-		var written []int32 // the new group epochs the coordinator wrote in (from, at]
+		var epochs []int32 // the new group epochs the coordinator wrote in (from, at]
 		for _, off := range offsets {
 			if rec, ok := recs[off]; ok && off > from && off <= at && !rec.Tombstone {
 				if v, ok := rec.Value.(*groups.ConsumerGroupMetadataValue); ok && v.Epoch > prevEpoch {
-					written, prevEpoch = append(written, v.Epoch), v.Epoch
+					epochs, prevEpoch = append(epochs, v.Epoch), v.Epoch
 				}
 			}
 		}
-		from, prevEpoch = at, d.NewEpoch
+		from, prevEpoch, written = at, d.NewEpoch, written+len(epochs)
 		n := max(len(d.EpochBumps), 1)
 		bumps += n
 		sizes = append(sizes, n)
 		if !batching {
-			if d.AssignmentEpoch != nil || !slices.Equal(written, []int32{d.NewEpoch}) {
-				t.Fatalf("%s: event %s (epoch %d, assignment %v) before 4.3, coordinator wrote epochs %v", group, e.ID, d.NewEpoch, d.AssignmentEpoch, written)
+			if d.AssignmentEpoch != nil || !slices.Equal(epochs, []int32{d.NewEpoch}) {
+				t.Fatalf("%s: event %s (epoch %d, assignment %v) before 4.3, coordinator wrote epochs %v", group, e.ID, d.NewEpoch, d.AssignmentEpoch, epochs)
 			}
 			continue
 		}
 		rec := recs[at]
 		a, isAssignment := rec.Value.(*groups.ConsumerGroupTargetAssignmentMetadataValue)
 		switch {
-		case d.AssignmentEpoch == nil && d.PreviousEpoch == nil && slices.Equal(written, []int32{d.NewEpoch}):
+		case d.AssignmentEpoch == nil && d.PreviousEpoch == nil && slices.Equal(epochs, []int32{d.NewEpoch}):
 			// The group's first bump, read before any of its assignment records: told
 			// as 4.2 would (docs/events.md).
 		case d.AssignmentEpoch == nil || *d.AssignmentEpoch != d.NewEpoch:
 			t.Fatalf("%s: event %s (epoch %d) has assignment epoch %v", group, e.ID, d.NewEpoch, d.AssignmentEpoch)
 		case isAssignment && a.AssignmentEpoch != d.NewEpoch, !isAssignment && rec.Type != groups.ConsumerGroupMetadata:
 			t.Fatalf("%s: event %s (assignment %d) is at %d/%d, a %s record (%+v)", group, e.ID, d.NewEpoch, part, at, rec.Type, rec.Value)
-		case !slices.Equal(d.EpochBumps, written):
-			t.Fatalf("%s: event %s (assignment %d) folds epochs %v; the coordinator wrote %v since the previous event", group, e.ID, d.NewEpoch, d.EpochBumps, written)
+		case !slices.Equal(d.EpochBumps, epochs):
+			t.Fatalf("%s: event %s (assignment %d) folds epochs %v; the coordinator wrote %v since the previous event", group, e.ID, d.NewEpoch, d.EpochBumps, epochs)
 		default:
 			folded++
 		}
@@ -294,8 +294,10 @@ func checkFolded(ctx context.Context, t *testing.T, c *kafkatest.Cluster, url, c
 			}
 		}
 	}
-	if len(evs) > bumps {
-		t.Fatalf("%s: %d assignments, more than its %d epoch bumps", group, len(evs), bumps)
+	// Every epoch the coordinator wrote is told in exactly one event, and no event
+	// tells none, so there are no more assignments than bumps.
+	if bumps != written || len(evs) > bumps {
+		t.Fatalf("%s: %d events tell %d epoch bumps; the coordinator wrote %d", group, len(evs), bumps, written)
 	}
 	t.Logf("%s on Kafka %s: %d epoch bumps folded into %d assignments (%d checked against the coordinator's records, in %v); bumps per assignment, in order: %v",
 		group, kafkatest.Version(), bumps, len(evs), folded, time.Since(start).Round(10*time.Millisecond), sizes)
