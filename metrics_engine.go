@@ -16,6 +16,8 @@ func newEngineMetrics(reg prometheus.Registerer, eng *engine.Engine) {
 		func() float64 { return float64(eng.Stats().InvalidEvents) })
 	f.counter("group_decode_errors_skipped_total", "__consumer_offsets records skipped: unknown type or version, or corrupt.",
 		func() float64 { return float64(eng.Stats().DecodeErrors) })
+	f.counter("group_unknown_tagged_fields_skipped_total", "Tagged fields of __consumer_offsets records skipped as unknown (a newer Kafka's); the rest of each record is used. Each kind is logged once.",
+		func() float64 { return float64(eng.Stats().UnknownTags) })
 	f.gauge("hash_coordinator_checked", "Groups whose kafka-scheme hash the last check compared with the coordinator's stored MetadataHash (groups with members and a stored hash).",
 		func() float64 { return float64(eng.Stats().CoordinatorChecked) })
 	f.gauge("hash_coordinator_mismatches", "Groups whose kafka-scheme hash has differed from the coordinator's stored MetadataHash for over KRAFTWATCH_COORDINATOR_MISMATCH_AFTER.",

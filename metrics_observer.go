@@ -21,6 +21,8 @@ func newObserverMetrics(reg prometheus.Registerer, m *observer.Metrics) {
 	f.counter("metadata_resets_total", "Rebuilds from a snapshot after truncation.", func() float64 { return float64(m.Resets.Load()) })
 	f.counter("metadata_decode_errors_skipped_total", "Metadata records skipped: unknown type or version, or corrupt.",
 		func() float64 { return float64(m.UnknownRecords.Load() + m.CorruptRecords.Load()) })
+	f.counter("metadata_unknown_tagged_fields_skipped_total", "Tagged fields of metadata records skipped as unknown (a newer Kafka's); the records are used. Each record type and version is logged once.",
+		func() float64 { return float64(m.UnknownTaggedFields.Load()) })
 	f.counter("metadata_corrupt_batches_total", "Corrupt batches met in the middle of the log (retried).",
 		func() float64 { return float64(m.CorruptBatches.Load()) })
 	f.counter("metadata_errors_total", "Failed reads of the metadata log, or failed requests to the controllers (retried with backoff).",

@@ -27,10 +27,19 @@ func TestRebalanceMetrics(t *testing.T) {
 	m.observe(events.GroupRebalanced{GroupType: events.ShareGroup, Causes: []events.RebalanceCause{
 		{Kind: meta, PredictedBy: &events.Prediction{LeadTimeMs: -3}},
 	}})
+	// Kafka 4.3+: two joins folded into one assignment.
+	m.observe(events.GroupRebalanced{GroupType: events.ConsumerGroup, EpochBumps: []int32{3, 4}, Causes: []events.RebalanceCause{
+		{Kind: joined, MemberID: "c", Epoch: 3}, {Kind: joined, MemberID: "d", Epoch: 4},
+	}})
+	for typ, want := range map[string][2]float64{"consumer": {2, 3}, "share": {1, 1}, "streams": {0, 0}} {
+		if a, b := testutil.ToFloat64(m.assignments.WithLabelValues(typ)), testutil.ToFloat64(m.bumps.WithLabelValues(typ)); a != want[0] || b != want[1] {
+			t.Errorf("%s: %v assignments, %v bumps; want %v", typ, a, b, want)
+		}
+	}
 	for _, c := range []struct {
 		typ, cause string
 		want       float64
-	}{{"consumer", "member_joined", 1}, {"consumer", "metadata", 1}, {"share", "metadata", 1}, {"share", "member_joined", 0}} {
+	}{{"consumer", "member_joined", 2}, {"consumer", "metadata", 1}, {"share", "metadata", 1}, {"share", "member_joined", 0}} {
 		if got := testutil.ToFloat64(m.total.WithLabelValues(c.typ, c.cause)); got != c.want {
 			t.Errorf("%s/%s = %v, want %v", c.typ, c.cause, got, c.want)
 		}

@@ -374,8 +374,17 @@ func describeRebalanced(env events.Envelope[events.GroupRebalanced]) string {
 		}
 		causes = append(causes, s)
 	}
-	return fmt.Sprintf("%s rebalanced %s group %q: epoch %s -> %d because %s [__consumer_offsets %d/%d]",
-		env.Time.Format("15:04:05.000"), e.GroupType, e.GroupID, prev, e.NewEpoch, strings.Join(causes, ", "),
+	var assignment string
+	if e.AssignmentEpoch != nil {
+		// Kafka 4.3+: one new target assignment, with the bumps folded into it.
+		assignment = fmt.Sprintf(" (one assignment of %d epoch bumps", len(e.EpochBumps))
+		if e.PartitionsMoved != nil {
+			assignment += fmt.Sprintf(", %d partitions moved", *e.PartitionsMoved)
+		}
+		assignment += ")"
+	}
+	return fmt.Sprintf("%s rebalanced %s group %q: epoch %s -> %d%s because %s [__consumer_offsets %d/%d]",
+		env.Time.Format("15:04:05.000"), e.GroupType, e.GroupID, prev, e.NewEpoch, assignment, strings.Join(causes, ", "),
 		e.ConsumerOffsets.Partition, e.ConsumerOffsets.Offset)
 }
 

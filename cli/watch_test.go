@@ -205,3 +205,37 @@ func TestWatchUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestDescribeRebalanced: watch's line for a rebalanced event says, on Kafka 4.3+, how
+// many epoch bumps the assignment folds and how many partitions it moves.
+func TestDescribeRebalanced(t *testing.T) {
+	prev, a, moved := int32(2), int32(4), 1
+	ev := events.GroupRebalanced{ClusterID: "c", GroupID: "billing", GroupType: events.ConsumerGroup, PreviousEpoch: &prev, NewEpoch: 4,
+		ConsumerOffsets: events.OffsetsPosition{Partition: 0, Offset: 11},
+		Causes:          []events.RebalanceCause{{Kind: events.CauseMemberJoined, MemberID: "m2", Epoch: 3}, {Kind: events.CauseMemberJoined, MemberID: "m3", Epoch: 4}}}
+	at := time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		with func(*events.GroupRebalanced)
+		want string
+	}{
+		{"per epoch (4.1, 4.2)", func(*events.GroupRebalanced) {},
+			`18:00:00.000 rebalanced consumer group "billing": epoch 2 -> 4 because member_joined m2, member_joined m3 [__consumer_offsets 0/11]`},
+		{"per assignment (4.3+)", func(e *events.GroupRebalanced) {
+			e.AssignmentEpoch, e.EpochBumps, e.PartitionsMoved = &a, []int32{3, 4}, &moved
+		},
+			`18:00:00.000 rebalanced consumer group "billing": epoch 2 -> 4 (one assignment of 2 epoch bumps, 1 partitions moved) because member_joined m2, member_joined m3 [__consumer_offsets 0/11]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := ev
+			tc.with(&e)
+			env, err := e.Wrap(at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := describeRebalanced(env); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}

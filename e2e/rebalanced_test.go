@@ -21,6 +21,7 @@ import (
 
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
 	"github.com/kraftwatch/kraftwatch/events"
+	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
 )
 
@@ -168,6 +169,7 @@ func TestRebalanced(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("100 members joined rb-many in %v", time.Since(started).Round(100*time.Millisecond))
+	checkFolded(ctx, t, c, url, cluster, "rb-many")
 
 	// The first member leaves.
 	a.Close()
@@ -199,12 +201,106 @@ func TestRebalanced(t *testing.T) {
 		}
 	}
 	t.Logf("%d rebalanced events stored, each once; prediction lead times (ms): %s", len(stored), strings.Join(leads, ", "))
-	if n := kw.Metric(`kraftwatch_group_rebalances_total{cause="member_joined",group_type="consumer"}`); n < 102 {
-		t.Fatalf("kraftwatch_group_rebalances_total member_joined consumer = %v, want at least 102", n)
+	// 102 joins (rb-a's two, rb-many's 100): as many bumps, as many assignments or fewer.
+	bumps, assignments := kw.Metric(`kraftwatch_group_epoch_bumps_total{group_type="consumer"}`), kw.Metric(`kraftwatch_group_assignments_total{group_type="consumer"}`)
+	if bumps < 102 || assignments > bumps || kw.Metric(`kraftwatch_group_rebalances_total{cause="member_joined",group_type="consumer"}`) > assignments {
+		t.Fatalf("consumer groups: %v epoch bumps, %v assignments; want at least 102 bumps, no more assignments than bumps", bumps, assignments)
 	}
 	if n := kw.Metric(`kraftwatch_group_rebalance_lead_time_seconds_count`); n < 1 {
 		t.Fatalf("lead time histogram count %v", n)
 	}
+}
+
+// checkFolded checks group's rebalanced events against the coordinator's own records in
+// __consumer_offsets and logs how many epoch bumps each assignment folded. On Kafka 4.3+
+// (KIP-1263) each event must be at a target assignment record whose epoch is its
+// new_epoch (or, for a last leave, at that bump), and its epoch_bumps the group epochs
+// the coordinator wrote since the previous event's record; before 4.3, one event per
+// epoch record.
+func checkFolded(ctx context.Context, t *testing.T, c *kafkatest.Cluster, url, cluster, group string) {
+	t.Helper()
+	start := time.Now()
+	evs, err := readRebalanced(url, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs = slices.DeleteFunc(evs, func(e events.Envelope[events.GroupRebalanced]) bool { return e.Data.GroupID != group })
+	if len(evs) == 0 {
+		t.Fatalf("%s: no rebalanced event", group)
+	}
+	// The coordinator's records of the group, up to the last event's, by offset.
+	part := evs[0].Data.ConsumerOffsets.Partition
+	recs := map[int64]groups.Record{}
+	var offsets []int64
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: strings.Split(c.Bootstrap(), ","), Topic: "__consumer_offsets", Partition: int(part),
+		MaxWait: 200 * time.Millisecond})
+	defer r.Close()
+	dec := groups.NewDecoder()
+	for last := evs[len(evs)-1].Data.ConsumerOffsets.Offset; len(offsets) == 0 || offsets[len(offsets)-1] < last; {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatalf("reading __consumer_offsets-%d: %v", part, err)
+		}
+		rec, err := dec.Decode(m.Key, m.Value)
+		if err == nil && rec.GroupID == group {
+			recs[m.Offset] = rec
+		}
+		offsets = append(offsets, m.Offset)
+	}
+	batching := kafkatest.Version() >= "4.3"
+	var from int64 = -1
+	var prevEpoch int32 = -1
+	var bumps, written, folded int // bumps told, epochs the coordinator wrote, events checked
+	var sizes []int                // bumps per assignment, in order
+	for _, e := range evs {
+		d := e.Data
+		at := d.ConsumerOffsets.Offset
+		var epochs []int32 // the new group epochs the coordinator wrote in (from, at]
+		for _, off := range offsets {
+			if rec, ok := recs[off]; ok && off > from && off <= at && !rec.Tombstone {
+				if v, ok := rec.Value.(*groups.ConsumerGroupMetadataValue); ok && v.Epoch > prevEpoch {
+					epochs, prevEpoch = append(epochs, v.Epoch), v.Epoch
+				}
+			}
+		}
+		from, prevEpoch, written = at, d.NewEpoch, written+len(epochs)
+		n := max(len(d.EpochBumps), 1)
+		bumps += n
+		sizes = append(sizes, n)
+		if !batching {
+			if d.AssignmentEpoch != nil || !slices.Equal(epochs, []int32{d.NewEpoch}) {
+				t.Fatalf("%s: event %s (epoch %d, assignment %v) before 4.3, coordinator wrote epochs %v", group, e.ID, d.NewEpoch, d.AssignmentEpoch, epochs)
+			}
+			continue
+		}
+		rec := recs[at]
+		a, isAssignment := rec.Value.(*groups.ConsumerGroupTargetAssignmentMetadataValue)
+		switch {
+		case d.AssignmentEpoch == nil && d.PreviousEpoch == nil && slices.Equal(epochs, []int32{d.NewEpoch}):
+			// The group's first bump, read before any of its assignment records: told
+			// as 4.2 would (docs/events.md).
+		case d.AssignmentEpoch == nil || *d.AssignmentEpoch != d.NewEpoch:
+			t.Fatalf("%s: event %s (epoch %d) has assignment epoch %v", group, e.ID, d.NewEpoch, d.AssignmentEpoch)
+		case isAssignment && a.AssignmentEpoch != d.NewEpoch, !isAssignment && rec.Type != groups.ConsumerGroupMetadata:
+			t.Fatalf("%s: event %s (assignment %d) is at %d/%d, a %s record (%+v)", group, e.ID, d.NewEpoch, part, at, rec.Type, rec.Value)
+		case !slices.Equal(d.EpochBumps, epochs):
+			t.Fatalf("%s: event %s (assignment %d) folds epochs %v; the coordinator wrote %v since the previous event", group, e.ID, d.NewEpoch, d.EpochBumps, epochs)
+		default:
+			folded++
+		}
+		for _, c := range d.Causes {
+			if c.Kind == events.CauseMemberJoined && !slices.Contains(d.EpochBumps, c.Epoch) && d.AssignmentEpoch != nil {
+				t.Fatalf("%s: event %s: cause epoch %d is none of its bumps %v", group, e.ID, c.Epoch, d.EpochBumps)
+			}
+		}
+	}
+	// Every epoch the coordinator wrote is told in exactly one event, and no event
+	// tells none, so there are no more assignments than bumps.
+	if bumps != written || len(evs) > bumps {
+		t.Fatalf("%s: %d events tell %d epoch bumps; the coordinator wrote %d", group, len(evs), bumps, written)
+	}
+	t.Logf("%s on Kafka %s: %d epoch bumps folded into %d assignments (%d checked against the coordinator's records, in %v); bumps per assignment, in order: %v",
+		group, kafkatest.Version(), bumps, len(evs), folded, time.Since(start).Round(10*time.Millisecond), sizes)
 }
 
 // setGroupConfig sets one group config (config resource type GROUP, 32) of group.

@@ -42,6 +42,7 @@ import (
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/observer"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -95,6 +96,9 @@ type Stats struct {
 	// counts once under each distinct kind it gives.
 	DecisionReasons [events.NumReasonKinds]uint64
 	DecodeErrors    uint64
+	// UnknownTags counts the tagged fields of __consumer_offsets records skipped as
+	// unknown (a newer Kafka's; the rest of each record is used).
+	UnknownTags uint64
 	// InvalidEvents counts the events the publisher refused as invalid (never
 	// published; each logged with its group).
 	InvalidEvents uint64
@@ -109,7 +113,7 @@ type Stats struct {
 type Engine struct {
 	cfg     Config
 	log     *slog.Logger
-	meta    chan observer.Update
+	meta    chan metaUpdate
 	records chan []groups.Message // batches of one partition's records
 	queries chan query
 	done    chan struct{}
@@ -137,9 +141,13 @@ type Engine struct {
 	decided    uint64
 	byReason   [events.NumReasonKinds]uint64
 	decodeEr   uint64
-	invalid    uint64
-	coord      coordinatorCheck
-	rebal      rebalances
+	unknownTag uint64
+	// unknownKinds are the record types and versions skipped as unknown so far, each
+	// logged once.
+	unknownKinds map[[2]int16]bool
+	invalid      uint64
+	coord        coordinatorCheck
+	rebal        rebalances
 }
 
 type groupsPosition struct {
@@ -167,7 +175,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{
 		cfg:       cfg,
 		log:       cfg.Logger,
-		meta:      make(chan observer.Update, 64),
+		meta:      make(chan metaUpdate, 64),
 		records:   make(chan []groups.Message, 8), // a batch is up to one fetch (8 MiB) of group records
 		queries:   make(chan query),
 		done:      make(chan struct{}),
@@ -189,10 +197,33 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// metaUpdate is an observer update with what Run needs of its records, which are
+// valid only until OnMetadata returns.
+type metaUpdate struct {
+	observer.Update
+	// groupConfigs are the group configs (ConfigRecord, resource type GROUP) the
+	// update's unit sets or deletes: "key=value", or "key" when deleted.
+	groupConfigs []groupConfig
+}
+
+type groupConfig struct{ group, config string }
+
 // OnMetadata queues an observer update; it is the observer's Handler.
 func (e *Engine) OnMetadata(u observer.Update) {
+	mu := metaUpdate{Update: u}
+	if u.Unit != nil {
+		for _, en := range u.Unit.Entries {
+			if r, ok := en.Record.(*metadata.ConfigRecord); ok && r.ResourceType == metadata.ConfigResourceGroup {
+				c := groupConfig{group: r.ResourceName, config: r.Name}
+				if r.Value != nil {
+					c.config += "=" + *r.Value
+				}
+				mu.groupConfigs = append(mu.groupConfigs, c)
+			}
+		}
+	}
 	select {
-	case e.meta <- u:
+	case e.meta <- mu:
 	case <-e.done:
 	}
 }
@@ -277,6 +308,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		case u := <-e.meta:
 			e.img = u.Image
 			ds = e.tracker.Metadata(u.Image, u.Changes)
+			for _, c := range u.groupConfigs {
+				e.rebal.rb.GroupConfigChanged(e.state, c.group, c.config)
+			}
 		case batch := <-e.records:
 			// Each record is decided on as if it came alone: the next one is applied
 			// once the events of the one before are handed over.
@@ -429,9 +463,28 @@ func (e *Engine) startup(ctx context.Context) error {
 func (e *Engine) applyRecord(m groups.Message) (groups.Change, bool) {
 	e.sinceQuery++
 	ch, rb, err := e.rebal.rb.Replay(e.state, m.Key, m.Value)
+	if n, fresh := e.state.UnknownTags(); n != e.unknownTag {
+		e.unknownTag = n
+		for _, k := range fresh {
+			e.log.Warn("skipping unknown tagged fields of __consumer_offsets records (logged once per record type, version and tag)",
+				"record_type", k.Type.String(), "version", k.Version, "tag", k.Tag, "partition", m.Partition, "offset", m.Offset)
+		}
+	}
 	if err != nil {
 		e.decodeEr++
-		e.log.Warn("skipping a __consumer_offsets record", "partition", m.Partition, "offset", m.Offset, "error", err)
+		var de *groups.DecodeError
+		if !errors.As(err, &de) || !errors.Is(err, groups.ErrUnknownRecordType) && !errors.Is(err, groups.ErrUnknownVersion) {
+			e.log.Warn("skipping a __consumer_offsets record", "partition", m.Partition, "offset", m.Offset, "error", err)
+			return groups.Change{}, false
+		}
+		if k := [2]int16{int16(de.RecordType), de.Version}; !e.unknownKinds[k] {
+			if e.unknownKinds == nil {
+				e.unknownKinds = map[[2]int16]bool{}
+			}
+			e.unknownKinds[k] = true
+			e.log.Warn("skipping __consumer_offsets records of unknown type or version (logged once per type and version)",
+				"record_type", de.RecordType.String(), "version", de.Version, "partition", m.Partition, "offset", m.Offset, "error", err)
+		}
 		return groups.Change{}, false
 	}
 	if rb != nil {
@@ -597,7 +650,7 @@ func logHash(h events.NullHash) string {
 }
 
 func (e *Engine) publishStats() {
-	e.stats.Store(&Stats{Groups: e.state.Len(), Decisions: e.decided, DecisionReasons: e.byReason, DecodeErrors: e.decodeEr, InvalidEvents: e.invalid, Cache: e.cache.Stats(),
+	e.stats.Store(&Stats{Groups: e.state.Len(), Decisions: e.decided, DecisionReasons: e.byReason, DecodeErrors: e.decodeEr, UnknownTags: e.unknownTag, InvalidEvents: e.invalid, Cache: e.cache.Stats(),
 		CoordinatorChecked: e.coord.checked, CoordinatorMismatches: e.coord.mismatches})
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,11 +13,13 @@ import (
 	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
+	"github.com/kraftwatch/kraftwatch/image"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
 
-// Rebalanced events: every group epoch the coordinator writes becomes one
-// (groups.Rebalances attributes the causes), published when Config.Rebalanced is set. A bump read live is announced at once; the
+// Rebalanced events: every group epoch the coordinator writes becomes one, or on Kafka
+// 4.3+ every new target assignment with the bumps folded into it (groups.Rebalances
+// attributes the causes and folds), published when Config.Rebalanced is set. A bump read live is announced at once; the
 // bumps read while replaying __consumer_offsets at start-up (at most maxReplayedBumps
 // per group, the latest) are announced after the start-up comparison, and the publisher
 // skips those its stream already holds (same id, or an earlier bump record than the
@@ -183,7 +186,8 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 		pc := events.RebalanceCause{Kind: c.Kind, MemberID: c.MemberID, InstanceID: c.InstanceID,
 			ClientID: c.ClientID, ClientHost: c.ClientHost, RackID: c.RackID,
 			SubscribedTopicNames: c.Topics, PreviousSubscribedTopicNames: c.OldTopics, PreviousSubscribedTopicRegex: c.OldRegex,
-			TopicsAdded: c.TopicsAdded, TopicsRemoved: c.TopicsRemoved, PreviousValue: c.OldValue, NewValue: c.NewValue}
+			TopicsAdded: c.TopicsAdded, TopicsRemoved: c.TopicsRemoved, PreviousValue: c.OldValue, NewValue: c.NewValue,
+			Epoch: c.Epoch}
 		switch c.Kind {
 		case events.CauseRegexResolutionChanged:
 			pc.Regex = c.Regex
@@ -197,6 +201,9 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 			pc.SubscribedTopicRegex = c.Regex
 		}
 		ev.Causes = append(ev.Causes, pc)
+	}
+	if rb.Assignment != nil {
+		e.assignmentFields(&ev, rb)
 	}
 	if e.cfg.OnRebalanced != nil {
 		e.cfg.OnRebalanced(ev)
@@ -224,8 +231,46 @@ func (e *Engine) announceBump(ctx context.Context, b bump, live bool) error {
 		return fmt.Errorf("engine: enqueue rebalanced event of %s: %w", rb.Group, err)
 	}
 	e.log.Info("group rebalanced", "group", rb.Group.ID, "group_type", rb.Group.Type.String(), "epoch", rb.NewEpoch,
-		"causes", causesSummary(ev.Causes), "partition", b.partition, "offset", b.offset)
+		"epoch_bumps", len(ev.EpochBumps), "causes", causesSummary(ev.Causes), "partition", b.partition, "offset", b.offset)
 	return nil
+}
+
+// assignmentFields sets the event's members of a batched assignment (Kafka 4.3+):
+// its epoch and time, the bumps folded in and, but for streams groups, the partitions
+// it moved, named from the current image.
+func (e *Engine) assignmentFields(ev *events.GroupRebalanced, rb *groups.Rebalance) {
+	a := rb.Assignment
+	epoch := a.Epoch
+	ev.AssignmentEpoch, ev.EpochBumps = &epoch, a.Epochs
+	if a.Timestamp > 0 {
+		ev.AssignmentTime = time.UnixMilli(a.Timestamp).UTC()
+	}
+	if rb.Group.Type == events.StreamsGroup {
+		return
+	}
+	n := 0
+	moved := make([]events.MovedPartitions, 0, len(a.Moved))
+	for _, t := range a.Moved {
+		n += len(t.Partitions)
+		m := events.MovedPartitions{TopicID: t.TopicID.String(), Partitions: t.Partitions}
+		if topic, ok := e.topic(t.TopicID); ok {
+			m.Topic = topic.Name()
+		}
+		moved = append(moved, m)
+	}
+	slices.SortFunc(moved, func(x, y events.MovedPartitions) int {
+		return cmp.Or(strings.Compare(x.Topic, y.Topic), strings.Compare(x.TopicID, y.TopicID))
+	})
+	ev.PartitionsMoved = &n
+	ev.MovedPartitions, ev.MovedPartitionsTruncated = events.FitMovedPartitions(moved, events.MaxTopicsBytes)
+}
+
+// topic returns the current image's topic of id, if the image is loaded and has it.
+func (e *Engine) topic(id groups.UUID) (*image.Topic, bool) {
+	if e.img == nil {
+		return nil, false
+	}
+	return e.img.Topic(id)
 }
 
 // causesSummary says what a bump's causes are in a few words, for the history and logs.

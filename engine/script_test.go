@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -54,7 +55,8 @@ import (
 //	        the input lines are __consumer_offsets records (groupstest.ParseText) at the
 //	        partition's next offsets, timestamped now; hash=kafka:T1,T2 stands for the
 //	        kafka-scheme hash of those topics in the current image (what a coordinator
-//	        stores), hash=#N for the hash printed as #N.
+//	        stores), hash=#N for the hash printed as #N; "raw KEYHEX VALUEHEX" is a
+//	        record given as bytes
 //	advance DURATION   move the clock on (the engine's timers fire)
 //	events  the events enqueued since the last events command, numbered e1, e2, ...
 //	query TYPE GROUP   the group as Query sees it: state, hash, topics and history
@@ -219,11 +221,13 @@ func (h *harness) metadata(t *testing.T, d *datadriven.TestData) []string {
 	delta := image.NewDelta(h.img)
 	lines := inputLines(d)
 	first := h.nextMeta
+	unit := &observer.Unit{}
 	for i, l := range lines {
 		rec, err := metadata.ParseText(l, metadata.ShortUUIDs)
 		if err != nil {
 			t.Fatalf("%s: input line %d: %v", d.Pos, i+1, err)
 		}
+		unit.Entries = append(unit.Entries, observer.Entry{Offset: h.nextMeta, Record: rec})
 		delta.At(h.nextMeta, now)
 		if err := delta.Replay(rec); err != nil {
 			t.Fatalf("%s: input line %d: %v", d.Pos, i+1, err)
@@ -239,7 +243,7 @@ func (h *harness) metadata(t *testing.T, d *datadriven.TestData) []string {
 		}
 	}
 	if h.eng != nil {
-		h.eng.OnMetadata(observer.Update{Image: im, Changes: ch, Provenance: im.Provenance()})
+		h.eng.OnMetadata(observer.Update{Image: im, Changes: ch, Provenance: im.Provenance(), Unit: unit, Units: 1})
 		synctest.Wait()
 	}
 	return out
@@ -258,11 +262,18 @@ func (h *harness) records(t *testing.T, d *datadriven.TestData) []string {
 		l = hashArg.ReplaceAllStringFunc(l, func(s string) string {
 			return "hash=" + strconv.FormatUint(uint64(h.hashOf(t, strings.TrimPrefix(s, "hash="))), 16)
 		})
-		rec, err := groupstest.ParseText(l)
-		if err != nil {
-			t.Fatalf("%s: input line %d: %v", d.Pos, i+1, err)
+		var key, value []byte
+		var rec groups.Record
+		var err error
+		if raw, ok := strings.CutPrefix(l, "raw "); ok {
+			// raw KEYHEX VALUEHEX: a record as bytes (a newer Kafka's).
+			k, v, _ := strings.Cut(strings.TrimSpace(raw), " ")
+			if key, err = hex.DecodeString(k); err == nil {
+				value, err = hex.DecodeString(v)
+			}
+		} else if rec, err = groupstest.ParseText(l); err == nil {
+			key, value, err = groupstest.Encode(&rec)
 		}
-		key, value, err := groupstest.Encode(&rec)
 		if err != nil {
 			t.Fatalf("%s: input line %d: %v", d.Pos, i+1, err)
 		}
@@ -409,6 +420,19 @@ func (h *harness) eventLines(s enqueued) []string {
 		out = append(out, fmt.Sprintf("e%d rebalanced %s/%s epoch %s -> %d metadata_hash=%s consumer_offsets=%d/%d time=%s",
 			s.seq, ev.GroupType, ev.GroupID, prev, ev.NewEpoch, h.hash(int64(ev.MetadataHash)),
 			ev.ConsumerOffsets.Partition, ev.ConsumerOffsets.Offset, h.at(ev.Time)))
+		if a := ev.AssignmentEpoch; a != nil {
+			l := fmt.Sprintf("  assignment %d epoch_bumps=%v", *a, ev.EpochBumps)
+			if !ev.AssignmentTime.IsZero() {
+				l += " assignment_time=" + h.at(ev.AssignmentTime)
+			}
+			if n := ev.PartitionsMoved; n != nil {
+				l += fmt.Sprintf(" partitions_moved=%d", *n)
+				for _, m := range ev.MovedPartitions {
+					l += fmt.Sprintf(" %s(%s):%v", m.Topic, metadata.ShortenUUIDs(m.TopicID), m.Partitions)
+				}
+			}
+			out = append(out, l)
+		}
 		for _, c := range ev.Causes {
 			out = append(out, "  "+h.causeLine(c))
 		}
@@ -449,6 +473,9 @@ func (h *harness) causeLine(c kwevents.RebalanceCause) string {
 	add("removed", list(c.TopicsRemoved))
 	add("previous_value", c.PreviousValue)
 	add("new_value", c.NewValue)
+	if c.Epoch != 0 {
+		add("epoch", strconv.Itoa(int(c.Epoch)))
+	}
 	if c.PreviousHash != nil && c.NewHash != nil {
 		l += " " + h.hash(int64(*c.PreviousHash)) + " -> " + h.hash(int64(*c.NewHash))
 	}
@@ -528,8 +555,8 @@ func (h *harness) stats(t *testing.T, d *datadriven.TestData) []string {
 			l += fmt.Sprintf(" %s=%d", kwevents.ReasonKind(k), n)
 		}
 	}
-	return []string{l, fmt.Sprintf("decode_errors=%d coordinator_checked=%d coordinator_mismatches=%d",
-		s.DecodeErrors, s.CoordinatorChecked, s.CoordinatorMismatches)}
+	return []string{l, fmt.Sprintf("decode_errors=%d unknown_tags=%d coordinator_checked=%d coordinator_mismatches=%d",
+		s.DecodeErrors, s.UnknownTags, s.CoordinatorChecked, s.CoordinatorMismatches)}
 }
 
 // inputLines returns the non-empty lines of a command's input.

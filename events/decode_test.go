@@ -454,6 +454,9 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add(golden(f))
 	f.Add(rebalanced)
+	if assignment, err := os.ReadFile("testdata/rebalanced.assignment.golden.json"); err == nil {
+		f.Add(assignment)
+	}
 	f.Add(addMembers(f, golden(f), "data"))
 	captured, _ := filepath.Glob("testdata/captured/*.json")
 	for _, name := range captured {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 )
@@ -131,6 +132,35 @@ type RebalanceCause struct {
 	// comma-joined), before and after.
 	PreviousValue string `json:"previous_value,omitempty"`
 	NewValue      string `json:"new_value,omitempty"`
+	// Epoch is, in an event with an assignment (Kafka 4.3+), the group epoch of the
+	// bump the cause came with; 0 (absent) otherwise.
+	Epoch int32 `json:"epoch,omitempty"`
+}
+
+// FitMovedPartitions cuts ms so that its JSON form stays within about maxBytes (as
+// FitTopics does a rebalance-needed event's topics) and reports whether it did.
+func FitMovedPartitions(ms []MovedPartitions, maxBytes int) ([]MovedPartitions, bool) {
+	n := 0
+	for i, m := range ms {
+		// {"topic":"","topic_id":"<22>","partitions":[]}, and each partition with its comma;
+		// a name's characters at most 6 bytes each (escaped).
+		n += len(`{"topic":"","topic_id":"","partitions":[]},`) + 22 + 6*len(m.Topic)
+		for _, p := range m.Partitions {
+			n += digits(int64(p)) + 1
+		}
+		if n > maxBytes {
+			return ms[:i], true
+		}
+	}
+	return ms, false
+}
+
+// MovedPartitions are partitions of one topic that a new target assignment gives a
+// member that did not have them in the previous one.
+type MovedPartitions struct {
+	Topic      string  `json:"topic"`
+	TopicID    string  `json:"topic_id"`
+	Partitions []int32 `json:"partitions"`
 }
 
 // GroupRebalanced is the data of a TypeGroupRebalanced event: the coordinator wrote a
@@ -149,6 +179,26 @@ type GroupRebalanced struct {
 	// ConsumerOffsets is the position of the bump record.
 	ConsumerOffsets OffsetsPosition  `json:"consumer_offsets"`
 	Causes          []RebalanceCause `json:"causes"`
+
+	// The assignment members are set when the coordinator batches group epoch bumps
+	// into target assignments (Kafka 4.3+, KIP-1263) and absent otherwise: the event is
+	// then one new target assignment, new_epoch its epoch, consumer_offsets its
+	// record, and the causes those of every bump folded into it (docs/events.md).
+	//
+	// AssignmentEpoch is the target assignment's epoch.
+	AssignmentEpoch *int32 `json:"assignment_epoch,omitempty"`
+	// AssignmentTime is the record's AssignmentTimestamp; zero (absent) when it has
+	// none (a bump that left the group empty, for which none is written).
+	AssignmentTime time.Time `json:"assignment_time,omitzero"`
+	// EpochBumps are the group epochs of the bumps folded in, in order.
+	EpochBumps []int32 `json:"epoch_bumps,omitempty"`
+	// PartitionsMoved counts the partitions the assignment gives a member that did not
+	// have them (moved, or first assigned); absent for streams groups (tasks).
+	PartitionsMoved *int `json:"partitions_moved,omitempty"`
+	// MovedPartitions lists them by topic, sorted by name, cut at MaxTopicsBytes as a
+	// rebalance-needed event's topics are (MovedPartitionsTruncated then set).
+	MovedPartitions          []MovedPartitions `json:"moved_partitions,omitempty"`
+	MovedPartitionsTruncated bool              `json:"moved_partitions_truncated,omitempty"`
 
 	// Time is the CloudEvent's time attribute (not part of the JSON data): the bump
 	// record's timestamp.
@@ -194,10 +244,24 @@ func (e *GroupRebalanced) Validate() error {
 				return fmt.Errorf("%w: group %q: cause %d: %q is not valid UTF-8", ErrInvalidEvent, e.GroupID, i, s)
 			}
 		}
+		if c.Epoch < 0 {
+			return fmt.Errorf("%w: group %q: cause %d: negative epoch", ErrInvalidEvent, e.GroupID, i)
+		}
 		if p := c.PredictedBy; p != nil {
 			if !validID(p.EventID, "kw1-") {
 				return fmt.Errorf("%w: group %q: cause %d: predicted_by.event_id %q is not a rebalance-needed event id", ErrInvalidEvent, e.GroupID, i, p.EventID)
 			}
+		}
+	}
+	if e.AssignmentEpoch != nil && *e.AssignmentEpoch < 0 || slices.ContainsFunc(e.EpochBumps, func(v int32) bool { return v < 0 }) {
+		return fmt.Errorf("%w: group %q: negative assignment or bump epoch", ErrInvalidEvent, e.GroupID)
+	}
+	if e.PartitionsMoved != nil && *e.PartitionsMoved < 0 {
+		return fmt.Errorf("%w: group %q: negative partitions_moved", ErrInvalidEvent, e.GroupID)
+	}
+	for _, m := range e.MovedPartitions {
+		if !utf8.ValidString(m.Topic) || slices.ContainsFunc(m.Partitions, func(p int32) bool { return p < 0 }) {
+			return fmt.Errorf("%w: group %q: moved_partitions of %q: invalid topic name or negative partition", ErrInvalidEvent, e.GroupID, m.Topic)
 		}
 	}
 	return nil
@@ -275,7 +339,8 @@ func DecodeGroupRebalanced(b []byte) (Envelope[GroupRebalanced], error) {
 var (
 	groupRebalanced = &shape{
 		names: []string{"cluster_id", "group_id", "group_type", "previous_epoch", "new_epoch", "metadata_hash",
-			"consumer_offsets", "causes"},
+			"consumer_offsets", "causes", "assignment_epoch", "assignment_time", "epoch_bumps", "partitions_moved",
+			"moved_partitions", "moved_partitions_truncated"},
 		required: 8,
 		nullable: 1 << 3, // previous_epoch
 	}
@@ -283,10 +348,12 @@ var (
 		names: []string{"kind",
 			"member_id", "instance_id", "client_id", "client_host", "rack_id", "subscribed_topic_names",
 			"subscribed_topic_regex", "previous_subscribed_topic_names", "previous_subscribed_topic_regex", "regex",
-			"topics_added", "topics_removed", "previous_hash", "new_hash", "predicted_by", "previous_value", "new_value"},
+			"topics_added", "topics_removed", "previous_hash", "new_hash", "predicted_by", "previous_value", "new_value",
+			"epoch"},
 		required: 1,
 	}
-	prediction = &shape{names: []string{"event_id", "new_hash", "time", "lead_time_ms"}, required: 4}
+	movedPartitions = &shape{names: []string{"topic", "topic_id", "partitions"}, required: 3}
+	prediction      = &shape{names: []string{"event_id", "new_hash", "time", "lead_time_ms"}, required: 4}
 )
 
 // causeNeeds gives the members a cause of each kind must have, as rebalanceCause's bits.
@@ -319,10 +386,40 @@ func (r *reader) groupRebalanced(d *GroupRebalanced) error {
 			return r.hash(&d.MetadataHash)
 		case 6:
 			return r.offsetsPosition(&d.ConsumerOffsets)
-		default:
+		case 7:
 			var err error
 			d.Causes, err = items(r, &r.causes, r.rebalanceCause)
 			return err
+		case 8:
+			d.AssignmentEpoch = new(int32)
+			return r.epoch(d.AssignmentEpoch)
+		case 9:
+			return r.time(&d.AssignmentTime)
+		case 10:
+			return r.epochs(&d.EpochBumps)
+		case 11:
+			n, err := r.atLeast(63, 0, "a count (0 or more)")
+			d.PartitionsMoved = new(int)
+			*d.PartitionsMoved = int(n)
+			return err
+		case 12:
+			return r.array(func(int) error {
+				var m MovedPartitions
+				_, err := r.object(movedPartitions, func(i int) error {
+					switch i {
+					case 0:
+						return r.str(&m.Topic)
+					case 1:
+						return r.topicID(&m.TopicID)
+					default:
+						return r.epochs(&m.Partitions)
+					}
+				})
+				d.MovedPartitions = append(d.MovedPartitions, m)
+				return err
+			})
+		default:
+			return r.boolean(&d.MovedPartitionsTruncated)
 		}
 	})
 	return err
@@ -348,9 +445,11 @@ func (r *reader) rebalanceCause(c *RebalanceCause) error {
 		case i == 14:
 			c.NewHash = new(Hash)
 			return r.hash(c.NewHash)
-		default: // 15
+		case i == 15:
 			c.PredictedBy = new(Prediction)
 			return r.prediction(c.PredictedBy)
+		default: // 18
+			return r.epoch(&c.Epoch)
 		}
 	})
 	if err != nil {
@@ -364,6 +463,24 @@ func (r *reader) rebalanceCause(c *RebalanceCause) error {
 		}
 	}
 	return nil
+}
+
+// epoch reads an int32 that is 0 or more.
+func (r *reader) epoch(dst *int32) error {
+	n, err := r.atLeast(32, 0, "an epoch (0 or more)")
+	*dst = int32(n)
+	return err
+}
+
+// epochs reads an array of int32s that are 0 or more (epochs, partitions).
+func (r *reader) epochs(dst *[]int32) error {
+	*dst = []int32{}
+	return r.array(func(int) error {
+		var v int32
+		err := r.epoch(&v)
+		*dst = append(*dst, v)
+		return err
+	})
 }
 
 func (r *reader) prediction(p *Prediction) error {

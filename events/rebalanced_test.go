@@ -35,23 +35,44 @@ func goldenRebalanced() events.GroupRebalanced {
 	}
 }
 
+// goldenAssignment is the example event of testdata/rebalanced.assignment.golden.json:
+// Kafka 4.3+, two group epoch bumps (5 and 6) folded into target assignment 6.
+func goldenAssignment() events.GroupRebalanced {
+	ev := goldenRebalanced()
+	ev.NewEpoch = 6
+	ev.Causes[0].Epoch = 5
+	ev.Causes[1].Epoch = 6
+	ev.Causes = append(ev.Causes, events.RebalanceCause{Kind: events.CauseMemberLeft, MemberID: "HL2H2fW_SOK_AeluDfj7wQ", Epoch: 6,
+		SubscribedTopicNames: []string{"orders"}})
+	a, moved := int32(6), 3
+	ev.AssignmentEpoch, ev.EpochBumps, ev.PartitionsMoved = &a, []int32{5, 6}, &moved
+	ev.AssignmentTime = time.Date(2025, 11, 3, 14, 15, 16, 700000000, time.UTC)
+	ev.MovedPartitions = []events.MovedPartitions{{Topic: "orders", TopicID: "HV4bRRPZSuO20av5MPbNXw", Partitions: []int32{1, 2}},
+		{Topic: "payments", TopicID: "5-ShnHPkQSukTgG_z4f6Vg", Partitions: []int32{0}}}
+	return ev
+}
+
 func rebalancedBody(t testing.TB, ev events.GroupRebalanced) []byte { return indented(t, ev.Wrap) }
 
 // TestRebalancedGolden pins the wire form of the rebalanced event, checks it against its
 // schema and decodes it back. Regenerate with: go test ./events -run TestRebalancedGolden -rewrite
 func TestRebalancedGolden(t *testing.T) {
+	for file, ev := range map[string]events.GroupRebalanced{"rebalanced.golden.json": goldenRebalanced(),
+		"rebalanced.assignment.golden.json": goldenAssignment()} {
+		body := rebalancedBody(t, ev)
+		checkGolden(t, file, body)
+		if err := checkRebalancedSchema(t, body); err != nil {
+			t.Fatalf("%s does not satisfy the schema: %v", file, err)
+		}
+		env, err := events.DecodeGroupRebalanced(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(env.Data, ev) {
+			t.Errorf("%s decoded\n%+v\nwant\n%+v", file, env.Data, ev)
+		}
+	}
 	got := rebalancedBody(t, goldenRebalanced())
-	checkGolden(t, "rebalanced.golden.json", got)
-	if err := checkRebalancedSchema(t, got); err != nil {
-		t.Fatalf("golden event does not satisfy the schema: %v", err)
-	}
-	env, err := events.DecodeGroupRebalanced(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if wantEv := goldenRebalanced(); !reflect.DeepEqual(env.Data, wantEv) {
-		t.Errorf("decoded\n%+v\nwant\n%+v", env.Data, wantEv)
-	}
 	any, err := events.Decode(got)
 	if err != nil {
 		t.Fatal(err)
@@ -111,5 +132,28 @@ func TestRebalancedSchemaRejects(t *testing.T) {
 				t.Errorf("decoder: %v, want accepted=%v\n%s", err, tc.open, bad)
 			}
 		})
+	}
+}
+
+// TestFitMovedPartitions: the moved partitions are cut where their JSON passes the bound,
+// as a rebalance-needed event's topics are.
+func TestFitMovedPartitions(t *testing.T) {
+	ms := make([]events.MovedPartitions, 3000)
+	for i := range ms {
+		ms[i] = events.MovedPartitions{Topic: strings.Repeat("t", 30), TopicID: "HV4bRRPZSuO20av5MPbNXw", Partitions: []int32{0, 1, 2, 3}}
+	}
+	got, cut := events.FitMovedPartitions(ms, events.MaxTopicsBytes)
+	if !cut || len(got) == 0 || len(got) >= len(ms) {
+		t.Fatalf("kept %d of %d, cut %v", len(got), len(ms), cut)
+	}
+	b, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > events.MaxTopicsBytes {
+		t.Errorf("%d bytes kept, more than %d", len(b), events.MaxTopicsBytes)
+	}
+	if got, cut := events.FitMovedPartitions(ms[:10], events.MaxTopicsBytes); cut || len(got) != 10 {
+		t.Errorf("10 topics: kept %d, cut %v", len(got), cut)
 	}
 }

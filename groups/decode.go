@@ -23,6 +23,48 @@ const (
 // (nil interns nothing).
 type Decoder struct {
 	strs map[string]string
+	// cur is the type and version of the value being decoded, for unknown tags.
+	cur UnknownTag
+	// unknownTags counts the tagged fields skipped as unknown; seenTags holds each
+	// kind seen, and freshTags those first seen since the last UnknownTags call.
+	unknownTags uint64
+	seenTags    map[UnknownTag]bool
+	freshTags   []UnknownTag
+}
+
+// UnknownTag is a kind of tagged field the decoder skipped because the record's schema,
+// as this package knows it from Kafka 4.1.1 to 4.4.0, has no such tag: a newer Kafka
+// wrote it. Its bytes are skipped whole; the rest of the record decodes as before.
+type UnknownTag struct {
+	Type    RecordType
+	Version int16
+	Tag     uint64
+}
+
+// UnknownTags returns how many tagged fields d skipped as unknown in all, and the
+// kinds first seen since the previous call (for one log line each).
+func (d *Decoder) UnknownTags() (total uint64, fresh []UnknownTag) {
+	if d == nil {
+		return 0, nil
+	}
+	fresh, d.freshTags = d.freshTags, nil
+	return d.unknownTags, fresh
+}
+
+func (d *Decoder) unknownTag(tag uint64) {
+	if d == nil {
+		return
+	}
+	d.unknownTags++
+	k := d.cur
+	k.Tag = tag
+	if !d.seenTags[k] {
+		if d.seenTags == nil {
+			d.seenTags = map[UnknownTag]bool{}
+		}
+		d.seenTags[k] = true
+		d.freshTags = append(d.freshTags, k)
+	}
 }
 
 // NewDecoder returns a Decoder that interns strings.
@@ -99,11 +141,13 @@ func (r *reader) tags(fn func(tag uint64, f *reader) bool) {
 			return
 		}
 		if fn == nil {
+			r.d.unknownTag(tag)
 			continue
 		}
 		var f reader
 		f.reset(payload, r.d)
 		if !fn(tag, &f) {
+			r.d.unknownTag(tag)
 			continue
 		}
 		if f.Err() == nil && f.Len() != 0 {
@@ -116,7 +160,7 @@ func (r *reader) tags(fn func(tag uint64, f *reader) bool) {
 	}
 }
 
-// skipTags reads a tagged-field section whose fields are all ignored.
+// skipTags reads a tagged-field section in which no field is known.
 func (r *reader) skipTags() { r.tags(nil) }
 
 // finish fails r if bytes are left after the struct, and returns r's error.
@@ -204,6 +248,9 @@ func (d *Decoder) Decode(key, value []byte) (Record, error) {
 		return rec, &DecodeError{RecordType: t, Version: -1, Part: PartValue, Err: fmt.Errorf("value of %d bytes: %w", len(value), ErrTruncated)}
 	}
 	rec.Version = int16(binary.BigEndian.Uint16(value))
+	if d != nil {
+		d.cur = UnknownTag{Type: t, Version: rec.Version}
+	}
 	v, err := d.decodeValue(t, rec.Version, value[2:])
 	if err != nil {
 		return rec, &DecodeError{RecordType: t, Version: rec.Version, Part: PartValue, Err: err}

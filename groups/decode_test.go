@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -400,10 +401,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"trailing bytes", h("0003", s16("g")), h("0000 00000001 00 00"), groups.ErrCorrupt, groups.ConsumerGroupMetadata, 0, groups.PartValue},
 		{"tagged hash of 4 bytes", h("0003", s16("g")), h("0000 00000001 01 00 04 00000001"), groups.ErrTruncated, groups.ConsumerGroupMetadata, 0, groups.PartValue},
 		{"tagged hash of 9 bytes", h("0003", s16("g")), h("0000 00000001 01 00 09 000000000000000100"), groups.ErrCorrupt, groups.ConsumerGroupMetadata, 0, groups.PartValue},
-		{"huge array count", h("0005", s16("g"), s16("m")), h("0000 00 00 01 01 ffffffff07"), groups.ErrTruncated, groups.ConsumerGroupMemberMetadata, 0, groups.PartValue},
+		{"huge array count", h("0005", s16("g"), s16("m")), h("0000 00 00 01 01 ffffffff07"), groups.ErrLimit, groups.ConsumerGroupMemberMetadata, 0, groups.PartValue},
 		{"bad ClassicMemberMetadata presence", h("0005", s16("g"), s16("m")), h("0000 00 00 01 01 01 00 ffffffff 00 01 00 01 02"), groups.ErrCorrupt, groups.ConsumerGroupMemberMetadata, 0, groups.PartValue},
 		{"bad endpoint presence byte", h("0013", s16("a"), s16("m")), h("0000 00 00 01 01 00000000 00000000 01 05 01 00"), groups.ErrCorrupt, groups.StreamsGroupMemberMetadata, 0, groups.PartValue},
-		{"classic member count past end", h("0002", s16("g")), h("0000", s16("consumer"), "00000001 ffff ffff 7fffffff"), groups.ErrTruncated, groups.GroupMetadata, 0, groups.PartValue},
+		{"classic member count past end", h("0002", s16("g")), h("0000", s16("consumer"), "00000001 ffff ffff 7fffffff"), groups.ErrLimit, groups.GroupMetadata, 0, groups.PartValue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -473,5 +474,35 @@ func TestRequiredTopics(t *testing.T) {
 	want := []string{"b", "chg", "in", "rep"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("RequiredTopics = %q, want %q", got, want)
+	}
+}
+
+// TestDecodeUnknownTag: a tagged field this package does not know (a newer Kafka's) is
+// skipped whole, the rest of the record decodes as without it, and the decoder counts
+// it and names its kind once. The value is 4.3.1's ConsumerGroupMetadata of
+// testdata/kafka-4.3.1/rebalances-offsets.txt (offset 1) with a tag 7 added.
+func TestDecodeUnknownTag(t *testing.T) {
+	d := groups.NewDecoder()
+	key := h("0003", s16("g-rb"))
+	want := &groups.ConsumerGroupMetadataValue{Epoch: 2, MetadataHash: 0x44d9e11c663e445c}
+	for i, tc := range []struct {
+		value string
+		total uint64
+		fresh []groups.UnknownTag
+	}{
+		{"0000 00000002 01 00 08 44d9e11c663e445c", 0, nil},
+		{"0000 00000002 02 00 08 44d9e11c663e445c 07 01 ff", 1, []groups.UnknownTag{{Type: groups.ConsumerGroupMetadata, Tag: 7}}},
+		{"0000 00000002 02 00 08 44d9e11c663e445c 07 02 ffff", 2, nil},
+	} {
+		rec, err := d.Decode(key, h(tc.value))
+		if err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		if v, ok := rec.Value.(*groups.ConsumerGroupMetadataValue); !ok || v.Epoch != want.Epoch || v.MetadataHash != want.MetadataHash {
+			t.Fatalf("%d: decoded %+v, want %+v", i, rec.Value, want)
+		}
+		if total, fresh := d.UnknownTags(); total != tc.total || !slices.Equal(fresh, tc.fresh) {
+			t.Errorf("%d: %d unknown tags, new kinds %v; want %d, %v", i, total, fresh, tc.total, tc.fresh)
+		}
 	}
 }

@@ -20,6 +20,11 @@ var ErrUnknownVersion = errors.New("groups: unknown value version")
 // the same sentinel as kbin.ErrTruncated, so errors.Is works with either.
 var ErrTruncated = kbin.ErrTruncated
 
+// ErrLimit reports an array of more than 1 000 000 elements or a tagged-field
+// section of more than 10 000 fields, which Kafka 4.4 refuses to decode too. It is
+// the same sentinel as kbin.ErrLimit.
+var ErrLimit = kbin.ErrLimit
+
 // ErrCorrupt reports a key or value that cannot be a valid encoding: a negative
 // length, a count larger than the input, or bytes left over after the last field.
 // It is the same sentinel as kbin.ErrCorrupt.
@@ -45,7 +50,7 @@ func (p Part) String() string {
 
 // DecodeError is returned by Decode for every record it cannot decode. It names the
 // record type and value version (-1 when the value was not reached) and wraps one of
-// ErrUnknownRecordType, ErrUnknownVersion, ErrTruncated or ErrCorrupt.
+// ErrUnknownRecordType, ErrUnknownVersion, ErrTruncated, ErrCorrupt or ErrLimit.
 type DecodeError struct {
 	RecordType RecordType
 	Version    int16 // value version; -1 if unknown or not read

@@ -24,6 +24,8 @@ func FuzzRecord(f *testing.F) {
 		s16("m1"), "ffff", s16("c"), s16("h"), "00000000 00000000", "00000004 00000000", "00000000"), false)
 	f.Add(h("0011", s16("app")), h("0000 00000002 0000000000000063 02", cs("k"), cs("v"), "00 | 01 00 04 00000001"), false)
 	f.Add(h("0063"), []byte(nil), true)
+	// An array beyond Kafka 4.4's cap of 1 000 000 elements (TestDecodeErrors).
+	f.Add(h("0005", s16("g"), s16("m")), h("0000 00 00 01 01 ffffffff07"), false)
 
 	state := groups.NewState()
 	f.Fuzz(func(t *testing.T, key, value []byte, tombstone bool) {

@@ -2,6 +2,7 @@ package groups
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -35,6 +36,9 @@ type RebalanceCause struct {
 	// OldValue and NewValue are the assignor (or a config, "key=value" sorted and
 	// comma-joined) before and after.
 	OldValue, NewValue string
+	// Epoch is, in a Rebalance with an Assignment, the group epoch of the bump the
+	// cause came with; 0 otherwise.
+	Epoch int32
 
 	// instance is a leaving member's group.instance.id, kept to recognise a static
 	// member's replacement (never published).
@@ -59,6 +63,28 @@ type Rebalance struct {
 	// Causes are in the order the coordinator wrote them; never empty (UnknownCause
 	// when nothing explains the bump).
 	Causes []RebalanceCause
+	// Assignment is set when the coordinator batches assignments (Kafka 4.3+,
+	// KIP-1263): the Rebalance is then one new target assignment, with every group
+	// epoch bump folded into it since the previous one; OldEpoch is the epoch before
+	// the first of them and NewEpoch the assignment's epoch.
+	Assignment *Assignment
+}
+
+// Assignment is one new target assignment of a group that batches its bumps.
+type Assignment struct {
+	// Epoch is the target assignment record's AssignmentEpoch, or, when the last bump
+	// left the group without members (no assignment record follows on 4.3) or was
+	// held beyond maxHeld, that bump's epoch (Timestamp 0).
+	Epoch int32
+	// Timestamp is the record's AssignmentTimestamp in ms; 0 when there is none.
+	Timestamp int64
+	// Epochs are the group epochs of the bumps folded in, in order.
+	Epochs []int32
+	// Moved are the partitions the assignment gives a member whose previous target
+	// did not hold them (moved to it, or assigned for the first time), by topic id,
+	// sorted: what the target assignment records (types 7 and 13) written since the
+	// previous assignment add. Nil for streams groups (tasks, not partitions).
+	Moved []TopicIDPartitions
 }
 
 // String gives a one-line form for logs and golden files.
@@ -70,8 +96,17 @@ func (r *Rebalance) String() string {
 	} else {
 		fmt.Fprintf(&b, " epoch ?->%d", r.NewEpoch)
 	}
+	if a := r.Assignment; a != nil {
+		fmt.Fprintf(&b, " assignment %d bumps=%v at=%d", a.Epoch, a.Epochs, a.Timestamp)
+		if a.Moved != nil {
+			b.WriteString(" moved=" + DescribePartitions(a.Moved))
+		}
+	}
 	for _, c := range r.Causes {
 		b.WriteString(" | ")
+		if c.Epoch != 0 {
+			fmt.Fprintf(&b, "@%d ", c.Epoch)
+		}
 		b.WriteString(c.String())
 	}
 	return b.String()
@@ -135,12 +170,32 @@ type Rebalances struct {
 	// initialized is, per share group, the topics its last
 	// ShareGroupStatePartitionMetadata names as initialized.
 	initialized map[events.GroupKey][]string
+	// batching holds the groups whose coordinator batches assignments: one of their
+	// target assignment records carried AssignmentTimestamp (Kafka 4.3+, KIP-1263).
+	// Learnt per group, from its own records (one __consumer_offsets partition, in
+	// order), so that every replica and restart folds alike. It is unset only with the
+	// group: 4.4 writes an empty group's assignment record without a timestamp.
+	batching map[events.GroupKey]bool
+	// batchingSeen is whether any group's assignment record carried the timestamp:
+	// then a new group's epoch 1 is 4.3's empty assignment (KAFKA-20268).
+	batchingSeen bool
+	// held is, per group while batching, the bumps not yet folded into a target
+	// assignment, in order.
+	held map[events.GroupKey][]*Rebalance
+	// groupConfigs is, per group, the group configs set or deleted in the metadata log
+	// since its last bump ("key=value", or "key" when deleted).
+	groupConfigs map[events.GroupKey][]string
+	// moved is, per group while batching, the partitions its target assignment
+	// records gave members since its last assignment.
+	moved map[events.GroupKey]map[UUID][]int32
 }
 
 // NewRebalances returns a Rebalances with nothing pending.
 func NewRebalances() *Rebalances {
 	return &Rebalances{pending: map[events.GroupKey][]RebalanceCause{}, assignor: map[events.GroupKey]map[string]string{},
-		configs: map[events.GroupKey]string{}, initialized: map[events.GroupKey][]string{}}
+		configs: map[events.GroupKey]string{}, initialized: map[events.GroupKey][]string{},
+		held: map[events.GroupKey][]*Rebalance{}, moved: map[events.GroupKey]map[UUID][]int32{},
+		groupConfigs: map[events.GroupKey][]string{}, batching: map[events.GroupKey]bool{}}
 }
 
 // Pending returns the number of groups with causes waiting for a bump.
@@ -160,6 +215,13 @@ func (r *Rebalances) Replay(s *State, key, value []byte) (Change, *Rebalance, er
 // Apply notes what rec changes in its group, applies it to s and returns s's Change
 // and, when rec is a group metadata record with another epoch than the group had, the
 // Rebalance with the causes noted since the previous epoch.
+//
+// Once a group's coordinator batches assignments (one of its target assignment records
+// carried AssignmentTimestamp: Kafka 4.3+), the group's bumps are held and returned
+// folded into one Rebalance at its next target assignment record of a new epoch (or at
+// a bump that leaves it without members, for which no assignment is written). Once any
+// group's did, a new group's epoch 1, whose assignment is empty (KAFKA-20268), is no
+// rebalance: its causes wait for the next bump.
 func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 	if rec.Type.IsOffsetCommit() || !rec.Type.Known() {
 		return s.Apply(rec), nil
@@ -179,9 +241,169 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 		v, _ := rec.Value.(*ShareGroupStatePartitionMetadataValue)
 		r.noteSharePartitions(k, v)
 	case rec.Value != nil && rec.Value.RecordType() == rec.Type:
+		if a, ok := targetAssignmentMetadata(rec.Value); ok {
+			rb = r.assigned(k, a)
+			break
+		}
+		if r.batching[k] {
+			r.noteTarget(g, rec)
+		}
 		rb = r.note(g, rec)
+		switch {
+		case rb == nil:
+		case !rb.HasOldEpoch && rb.NewEpoch == 1 && r.batchingSeen && k.Type != events.ClassicGroup:
+			r.emptyFirst(rb)
+			rb = nil
+		case r.batching[k]:
+			rb = r.hold(g, rb)
+		}
 	}
 	return s.Apply(rec), rb
+}
+
+// GroupConfigChanged notes a group config (a ConfigRecord of resource type GROUP in the
+// metadata log: config is "key=value", or "key" when deleted) of the group with id
+// groupID in s of the type the key names ("consumer.", "share.", "streams."; any of
+// them for another key). The group's next bump, when nothing it wrote explains it, has
+// cause config_changed with NewValue config instead of unknown; the bump forgets it.
+func (r *Rebalances) GroupConfigChanged(s *State, groupID, config string) {
+	modern := []events.GroupType{events.ConsumerGroup, events.ShareGroup, events.StreamsGroup}
+	named := events.UnknownGroup
+	for _, t := range modern {
+		if strings.HasPrefix(config, t.String()+".") {
+			named = t
+		}
+	}
+	for _, t := range modern {
+		k := events.GroupKey{Type: t, ID: groupID}
+		if _, ok := s.Group(k); ok && (named == events.UnknownGroup || named == t) {
+			r.groupConfigs[k] = append(r.groupConfigs[k], config)
+		}
+	}
+}
+
+// targetAssignmentMetadata returns the value of a target assignment metadata record
+// (types 6, 12, 20).
+func targetAssignmentMetadata(v Value) (*ConsumerGroupTargetAssignmentMetadataValue, bool) {
+	switch v := v.(type) {
+	case *ConsumerGroupTargetAssignmentMetadataValue:
+		return v, true
+	case *ShareGroupTargetAssignmentMetadataValue:
+		return (*ConsumerGroupTargetAssignmentMetadataValue)(v), true
+	case *StreamsGroupTargetAssignmentMetadataValue:
+		return (*ConsumerGroupTargetAssignmentMetadataValue)(v), true
+	}
+	return nil, false
+}
+
+// emptyFirst drops a new group's epoch 1, 4.3's empty assignment (KAFKA-20268): its
+// causes but the hash wait for the next bump.
+func (r *Rebalances) emptyFirst(rb *Rebalance) {
+	k := rb.Group
+	causes := slices.DeleteFunc(rb.Causes, func(c RebalanceCause) bool {
+		return c.Kind == events.UnknownCause || c.Kind == events.CauseMetadata
+	})
+	if p := append(causes, r.pending[k]...); len(p) > 0 {
+		r.pending[k] = p
+	}
+}
+
+// maxHeld bounds the bumps held for one group: a coordinator that wrote this many
+// without an assignment (it writes one every assignment interval) gets them told as one
+// assignment without a record, rather than kept without end.
+const maxHeld = 1024
+
+// hold keeps a bump of a batching group until its assignment; a bump that leaves the
+// group without members is returned at once, with those held, since no assignment
+// follows.
+func (r *Rebalances) hold(g *Group, rb *Rebalance) *Rebalance {
+	k := rb.Group
+	r.held[k] = append(r.held[k], rb)
+	if g != nil && len(g.members) == 0 || len(r.held[k]) >= maxHeld {
+		return r.fold(k, &Assignment{Epoch: rb.NewEpoch}, rb.NewEpoch)
+	}
+	return nil
+}
+
+// noteTarget notes, from a consumer or share member's target assignment record, the
+// partitions its previous target did not hold.
+func (r *Rebalances) noteTarget(g *Group, rec *Record) {
+	var tps []TopicIDPartitions
+	switch v := rec.Value.(type) {
+	case *ConsumerGroupTargetAssignmentMemberValue:
+		tps = v.TopicPartitions
+	case *ShareGroupTargetAssignmentMemberValue:
+		tps = v.TopicPartitions
+	default:
+		return
+	}
+	var before []TopicIDPartitions
+	if g != nil {
+		if m, ok := g.members[rec.MemberID]; ok && m.Assignment != nil {
+			before = m.Assignment.Target
+		}
+	}
+	k := rec.GroupKey()
+	for _, t := range tps {
+		i := slices.IndexFunc(before, func(b TopicIDPartitions) bool { return b.TopicID == t.TopicID })
+		for _, p := range t.Partitions {
+			if i >= 0 && slices.Contains(before[i].Partitions, p) {
+				continue
+			}
+			if r.moved[k] == nil {
+				r.moved[k] = map[UUID][]int32{}
+			}
+			r.moved[k][t.TopicID] = append(r.moved[k][t.TopicID], p)
+		}
+	}
+}
+
+// assigned notes a target assignment record: it says whether the coordinator batches,
+// and folds the bumps held up to its epoch.
+func (r *Rebalances) assigned(k events.GroupKey, v *ConsumerGroupTargetAssignmentMetadataValue) *Rebalance {
+	if v.AssignmentTimestamp != 0 {
+		r.batching[k], r.batchingSeen = true, true
+	}
+	if v.AssignmentEpoch <= 1 {
+		return nil // a new group's empty assignment (KAFKA-20268)
+	}
+	return r.fold(k, &Assignment{Epoch: v.AssignmentEpoch, Timestamp: v.AssignmentTimestamp}, v.AssignmentEpoch)
+}
+
+// fold returns the bumps held for k up to epoch upTo as one Rebalance with a, and
+// forgets them; nil when none is held.
+func (r *Rebalances) fold(k events.GroupKey, a *Assignment, upTo int32) *Rebalance {
+	h := r.held[k]
+	n := 0
+	for n < len(h) && h[n].NewEpoch <= upTo {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	take := h[:n]
+	if n == len(h) {
+		delete(r.held, k)
+	} else {
+		r.held[k] = slices.Clone(h[n:])
+	}
+	last := take[n-1]
+	if m := r.moved[k]; m != nil {
+		for _, id := range slices.SortedFunc(maps.Keys(m), func(a, b UUID) int { return slices.Compare(a[:], b[:]) }) {
+			a.Moved = append(a.Moved, TopicIDPartitions{TopicID: id, Partitions: slices.Compact(slices.Sorted(slices.Values(m[id])))})
+		}
+		delete(r.moved, k)
+	}
+	out := &Rebalance{Group: k, OldEpoch: take[0].OldEpoch, HasOldEpoch: take[0].HasOldEpoch, NewEpoch: a.Epoch,
+		MetadataHash: last.MetadataHash, Assignment: a}
+	for _, b := range take {
+		a.Epochs = append(a.Epochs, b.NewEpoch)
+		for _, c := range b.Causes {
+			c.Epoch = b.NewEpoch
+			out.Causes = append(out.Causes, c)
+		}
+	}
+	return out
 }
 
 // noteSharePartitions notes a ShareGroupStatePartitionMetadata record. Kafka writes one
@@ -248,6 +470,10 @@ func (r *Rebalances) noteTombstone(g *Group, rec *Record) {
 		delete(r.configs, k)
 		delete(r.assignor, k)
 		delete(r.initialized, k)
+		delete(r.held, k)
+		delete(r.moved, k)
+		delete(r.groupConfigs, k)
+		delete(r.batching, k)
 	case ShareGroupStatePartitionMetadata:
 		delete(r.initialized, k)
 	case ConsumerGroupMemberMetadata, ShareGroupMemberMetadata, StreamsGroupMemberMetadata:
@@ -459,6 +685,12 @@ func (r *Rebalances) bump(g *Group, k events.GroupKey, epoch int32, hash int64) 
 	if hash != oldHash {
 		rb.Causes = append(rb.Causes, RebalanceCause{Kind: events.CauseMetadata, OldHash: oldHash, NewHash: hash})
 	}
+	if len(rb.Causes) == 0 {
+		for _, c := range r.groupConfigs[k] {
+			rb.Causes = append(rb.Causes, RebalanceCause{Kind: events.CauseConfigChanged, NewValue: c})
+		}
+	}
+	delete(r.groupConfigs, k)
 	if len(rb.Causes) == 0 {
 		rb.Causes = []RebalanceCause{{Kind: events.UnknownCause}}
 	}

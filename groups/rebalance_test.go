@@ -136,6 +136,18 @@ func TestRebalancesSequences(t *testing.T) {
 	shareEpoch := groups.Record{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 3, MetadataHash: 7}}
 	shareSeed := groups.Record{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 2, MetadataHash: 7}}
 	_ = g
+	// assignment is a 4.3+ target assignment record (AssignmentTimestamp set);
+	// target a member's target assignment record.
+	assignment := func(e int32, ts int64) groups.Record {
+		return groups.Record{Type: groups.ConsumerGroupTargetAssignmentMetadata, GroupID: "g",
+			Value: &groups.ConsumerGroupTargetAssignmentMetadataValue{AssignmentEpoch: e, AssignmentTimestamp: ts}}
+	}
+	topic := groups.UUID{1}
+	target := func(id string, ps ...int32) groups.Record {
+		return groups.Record{Type: groups.ConsumerGroupTargetAssignmentMember, GroupID: "g", MemberID: id,
+			Value: &groups.ConsumerGroupTargetAssignmentMemberValue{TopicPartitions: []groups.TopicIDPartitions{{TopicID: topic, Partitions: ps}}}}
+	}
+	batched := []groups.Record{member("m1", []string{"a"}, "", ""), epoch(2, 5), target("m1", 0, 1, 2), assignment(2, 1000)}
 	for _, tc := range []struct {
 		name string
 		recs []groups.Record
@@ -176,6 +188,19 @@ func TestRebalancesSequences(t *testing.T) {
 			sharePartitions(nil, []string{"a"}),
 			{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}},
 			`share:"s" epoch 3->4 | unknown`},
+		// Kafka 4.3+ (KIP-1263): two joins within one assignment interval, one
+		// assignment; partitions 1 and 2 move from m1 to m2.
+		{"batched joins", append(slices.Clone(batched), member("m2", []string{"a"}, "", ""), epoch(3, 5),
+			member("m3", []string{"a"}, "", ""), epoch(4, 5), target("m1", 0), target("m2", 1, 2), target("m3"), assignment(4, 2000)),
+			`consumer:"g" epoch 2->4 assignment 4 bumps=[3 4] at=2000 moved=[AQAAAAAAAAAAAAAAAAAAAA:1,2] | @3 member_joined member="m2" client="c-m2" host="/10.0.0.1" rack="r1" topics=[a] | @4 member_joined member="m3" client="c-m3" host="/10.0.0.1" rack="r1" topics=[a]`},
+		// KAFKA-20268: a new group's epoch 1 has an empty assignment; its join is
+		// told with epoch 2, the first assignment (its previous epoch is 1).
+		{"epoch 1 is no rebalance", append(slices.Clone(batched), tomb("m1"), groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "g", Tombstone: true},
+			member("m1", []string{"a"}, "", ""), epoch(1, 0), assignment(1, 3000), epoch(2, 5), target("m1", 0), assignment(2, 4000)),
+			`consumer:"g" epoch 1->2 assignment 2 bumps=[2] at=4000 moved=[AQAAAAAAAAAAAAAAAAAAAA:0] | @2 member_joined member="m1" client="c-m1" host="/10.0.0.1" rack="r1" topics=[a] | @2 metadata hash=0x0000000000000000->0x0000000000000005`},
+		// The last member leaves: 4.3.1 writes no assignment, the bump is told at once.
+		{"batched last leave", append(slices.Clone(batched), tomb("m1"), epoch(3, 0)),
+			`consumer:"g" epoch 2->3 assignment 3 bumps=[3] at=0 | @3 member_left member="m1" topics=[a] | @3 metadata hash=0x0000000000000005->0x0000000000000000`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, r := groups.NewState(), groups.NewRebalances()
@@ -314,5 +339,52 @@ func TestRebalancesStaticReplacement(t *testing.T) {
 				t.Errorf("%d groups left pending", r.Pending())
 			}
 		})
+	}
+}
+
+// TestRebalancesGroupConfig: a group config set in the metadata log explains the
+// group's next bump when nothing in __consumer_offsets does, and only that bump; a
+// config of another group type's prefix does not.
+func TestRebalancesGroupConfig(t *testing.T) {
+	epoch := func(e int32) *groups.Record {
+		return &groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "g", Value: &groups.ConsumerGroupMetadataValue{Epoch: e, MetadataHash: 5}}
+	}
+	s, r := groups.NewState(), groups.NewRebalances()
+	r.Apply(s, epoch(2))
+	r.GroupConfigChanged(s, "g", "share.record.lock.duration.ms=1000")
+	r.GroupConfigChanged(s, "other", "consumer.session.timeout.ms=3000")
+	r.GroupConfigChanged(s, "g", "consumer.session.timeout.ms=3000")
+	for _, tc := range []struct {
+		epoch int32
+		want  string
+	}{
+		{3, `consumer:"g" epoch 2->3 | config_changed ""->"consumer.session.timeout.ms=3000"`},
+		{4, `consumer:"g" epoch 3->4 | unknown`},
+	} {
+		_, rb := r.Apply(s, epoch(tc.epoch))
+		if rb == nil || rb.String() != tc.want {
+			t.Errorf("epoch %d: got %v, want %s", tc.epoch, rb, tc.want)
+		}
+	}
+}
+
+// TestRebalancesHeldBound: a batching group whose coordinator writes bump after bump and
+// no assignment has them told as one assignment once 1024 are held, not kept for ever.
+func TestRebalancesHeldBound(t *testing.T) {
+	s, r := groups.NewState(), groups.NewRebalances()
+	apply := func(rec groups.Record) *groups.Rebalance { _, rb := r.Apply(s, &rec); return rb }
+	apply(groups.Record{Type: groups.ConsumerGroupMemberMetadata, GroupID: "g", MemberID: "m",
+		Value: &groups.ConsumerGroupMemberMetadataValue{SubscribedTopicNames: []string{"a"}}})
+	apply(groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "g", Value: &groups.ConsumerGroupMetadataValue{Epoch: 2}})
+	apply(groups.Record{Type: groups.ConsumerGroupTargetAssignmentMetadata, GroupID: "g",
+		Value: &groups.ConsumerGroupTargetAssignmentMetadataValue{AssignmentEpoch: 2, AssignmentTimestamp: 1}})
+	var told []*groups.Rebalance
+	for e := int32(3); e < 3+2000; e++ {
+		if rb := apply(groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "g", Value: &groups.ConsumerGroupMetadataValue{Epoch: e}}); rb != nil {
+			told = append(told, rb)
+		}
+	}
+	if len(told) != 1 || len(told[0].Assignment.Epochs) != 1024 || told[0].NewEpoch != 3+1023 || told[0].Assignment.Timestamp != 0 {
+		t.Fatalf("told %d rebalances; want one of 1024 bumps, 3 to 1026", len(told))
 	}
 }

@@ -459,6 +459,9 @@ func CompileRegex(regex string) (*regexp.Regexp, error) {
 
 // Replay decodes one record and applies it. A record that does not decode leaves
 // the State unchanged and returns the *DecodeError.
+// UnknownTags is the Decoder's UnknownTags for the records s replayed.
+func (s *State) UnknownTags() (total uint64, fresh []UnknownTag) { return s.dec.UnknownTags() }
+
 func (s *State) Replay(key, value []byte) (Change, error) {
 	rec, err := s.dec.Decode(key, value)
 	if err != nil {

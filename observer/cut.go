@@ -103,7 +103,7 @@ func (c *cutter) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int64
 		var v int16
 		var ok bool
 		if pre != nil {
-			rec, v, ok = c.dec.result(pre[i].rec, pre[i].v, pre[i].err, off, src)
+			rec, v, ok = c.dec.result(pre[i].rec, pre[i].v, pre[i].err, pre[i].unknownTags, off, src)
 		} else {
 			rec, v, ok = c.dec.decode(r.value(), off, src, false)
 		}

@@ -518,3 +518,26 @@ unit @1 e1 | 1 TopicRecord Name=b TopicID=t2
 unit @2 e1 | 2 TopicRecord Name=c TopicID=t3`)
 	h.expect(``)
 }
+
+// TestUnknownTaggedFields: a record with tagged fields this package does not know (a
+// newer Kafka's) is used without them; the fields are counted and logged once per
+// record type and version.
+func TestUnknownTaggedFields(t *testing.T) {
+	h := newHarness(t)
+	withTags := func(r metadata.Record) []byte {
+		b := mustAppend(t, r)
+		// The record's last byte is its empty tag section: two unknown fields instead.
+		return append(b[:len(b)-1], 0x02, 0x05, 0x01, 0xff, 0x09, 0x00)
+	}
+	h.log.AppendValues(withTags(observertest.Topic("a", idA)), withTags(observertest.Topic("b", idB)))
+	h.expect(`
+rebuild snapshot=none records=0 (initial load)
+unit @1 e1 | 0 TopicRecord Name=a TopicID=t1 | 1 TopicRecord Name=b TopicID=t2`)
+	m := h.f.m
+	if m.UnknownTaggedFields.Load() != 4 || m.UnknownRecords.Load() != 0 || m.CorruptRecords.Load() != 0 {
+		t.Fatalf("unknown tagged fields %d, unknown records %d, corrupt %d", m.UnknownTaggedFields.Load(), m.UnknownRecords.Load(), m.CorruptRecords.Load())
+	}
+	if n := strings.Count(h.logs.String(), "unknown tagged fields"); n != 1 {
+		t.Fatalf("logged %d times, want once per record type and version:\n%s", n, h.logs)
+	}
+}

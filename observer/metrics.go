@@ -31,6 +31,9 @@ type Metrics struct {
 	TornTails atomic.Int64
 	// UnknownRecords counts records of an unknown type or version, skipped.
 	UnknownRecords atomic.Int64
+	// UnknownTaggedFields counts tagged fields of records that the decoders do not
+	// know (a newer Kafka's), skipped; the records are used.
+	UnknownTaggedFields atomic.Int64
 	// CorruptRecords counts records whose value could not be decoded, skipped.
 	CorruptRecords atomic.Int64
 	// ReplayErrors counts records the image refused (Kafka's loader reports and skips

@@ -118,9 +118,10 @@ type predecoded struct {
 }
 
 type decodedRecord struct {
-	rec metadata.Record
-	v   int16
-	err error
+	rec         metadata.Record
+	v           int16
+	err         error
+	unknownTags int
 }
 
 // decPool keeps the predecoded buffers the follower gave back for the batches read
@@ -287,7 +288,7 @@ func (p *prefetcher) predecode(g *group) *predecoded {
 		}
 		for _, r := range g.recs[it.lo:it.hi] {
 			rec, v, err := pd.dec.Decode(r.value())
-			pd.out = append(pd.out, decodedRecord{rec: rec, v: v, err: err})
+			pd.out = append(pd.out, decodedRecord{rec: rec, v: v, err: err, unknownTags: pd.dec.UnknownTags()})
 		}
 	}
 	return pd

@@ -31,7 +31,7 @@ import (
 // load against its decoding floor) guard this choice.
 //
 // It only accepts a clean snapshot: every batch valid and uncompressed, every record
-// decoded and replayed without error. For anything else it gives up, before anything
+// decoded, without unknown tagged fields, and replayed without error. For anything else it gives up, before anything
 // was logged, counted or published, and rebuild takes the careful path, which reports
 // exactly what is wrong (or loads the snapshot with the records it skips logged), as
 // it always did. So what the observer logs, counts and publishes does not depend on
@@ -221,8 +221,8 @@ func (r *snapReader) decode(b *recordbatch.Batch) (shared, ok bool) {
 	for it.Next() {
 		r.records++
 		rec, _, err := r.dec.Decode(it.Record().Value)
-		if err != nil {
-			return false, false
+		if err != nil || r.dec.UnknownTags() != 0 {
+			return false, false // the careful path logs and counts what it skips
 		}
 		if _, ok := rec.(*metadata.UserScramCredentialRecord); ok {
 			shared = true

@@ -56,8 +56,10 @@ type Unit struct {
 // decoder decodes metadata record values, skipping (with a log line and a count) the
 // ones it cannot use.
 type decoder struct {
-	log  *slog.Logger
-	m    *Metrics
+	log *slog.Logger
+	m   *Metrics
+	// seen holds the kinds logged: {apiKey, version} of unknown records, {-1-apiKey,
+	// version} of records with unknown tagged fields.
 	seen map[[2]int]bool
 	dec  metadata.Decoder
 	// batch, when set, decodes the records that are not reused: they are valid until
@@ -72,20 +74,36 @@ func (d *decoder) decode(value []byte, offset int64, file string, reuse bool) (m
 	var rec metadata.Record
 	var v int16
 	var err error
+	unknownTags := 0
 	if reuse {
 		rec, v, err = d.dec.Decode(value)
+		unknownTags = d.dec.UnknownTags()
 	} else if d.batch != nil {
 		rec, v, err = d.batch.Decode(value)
+		unknownTags = d.batch.UnknownTags()
 	} else {
-		rec, v, err = metadata.Decode(value)
+		rec, v, unknownTags, err = metadata.DecodeCounting(value)
 	}
-	return d.result(rec, v, err, offset, file)
+	return d.result(rec, v, err, unknownTags, offset, file)
 }
 
 // result is what decode gives for a record decoded elsewhere (the prefetcher's
-// predecoded records): the record, or with err set a skip, logged and counted.
-func (d *decoder) result(rec metadata.Record, v int16, err error, offset int64, file string) (metadata.Record, int16, bool) {
+// predecoded records): the record, or with err set a skip, logged and counted. A
+// record with unknown tagged fields (unknownTags, a newer Kafka's) is used without
+// them; they are counted and logged once per record type and version.
+func (d *decoder) result(rec metadata.Record, v int16, err error, unknownTags int, offset int64, file string) (metadata.Record, int16, bool) {
 	if err == nil {
+		if unknownTags > 0 {
+			d.m.UnknownTaggedFields.Add(int64(unknownTags))
+			if key := [2]int{-1 - int(rec.Type()), int(v)}; !d.seen[key] {
+				if d.seen == nil {
+					d.seen = map[[2]int]bool{}
+				}
+				d.seen[key] = true
+				d.log.Warn("skipping unknown tagged fields of metadata records (logged once per type and version)",
+					"record_type", rec.Type().String(), "version", v, "fields", unknownTags, "offset", offset, "file", file)
+			}
+		}
 		return rec, v, true
 	}
 	var de *metadata.DecodeError

@@ -3,11 +3,13 @@ package groupstest
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/kraftwatch/kraftwatch/groups"
+	"github.com/kraftwatch/kraftwatch/internal/metadata"
 )
 
 // ParseText parses the text form of one __consumer_offsets group record, as script
@@ -22,6 +24,10 @@ import (
 //	classic GROUP gen=N [MEMBER=A,B ...]                       GroupMetadata (consumer protocol)
 //	topology GROUP topics=A,B                                  streams topology, one subtopology
 //	resolved GROUP regex=R [topics=A,B] [version=N]            a consumer group's regex resolution
+//	assignment consumer|share GROUP epoch=N [at=MS]            target assignment metadata (at:
+//	                                                           AssignmentTimestamp, Kafka 4.3+)
+//	target consumer|share GROUP MEMBER [TOPIC=P,P ...]         a member's target assignment
+//	                                                           (TOPIC: a topic id, short name)
 //
 // HASH is hexadecimal; a regex may be Go-quoted. Member records carry client id "c" and
 // host "h"; a classic group without members has no protocol.
@@ -128,6 +134,48 @@ func ParseText(line string) (groups.Record, error) {
 		}
 		return groups.Record{Type: groups.ConsumerGroupRegularExpression, GroupID: plain[0], Regex: kv["regex"],
 			Value: &groups.ConsumerGroupRegularExpressionValue{Topics: list(kv["topics"]), Version: num("version")}}, nil
+	case "assignment":
+		if len(plain) != 2 {
+			return groups.Record{}, errors.New("want assignment TYPE GROUP epoch=N [at=MS]")
+		}
+		v := &groups.ConsumerGroupTargetAssignmentMetadataValue{AssignmentEpoch: int32(num("epoch")), AssignmentTimestamp: num("at")}
+		switch plain[0] {
+		case "consumer":
+			return groups.Record{Type: groups.ConsumerGroupTargetAssignmentMetadata, GroupID: plain[1], Value: v}, nil
+		case "share":
+			return groups.Record{Type: groups.ShareGroupTargetAssignmentMetadata, GroupID: plain[1],
+				Value: (*groups.ShareGroupTargetAssignmentMetadataValue)(v)}, nil
+		}
+		return groups.Record{}, fmt.Errorf("assignment of a %q group", plain[0])
+	case "target":
+		if len(plain) != 3 {
+			return groups.Record{}, errors.New("want target TYPE GROUP MEMBER [TOPIC=P,P ...]")
+		}
+		var tps []groups.TopicIDPartitions
+		for _, name := range slices.Sorted(maps.Keys(kv)) {
+			id, err := metadata.ShortUUIDs.Parse(name)
+			if err != nil {
+				return groups.Record{}, err
+			}
+			t := groups.TopicIDPartitions{TopicID: id}
+			for _, p := range list(kv[name]) {
+				n, err := strconv.ParseInt(p, 10, 32)
+				if err != nil {
+					return groups.Record{}, fmt.Errorf("partition %q of %s: %v", p, name, err)
+				}
+				t.Partitions = append(t.Partitions, int32(n))
+			}
+			tps = append(tps, t)
+		}
+		switch plain[0] {
+		case "consumer":
+			return groups.Record{Type: groups.ConsumerGroupTargetAssignmentMember, GroupID: plain[1], MemberID: plain[2],
+				Value: &groups.ConsumerGroupTargetAssignmentMemberValue{TopicPartitions: tps}}, nil
+		case "share":
+			return groups.Record{Type: groups.ShareGroupTargetAssignmentMember, GroupID: plain[1], MemberID: plain[2],
+				Value: &groups.ShareGroupTargetAssignmentMemberValue{TopicPartitions: tps}}, nil
+		}
+		return groups.Record{}, fmt.Errorf("target of a %q group", plain[0])
 	case "topology":
 		if len(plain) != 1 {
 			return groups.Record{}, errors.New("want topology GROUP topics=A,B")

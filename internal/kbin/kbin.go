@@ -23,6 +23,18 @@ var ErrTruncated = errors.New("kbin: input ended early")
 // varint longer than ten bytes, a count larger than the remaining input).
 var ErrCorrupt = errors.New("kbin: corrupt input")
 
+// ErrLimit reports an array or tagged-field section with more entries than Kafka
+// itself accepts (MaxArrayLen, MaxTaggedFields).
+var ErrLimit = errors.New("kbin: count beyond Kafka's limit")
+
+// MaxArrayLen and MaxTaggedFields are the largest array and tagged-field section Kafka
+// 4.4's readers accept (more fail to decode there too); a Reader refuses larger ones
+// with ErrLimit before reading them.
+const (
+	MaxArrayLen     = 1_000_000
+	MaxTaggedFields = 10_000
+)
+
 // UUID is a Kafka Uuid: most significant long then least significant long, big-endian.
 type UUID [16]byte
 
@@ -217,7 +229,7 @@ func (r *Reader) CompactString() string {
 
 // CompactNullableString reads a compact string; ok is false for null.
 func (r *Reader) CompactNullableString() (s string, ok bool) {
-	n := r.compactLen(1)
+	n := r.compactLen(1, 0)
 	if n < 0 {
 		return "", false
 	}
@@ -235,7 +247,7 @@ func (r *Reader) Bytes() []byte {
 
 // CompactBytes reads uvarint(len+1)-length bytes; null reads as nil.
 func (r *Reader) CompactBytes() []byte {
-	n := r.compactLen(1)
+	n := r.compactLen(1, 0)
 	if n < 0 {
 		return nil
 	}
@@ -248,15 +260,26 @@ func (r *Reader) ArrayLen(minElem int) int {
 	if r.err != nil {
 		return -1
 	}
-	return r.length(int64(r.Int32()), minElem)
+	n := int64(r.Int32())
+	if r.err == nil && n > MaxArrayLen {
+		r.Fail(fmt.Errorf("array of %d elements, more than %d: %w", n, MaxArrayLen, ErrLimit))
+		return -1
+	}
+	return r.length(n, minElem)
 }
 
 // CompactArrayLen reads a uvarint(count+1) element count; -1 means null.
-func (r *Reader) CompactArrayLen(minElem int) int { return r.compactLen(minElem) }
+func (r *Reader) CompactArrayLen(minElem int) int { return r.compactLen(minElem, MaxArrayLen) }
 
-func (r *Reader) compactLen(min int) int {
+// compactLen reads a uvarint(len+1) length of elements of at least min bytes; more
+// than limit elements (0: no limit) fail with ErrLimit.
+func (r *Reader) compactLen(min int, limit uint64) int {
 	u := r.Uvarint()
 	if r.err != nil {
+		return -1
+	}
+	if limit > 0 && u > limit+1 {
+		r.Fail(fmt.Errorf("array of %d elements, more than %d: %w", u-1, limit, ErrLimit))
 		return -1
 	}
 	if u > math.MaxInt32 {
@@ -272,6 +295,10 @@ func (r *Reader) compactLen(min int) int {
 func (r *Reader) TaggedFields(fn func(tag uint64, field *Reader) bool) {
 	n := r.Uvarint()
 	if r.err != nil {
+		return
+	}
+	if n > MaxTaggedFields {
+		r.Fail(fmt.Errorf("%d tagged fields, more than %d: %w", n, MaxTaggedFields, ErrLimit))
 		return
 	}
 	if n > uint64(r.Len()/2) {

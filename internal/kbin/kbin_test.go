@@ -1,6 +1,7 @@
 package kbin
 
 import (
+	"encoding/binary"
 	"errors"
 	"testing"
 )
@@ -60,7 +61,14 @@ func TestReaderErrors(t *testing.T) {
 		{"short int32", []byte{0, 1}, func(r *Reader) { r.Int32() }, ErrTruncated},
 		{"string longer than input", []byte{0, 9, 'a'}, func(r *Reader) { _ = r.String() }, ErrTruncated},
 		{"negative string length", []byte{0xff, 0xf0}, func(r *Reader) { _ = r.String() }, ErrCorrupt},
-		{"array count beyond input", []byte{0x7f, 0xff, 0xff, 0xff}, func(r *Reader) { r.ArrayLen(1) }, ErrTruncated},
+		{"array count beyond input", []byte{0x00, 0x0f, 0x42, 0x40}, func(r *Reader) { r.ArrayLen(1) }, ErrTruncated},
+		// Kafka 4.4's caps: 1 000 000 elements, 10 000 tagged fields.
+		{"array count beyond Kafka's cap", []byte{0x00, 0x0f, 0x42, 0x41}, func(r *Reader) { r.ArrayLen(1) }, ErrLimit},
+		{"compact array count beyond Kafka's cap", binary.AppendUvarint(nil, MaxArrayLen+2), func(r *Reader) { r.CompactArrayLen(1) }, ErrLimit},
+		{"compact array count at Kafka's cap", binary.AppendUvarint(nil, MaxArrayLen+1), func(r *Reader) { r.CompactArrayLen(1) }, ErrTruncated},
+		{"tagged fields beyond Kafka's cap", binary.AppendUvarint(nil, MaxTaggedFields+1), func(r *Reader) { r.TaggedFields(nil) }, ErrLimit},
+		{"tag cursor beyond Kafka's cap", binary.AppendUvarint(nil, MaxTaggedFields+1), func(r *Reader) { t := r.Tags(); t.Next() }, ErrLimit},
+		{"tagged fields at Kafka's cap", binary.AppendUvarint(nil, MaxTaggedFields), func(r *Reader) { r.TaggedFields(nil) }, ErrCorrupt},
 		{"overlong uvarint", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, func(r *Reader) { r.Uvarint() }, ErrCorrupt},
 		{"empty uvarint", nil, func(r *Reader) { r.Uvarint() }, ErrTruncated},
 		{"tags out of order", []byte{0x02, 0x05, 0x00, 0x01, 0x00}, func(r *Reader) { r.TaggedFields(nil) }, ErrCorrupt},

@@ -15,7 +15,7 @@ func (r *Reader) StringBytes() (b []byte, ok bool) {
 // CompactStringBytes reads a uvarint(len+1)-length string and returns its bytes
 // without copying them; ok is false for null.
 func (r *Reader) CompactStringBytes() (b []byte, ok bool) {
-	n := r.compactLen(1)
+	n := r.compactLen(1, 0)
 	if n < 0 {
 		return nil, false
 	}

@@ -19,6 +19,9 @@ type Tags struct {
 // fields. Tags must ascend, as every Kafka writer emits them.
 func (r *Reader) Tags() Tags {
 	n := r.Uvarint()
+	if r.err == nil && n > MaxTaggedFields {
+		r.Fail(fmt.Errorf("%d tagged fields, more than %d: %w", n, MaxTaggedFields, ErrLimit))
+	}
 	if r.err == nil && n > uint64(r.Len()/2) {
 		r.Fail(fmt.Errorf("%d tagged fields in %d bytes: %w", n, r.Len(), ErrCorrupt))
 	}

@@ -14,20 +14,28 @@ const FrameVersion = 1
 // version. Every record it returns is newly allocated, except byte-slice fields,
 // which share memory with value. Errors are *DecodeError.
 func Decode(value []byte) (Record, int16, error) {
+	rec, v, _, err := DecodeCounting(value)
+	return rec, v, err
+}
+
+// DecodeCounting is Decode that also returns how many tagged fields it skipped as
+// unknown (see BatchDecoder.UnknownTags).
+func DecodeCounting(value []byte) (Record, int16, int, error) {
 	if len(value) >= 2 && value[1] == byte(TypePartitionChange) {
 		var c PartitionChangeRecord
 		if v, ok := decodePartitionChangeFast(value, &c, nil); ok {
-			return &c, v, nil
+			return &c, v, 0, nil
 		}
 	} else {
 		var p PartitionRecord
 		if v, ok := decodePartitionFast(value, &p, nil); ok {
-			return &p, v, nil
+			return &p, v, 0, nil
 		}
 	}
 	r := &reader{}
 	r.Reset(value)
-	return decode(r, nil)
+	rec, v, err := decode(r, nil)
+	return rec, v, r.unknownTags, err
 }
 
 // Decoder decodes framed metadata records reusing its memory: the record it returns,
@@ -49,6 +57,7 @@ type Decoder struct {
 // the lifetime of its result.
 func (d *Decoder) Decode(value []byte) (Record, int16, error) {
 	d.arena.reset()
+	d.r.unknownTags = 0
 	if len(value) >= 2 && value[1] == byte(TypePartitionChange) {
 		if v, ok := decodePartitionChangeFast(value, &d.change, &d.arena); ok {
 			return &d.change, v, nil
@@ -63,6 +72,10 @@ func (d *Decoder) Decode(value []byte) (Record, int16, error) {
 
 // scratch returns the Decoder's reusable record of type t, zeroed, or nil when it
 // keeps none of that type.
+// UnknownTags returns how many tagged fields the last Decode skipped as unknown (see
+// BatchDecoder.UnknownTags).
+func (d *Decoder) UnknownTags() int { return d.r.unknownTags }
+
 func (d *Decoder) scratch(t RecordType) Record {
 	switch t {
 	case TypePartition:
@@ -127,6 +140,7 @@ func grow[T any](s []T, expect int) []T {
 // Decode decodes one framed metadata record value; see the type's documentation for
 // the lifetime of its result.
 func (d *BatchDecoder) Decode(value []byte) (Record, int16, error) {
+	d.r.unknownTags = 0
 	if len(value) >= 2 && value[1] == byte(TypePartition) {
 		// A slot that the fast path overwrites whole, so it need not be zeroed.
 		n := len(d.partitions)
@@ -148,6 +162,11 @@ func (d *BatchDecoder) Decode(value []byte) (Record, int16, error) {
 	d.r.Reset(value)
 	return decode(&d.r, d)
 }
+
+// UnknownTags returns how many tagged fields the last Decode skipped because the
+// record's schema, as this package knows it, has no such tag (a newer Kafka's); the
+// record is decoded without them.
+func (d *BatchDecoder) UnknownTags() int { return d.r.unknownTags }
 
 // Reset makes the memory of every record decoded so far available again: they must
 // no longer be used.

@@ -2,7 +2,8 @@ package metadata
 
 import (
 	"encoding/binary"
-	"math"
+
+	"github.com/kraftwatch/kraftwatch/internal/kbin"
 )
 
 // decodePartitionFast decodes value into x when it is a PartitionRecord in the form
@@ -39,8 +40,8 @@ func decodePartitionFast(value []byte, x *PartitionRecord, a *arena) (int16, boo
 	}
 	rec.LeaderRecoveryState, rec.EligibleLeaderReplicas, rec.LastKnownELR = 0, nil, nil
 	n := f.uvarint()
-	if n > uint64(f.left()/2) {
-		f.bad = true
+	if n > uint64(f.left()/2) || n > kbin.MaxTaggedFields {
+		f.bad = true // the slow path says why
 	}
 	prev := int64(-1)
 	for ; n > 0 && !f.bad; n-- {
@@ -62,7 +63,7 @@ func decodePartitionFast(value []byte, x *PartitionRecord, a *arena) (int16, boo
 		case tag <= 2:
 			p.bad = true // a known tag at a version without it
 		default:
-			continue // unknown tags are skipped
+			f.bad = true // a newer Kafka's tag: the general decoder skips and counts it
 		}
 		if p.bad || p.left() != 0 {
 			f.bad = true
@@ -97,8 +98,8 @@ func decodePartitionChangeFast(value []byte, x *PartitionChangeRecord, a *arena)
 	x.PartitionID = f.int32()
 	x.TopicID = f.uuid()
 	n := f.uvarint()
-	if n > uint64(f.left()/2) {
-		f.bad = true
+	if n > uint64(f.left()/2) || n > kbin.MaxTaggedFields {
+		f.bad = true // the slow path says why
 	}
 	prev := int64(-1)
 	for ; n > 0 && !f.bad; n-- {
@@ -132,7 +133,7 @@ func decodePartitionChangeFast(value []byte, x *PartitionChangeRecord, a *arena)
 		case tag <= 8:
 			p.bad = true // a known tag at a version without it
 		default:
-			continue // unknown tags are skipped
+			f.bad = true // a newer Kafka's tag: the general decoder skips and counts it
 		}
 		if p.bad || p.left() != 0 {
 			f.bad = true
@@ -212,7 +213,7 @@ func (f *fastReader) uvarint() uint64 {
 func (f *fastReader) count(nullable bool, size int) int {
 	u := f.uvarint()
 	// (u-1)*size > len is (u-1) > len/size, as kbin checks it, without dividing.
-	if f.bad || u > math.MaxInt32 || (u == 0 && !nullable) || (int64(u)-1)*int64(size) > int64(f.left()) {
+	if f.bad || u > kbin.MaxArrayLen+1 || (u == 0 && !nullable) || (int64(u)-1)*int64(size) > int64(f.left()) {
 		f.bad = true
 		return -1
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -405,6 +407,10 @@ func TestKafkaFixtures(t *testing.T) {
 }
 
 func FuzzRecord(f *testing.F) {
+	// Counts at Kafka 4.4's caps (TestDecodeKafkaCaps).
+	uuid := bytes.Repeat([]byte{7}, 16)
+	f.Add(slices.Concat([]byte{1, 3, 0, 0, 0, 0, 0}, uuid, []byte{0xc2, 0x84, 0x3d, 0}))
+	f.Add(slices.Concat([]byte{1, 5, 0, 0, 0, 0, 0}, uuid, []byte{0x91, 0x4e, 0}))
 	for _, typ := range allTypes() {
 		for v := int16(0); v <= typ.MaxVersion(); v++ {
 			b, _ := Append(nil, samples(typ, v), v)
@@ -520,4 +526,75 @@ func BenchmarkDecodePartitionRecord(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestDecodeKafkaCaps: an array of more than 1 000 000 elements or a tagged-field
+// section of more than 10 000 fields is refused as Kafka 4.4 refuses it, with an error
+// that says so (the PartitionRecord's fast path and the general decoder alike).
+func TestDecodeKafkaCaps(t *testing.T) {
+	u := "[01 23 45 67 89 ab cd ef 00 11 22 33 44 55 66 77]"
+	for _, tc := range []struct{ name, hex, says string }{
+		{"PartitionRecord replicas", "01 03 00 00000000 " + u + " c2 84 3d 00", "array of 1000001 elements, more than 1000000"},
+		{"PartitionChangeRecord tags", "01 05 00 00000000 " + u + " 91 4e 00", "10001 tagged fields, more than 10000"},
+		{"PartitionRecord tags", "01 03 00 00000000 " + u + " 01 01 01 01 00000000 00000000 00000000 91 4e", "10001 tagged fields, more than 10000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, _, err := Decode(unhex(t, tc.hex))
+			if rec != nil || !errors.Is(err, ErrCorrupt) || err == nil || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("got %v (rec %v), want ErrCorrupt saying %q", err, rec, tc.says)
+			}
+		})
+	}
+}
+
+// TestUnknownTags: the records real Kafka 4.1.1, 4.3.1 and 4.4.0 wrote have no tagged
+// field this package does not know; a field a newer Kafka adds is skipped and counted,
+// by the general decoder and through the PartitionRecord fast path alike, the record
+// otherwise decoded as without it.
+func TestUnknownTags(t *testing.T) {
+	var d BatchDecoder
+	records := 0
+	for _, path := range fixtureFiles(t) {
+		in, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recordbatch.Scan(in, func(b recordbatch.Batch) error {
+			it := b.Iter()
+			for it.Next() {
+				if v := it.Record().Value; !b.IsControl() && len(v) > 1 {
+					if _, _, err := d.Decode(v); err == nil {
+						records++
+						if n := d.UnknownTags(); n != 0 {
+							t.Errorf("%s: a %s record with %d unknown tagged fields", path, RecordType(v[1]), n)
+						}
+					}
+				}
+			}
+			return nil
+		})
+		d.Reset()
+	}
+	if records == 0 {
+		t.Fatal("no fixture records")
+	}
+	u := "[01 23 45 67 89 ab cd ef 00 11 22 33 44 55 66 77]"
+	for _, tc := range []struct{ name, plain, tagged string }{
+		{"PartitionRecord", "01 03 00 00000000 " + u + " 02 00000001 02 00000001 01 01 00000001 00000000 00000000 00",
+			"01 03 00 00000000 " + u + " 02 00000001 02 00000001 01 01 00000001 00000000 00000000 01 1e 01 ff"},
+		{"TopicRecord", "01 02 00 04 666f6f " + u + " 00", "01 02 00 04 666f6f " + u + " 02 05 01 ff 09 00"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d Decoder
+			want, _, err := d.Decode(unhex(t, tc.plain))
+			if err != nil || d.UnknownTags() != 0 {
+				t.Fatalf("plain: %v, %d unknown tags", err, d.UnknownTags())
+			}
+			wantText := fmt.Sprint(want)
+			got, _, err := d.Decode(unhex(t, tc.tagged))
+			if err != nil || d.UnknownTags() == 0 || fmt.Sprint(got) != wantText {
+				t.Fatalf("tagged: %v, %d unknown tags, %v; want %s", err, d.UnknownTags(), got, wantText)
+			}
+		})
+	}
 }

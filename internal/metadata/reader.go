@@ -15,6 +15,9 @@ type UUID = kbin.UUID
 type reader struct {
 	kbin.Reader
 	arena *arena
+	// unknownTags counts the tagged fields skipped because the record's schema has no
+	// such tag (a newer Kafka's).
+	unknownTags int
 }
 
 // arena holds reusable backing storage for decoded arrays.
@@ -161,13 +164,14 @@ func (r *reader) bytes() []byte {
 	return b
 }
 
-// skipTags skips a tagged-field section whose tags are all unknown.
+// skipTags skips a tagged-field section whose tags are all unknown, counting them.
 func (r *reader) skipTags() {
 	t := r.Tags()
 	for {
 		if _, _, ok := t.Next(); !ok {
 			return
 		}
+		r.unknownTags++
 	}
 }
 

@@ -90,6 +90,7 @@ func (x *RegisterBrokerRecord) decode(r *reader, v int16) {
 		case tag <= 1:
 			r.badTag(tag, v)
 		default:
+			r.unknownTags++
 			continue
 		}
 		r.done(&f, tag)
@@ -268,6 +269,7 @@ func (x *PartitionRecord) decode(r *reader, v int16) {
 		case tag <= 2:
 			r.badTag(tag, v)
 		default:
+			r.unknownTags++
 			continue
 		}
 		r.done(&f, tag)
@@ -395,6 +397,7 @@ func (x *PartitionChangeRecord) decode(r *reader, v int16) {
 		case tag <= 8:
 			r.badTag(tag, v)
 		default:
+			r.unknownTags++
 			continue
 		}
 		r.done(&f, tag)
@@ -686,6 +689,7 @@ func (x *BrokerRegistrationChangeRecord) decode(r *reader, v int16) {
 		case tag <= 3:
 			r.badTag(tag, v)
 		default:
+			r.unknownTags++
 			continue
 		}
 		r.done(&f, tag)
