@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,20 +89,7 @@ func TestGroupsCommand(t *testing.T) {
 			if tc.code != 0 {
 				got = strings.ReplaceAll(errb.String(), srv.URL, "URL")
 			}
-			path := filepath.Join("testdata", "groups-"+tc.name+".txt")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (run with -update):\n%s", path, got)
-			}
+			golden(t, filepath.Join("testdata", "groups-"+tc.name+".txt"), got)
 		})
 	}
 }

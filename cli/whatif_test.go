@@ -95,20 +95,7 @@ func TestWhatIfCommand(t *testing.T) {
 			if tc.code != 0 {
 				got += "stderr: " + strings.ReplaceAll(errb.String(), srv.URL, "URL")
 			}
-			path := filepath.Join("testdata", "whatif-"+tc.name+".txt")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (run with -update):\n%s", path, got)
-			}
+			golden(t, filepath.Join("testdata", "whatif-"+tc.name+".txt"), got)
 		})
 	}
 	b, err := os.ReadFile(suggested)
@@ -170,20 +157,7 @@ func TestWhatIfOneShot(t *testing.T) {
 					t.Errorf("--url's error %q lacks the one-shot's %q", uerrb.String(), reason)
 				}
 			}
-			path := filepath.Join("testdata", "whatif-oneshot-"+tc.name+".txt")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (run with -update):\n%s", path, got)
-			}
+			golden(t, filepath.Join("testdata", "whatif-oneshot-"+tc.name+".txt"), got)
 		})
 	}
 	if loaded != 6 {
