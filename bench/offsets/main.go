@@ -8,8 +8,11 @@
 // "Finished loading" lines), and starts each kraftwatch binary given (-bin, in
 // rotating order) on the cluster: wall time and CPU time from its "reading group
 // records" log line to its "group records caught up" line, records/s, CPU per
-// record and peak RSS. Each figure is printed as a Go benchmark line for benchstat
-// (-col /bin).
+// record and peak RSS. Then live rounds (live.go): the broker's commit ceiling under a
+// firehose of OffsetCommit requests without kraftwatch and with each binary reading,
+// kraftwatch's CPU per record, and the latency of a partition add to its decision,
+// quiet and during the firehose. Each figure is printed as a Go benchmark line for
+// benchstat (-col /bin).
 //
 //	go run ./bench/offsets -bin after=/tmp/kw -count 6
 package main
