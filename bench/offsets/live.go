@@ -316,47 +316,43 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // kraftwatch CPU per record and the latency medians, then checks the live targets on
 // the last -bin.
 func liveSummary(results map[string][]live, bins []string, target func(bool, string, ...any)) {
-	ceiling := func(ls []live) (best, median float64) {
-		s := make([]float64, len(ls))
-		for i, l := range ls {
-			s[i] = l.commits
-		}
-		slices.Sort(s)
-		return s[len(s)-1], s[len(s)/2]
+	// side is one side's figures over its rounds, each sorted.
+	type side struct {
+		ceiling, cpu, brokerCPU []float64
+		quiet, busy             []time.Duration
 	}
-	none, noneMed := ceiling(results["none"])
-	fmt.Printf("\nbroker commit ceiling without kraftwatch: best %.0f/s, median %.0f/s\n", none, noneMed)
-	for _, b := range bins {
-		name, _, _ := strings.Cut(b, "=")
-		ls := results[name]
-		best, med := ceiling(ls)
-		var cpu, bcpu []float64
-		var quiet, busy []time.Duration
+	sides := func(ls []live) side {
+		var s side
 		for _, l := range ls {
-			cpu, bcpu = append(cpu, l.kwCPU), append(bcpu, l.brokerCPU)
-			quiet, busy = append(quiet, l.quiet...), append(busy, l.busy...)
+			s.ceiling, s.cpu, s.brokerCPU = append(s.ceiling, l.commits), append(s.cpu, l.kwCPU), append(s.brokerCPU, l.brokerCPU)
+			s.quiet, s.busy = append(s.quiet, l.quiet...), append(s.busy, l.busy...)
 		}
-		slices.Sort(cpu)
-		slices.Sort(bcpu)
-		slices.Sort(quiet)
-		slices.Sort(busy)
+		slices.Sort(s.ceiling)
+		slices.Sort(s.cpu)
+		slices.Sort(s.brokerCPU)
+		slices.Sort(s.quiet)
+		slices.Sort(s.busy)
+		return s
+	}
+	best := func(s []float64) float64 { return s[len(s)-1] }
+	median := func(s []float64) float64 { return s[len(s)/2] }
+	none := sides(results["none"])
+	fmt.Printf("\nbroker commit ceiling without kraftwatch: best %.0f/s, median %.0f/s\n", best(none.ceiling), median(none.ceiling))
+	var s side
+	var name string
+	for _, b := range bins {
+		name, _, _ = strings.Cut(b, "=")
+		s = sides(results[name])
 		fmt.Printf("%s: ceiling best %.0f/s (%.3f× without), median %.0f/s (%.3f×); CPU per record %.0f–%.0f ns; broker CPU per commit %.0f–%.0f ns; rebalance-needed latency median quiet %v, firehose %v (%d samples each)\n",
-			name, best, best/none, med, med/noneMed, cpu[0], cpu[len(cpu)-1], bcpu[0], bcpu[len(bcpu)-1],
-			quiet[len(quiet)/2].Round(100*time.Microsecond), busy[len(busy)/2].Round(100*time.Microsecond), len(busy))
+			name, best(s.ceiling), best(s.ceiling)/best(none.ceiling), median(s.ceiling), median(s.ceiling)/median(none.ceiling),
+			s.cpu[0], best(s.cpu), s.brokerCPU[0], best(s.brokerCPU),
+			s.quiet[len(s.quiet)/2].Round(100*time.Microsecond), s.busy[len(s.busy)/2].Round(100*time.Microsecond), len(s.busy))
 	}
-	name, _, _ := strings.Cut(bins[len(bins)-1], "=")
-	ls := results[name]
-	best, _ := ceiling(ls)
-	target(best/none >= targetCeiling, "%s: broker's commit ceiling with it reading >= %.1f× without: %.3f×", name, targetCeiling, best/none)
-	cpu := slices.MinFunc(ls, func(a, b live) int { return int(a.kwCPU - b.kwCPU) }).kwCPU
-	target(cpu <= targetLiveCPU, "%s <= %d ns CPU per record live: %.0f ns", name, targetLiveCPU, cpu)
-	var quiet, busy []time.Duration
-	for _, l := range ls {
-		quiet, busy = append(quiet, l.quiet...), append(busy, l.busy...)
-	}
-	slices.Sort(quiet)
-	slices.Sort(busy)
-	diff := busy[len(busy)/2] - quiet[len(quiet)/2]
+	// The targets, on the last -bin.
+	ratio := best(s.ceiling) / best(none.ceiling)
+	target(ratio >= targetCeiling, "%s: broker's commit ceiling with it reading >= %.1f× without: %.3f×", name, targetCeiling, ratio)
+	target(s.cpu[0] <= targetLiveCPU, "%s <= %d ns CPU per record live: %.0f ns", name, targetLiveCPU, s.cpu[0])
+	diff := s.busy[len(s.busy)/2] - s.quiet[len(s.quiet)/2]
 	target(diff <= targetLatencyMs*time.Millisecond, "%s: rebalance-needed latency during the firehose within %d ms of quiet (medians): %+.1f ms",
 		name, targetLatencyMs, float64(diff)/float64(time.Millisecond))
 }
