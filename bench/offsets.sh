@@ -7,10 +7,19 @@
 # anchor), then runs each kraftwatch: wall and CPU from "reading group records" to
 # "group records caught up", records/s, CPU per record, peak RSS. Targets (on this
 # tree's kraftwatch): >= 3 M records/s, >= 5× the coordinator, <= 400 ns CPU/record.
+# Then live rounds (-live-count 3): a firehose of OffsetCommit requests (-writers 16,
+# -live 20s) without kraftwatch (bin=none, the anchor) and with each kraftwatch
+# reading, in rotating order: the broker's commit ceiling (commits/s) and its CPU per
+# commit, kraftwatch's CPU per record read (/proc) and its lag at the end; and the
+# rebalance-needed latency of a partition add (CreatePartitions request -> its
+# "rebalance needed" line for a KIP-848 group on the topic), -samples 5 quiet and 5
+# during the firehose. Targets: ceiling with / without >= 0.9 (best of each),
+# <= 1 µs CPU/record, firehose median latency within 20 ms of quiet.
 #
-#   bench/offsets.sh                     # COUNT=6 rounds
+#   bench/offsets.sh                     # COUNT=6 replay rounds, 3 live rounds
 #   BEFORE=main bench/offsets.sh         # also that commit's kraftwatch, alternately; benchstat -col /bin
 #   COUNT=1 bench/offsets.sh -records 200000   # extra flags go to bench/offsets
+#   COUNT=0 bench/offsets.sh -live-count 5 -live 10s   # live rounds only
 #
 # Needs Go, Java 17+ and Maven; benchstat (golang.org/x/perf/cmd/benchstat) when
 # installed. The load average is printed before and after.

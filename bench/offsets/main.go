@@ -8,8 +8,11 @@
 // "Finished loading" lines), and starts each kraftwatch binary given (-bin, in
 // rotating order) on the cluster: wall time and CPU time from its "reading group
 // records" log line to its "group records caught up" line, records/s, CPU per
-// record and peak RSS. Each figure is printed as a Go benchmark line for benchstat
-// (-col /bin).
+// record and peak RSS. Then live rounds (live.go): the broker's commit ceiling under a
+// firehose of OffsetCommit requests without kraftwatch and with each binary reading,
+// kraftwatch's CPU per record, and the latency of a partition add to its decision,
+// quiet and during the firehose. Each figure is printed as a Go benchmark line for
+// benchstat (-col /bin).
 //
 //	go run ./bench/offsets -bin after=/tmp/kw -count 6
 package main
@@ -21,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
@@ -53,7 +57,11 @@ func main() {
 		topicParts = flag.Int("topic-partitions", 50, "partitions of the topic the groups commit offsets of (records per commit)")
 		consumers  = flag.Int("consumer-groups", 3, "KIP-848 consumer groups (Java members, 2 per group)")
 		offsetsN   = flag.Int("offsets-partitions", 6, "partitions of __consumer_offsets")
-		count      = flag.Int("count", 6, "rounds")
+		count      = flag.Int("count", 6, "start-up replay rounds (0: none)")
+		liveCount  = flag.Int("live-count", 3, "live rounds (0: none)")
+		phase      = flag.Duration("live", 20*time.Second, "length of one firehose of OffsetCommit requests")
+		samples    = flag.Int("samples", 5, "partition adds timed per live round, quiet and during the firehose each")
+		writers    = flag.Int("writers", 16, "goroutines sending OffsetCommit requests in a firehose")
 		dir        = flag.String("dir", "", "directory of the cluster (default a temporary one, removed at the end)")
 	)
 	flag.Var(&bins, "bin", "NAME=PATH of a kraftwatch binary to measure (repeatable)")
@@ -103,7 +111,29 @@ func main() {
 			results[name] = append(results[name], r)
 		}
 	}
-	if !summary(results, bins) {
+	var lives map[string][]live
+	if *liveCount > 0 {
+		lives, err = liveRounds(ctx, c, bins, *liveCount, liveConfig{phase: *phase, samples: *samples, writers: *writers,
+			groups: *groups, topicParts: *topicParts, dir: *dir})
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+	ok := true
+	target := func(met bool, format string, args ...any) {
+		verdict := "met"
+		if !met {
+			verdict, ok = "MISSED", false
+		}
+		fmt.Printf("target %s: "+format+"\n", append([]any{verdict}, args...)...)
+	}
+	if *count > 0 {
+		summary(results, bins, target)
+	}
+	if *liveCount > 0 {
+		liveSummary(lives, bins, target)
+	}
+	if !ok {
 		os.Exit(1)
 	}
 }
@@ -126,8 +156,8 @@ const (
 
 // summary prints the fastest and median of each side and the ratios to the
 // coordinator's load (fastest against fastest: other work only slows a run down),
-// then the targets on the last -bin; it reports whether they were all met.
-func summary(results map[string][]replay, bins []string) bool {
+// then the targets on the last -bin.
+func summary(results map[string][]replay, bins []string, target func(bool, string, ...any)) {
 	best := func(rs []replay) (fast, median replay) {
 		s := slices.Clone(rs)
 		slices.SortFunc(s, func(a, b replay) int { return int(a.wall - b.wall) })
@@ -144,19 +174,10 @@ func summary(results map[string][]replay, bins []string) bool {
 	}
 	name, _, _ := strings.Cut(bins[len(bins)-1], "=")
 	f, _ := best(results[name])
-	ok := true
-	target := func(met bool, format string, args ...any) {
-		verdict := "met"
-		if !met {
-			verdict, ok = "MISSED", false
-		}
-		fmt.Printf("target %s: "+format+"\n", append([]any{verdict}, args...)...)
-	}
 	target(f.rate() >= targetRate, "%s replays >= %.0f M records/s: %.2f M", name, targetRate/1e6, f.rate()/1e6)
 	target(coord.wall.Seconds()/f.wall.Seconds() >= targetVsKafka, "%s >= %d× the coordinator's load: %.2f×", name, targetVsKafka, coord.wall.Seconds()/f.wall.Seconds())
 	cpu := float64(f.cpu.Nanoseconds()) / float64(f.records)
 	target(cpu <= targetCPUPerOp, "%s <= %d ns CPU per record: %.0f ns", name, targetCPUPerOp, cpu)
-	return ok
 }
 
 // generate writes records offset commits from groups member-less groups, each commit
@@ -318,50 +339,73 @@ func partitions(ctx context.Context, c *kafkatest.Cluster) int {
 	return len(md.Topics[0].Partitions)
 }
 
-// runKraftwatch starts bin on the cluster (disk mode, embedded NATS) and measures
-// from its "reading group records" log line to its "group records caught up" line,
-// read as they are written; then stops it.
+// runKraftwatch starts bin on the cluster and measures its start-up replay: from its
+// "reading group records" log line to its "group records caught up" line, read as they
+// are written; then stops it.
 func runKraftwatch(ctx context.Context, c *kafkatest.Cluster, bin, dir string) (replay, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	kw, err := startKraftwatch(ctx, c, bin, dir)
+	if err != nil {
 		return replay{}, err
 	}
-	cmd := exec.CommandContext(ctx, bin, "run")
-	cmd.Env = []string{
+	defer kw.stop()
+	return kw.caughtUp()
+}
+
+// kraftwatch is a running kraftwatch process (disk mode, embedded NATS) whose log
+// lines are read as they are written.
+type kraftwatch struct {
+	cmd      *exec.Cmd
+	httpAddr string
+	replayed chan replay   // the start-up replay, once caught up
+	decided  chan decision // its "rebalance needed" lines
+	ended    chan string   // its last lines, once its output ends
+}
+
+// decision is a "rebalance needed" log line: the group and the line's time.
+type decision struct {
+	group string
+	at    time.Time
+}
+
+func startKraftwatch(ctx context.Context, c *kafkatest.Cluster, bin, dir string) (*kraftwatch, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	kw := &kraftwatch{
+		cmd:      exec.CommandContext(ctx, bin, "run"),
+		httpAddr: "127.0.0.1:" + strconv.Itoa(freePort()),
+		replayed: make(chan replay, 1),
+		decided:  make(chan decision, 1024),
+		ended:    make(chan string, 1),
+	}
+	kw.cmd.Env = []string{
 		"KRAFTWATCH_METADATA_LOG_DIR=" + c.Nodes[0].LogDir,
 		"KRAFTWATCH_BOOTSTRAP_SERVERS=" + c.Bootstrap(),
-		"KRAFTWATCH_HTTP_ADDR=127.0.0.1:" + strconv.Itoa(freePort()),
+		"KRAFTWATCH_HTTP_ADDR=" + kw.httpAddr,
 		"KRAFTWATCH_EMBEDDED_NATS_PORT=" + strconv.Itoa(freePort()),
 		"KRAFTWATCH_EMBEDDED_NATS_DIR=" + filepath.Join(dir, "nats"),
 		"KRAFTWATCH_LOG_LEVEL=info",
 	}
-	out, err := cmd.StdoutPipe()
+	out, err := kw.cmd.StdoutPipe()
 	if err != nil {
-		return replay{}, err
+		return nil, err
 	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		return replay{}, err
+	kw.cmd.Stderr = kw.cmd.Stdout
+	if err := kw.cmd.Start(); err != nil {
+		return nil, err
 	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	}()
-	pid := cmd.Process.Pid
-	var r replay
+	go kw.read(out)
+	return kw, nil
+}
+
+// read scans the process's log lines until its output ends.
+func (kw *kraftwatch) read(out io.Reader) {
+	pid := kw.cmd.Process.Pid
 	var t0 time.Time
 	var cpu0 time.Duration
 	var tail []string
 	s := bufio.NewScanner(out)
 	s.Buffer(nil, 1<<20)
-	timeout := time.AfterFunc(5*time.Minute, func() { cmd.Process.Kill() })
-	defer timeout.Stop()
 	for s.Scan() {
 		line := s.Text()
 		tail = append(tail, line)
@@ -369,8 +413,10 @@ func runKraftwatch(ctx context.Context, c *kafkatest.Cluster, bin, dir string) (
 			tail = tail[1:]
 		}
 		var l struct {
-			Msg     string `json:"msg"`
-			Records int64  `json:"records"`
+			Msg     string    `json:"msg"`
+			Time    time.Time `json:"time"`
+			Records int64     `json:"records"`
+			Group   string    `json:"group"`
 		}
 		if json.Unmarshal([]byte(line), &l) != nil {
 			continue
@@ -379,18 +425,42 @@ func runKraftwatch(ctx context.Context, c *kafkatest.Cluster, bin, dir string) (
 		case "reading group records":
 			t0, cpu0 = time.Now(), cpuTime(pid)
 		case "group records caught up":
-			if t0.IsZero() {
-				return r, errors.New("caught up before reading")
+			if !t0.IsZero() {
+				kw.replayed <- replay{wall: time.Since(t0), cpu: cpuTime(pid) - cpu0, records: l.Records, rss: peakRSS(pid)}
 			}
-			r.wall, r.cpu, r.records, r.rss = time.Since(t0), cpuTime(pid)-cpu0, l.Records, peakRSS(pid)
-			go func() { // keep the pipe drained until the process ends
-				for s.Scan() {
-				}
-			}()
-			return r, nil
+		case "rebalance needed":
+			select {
+			case kw.decided <- decision{l.Group, l.Time}:
+			default: // nobody waits for so many
+			}
 		}
 	}
-	return r, fmt.Errorf("kraftwatch ended before catching up:\n%s", strings.Join(tail, "\n"))
+	kw.ended <- strings.Join(tail, "\n")
+}
+
+// caughtUp waits for the start-up replay, at most 5 minutes.
+func (kw *kraftwatch) caughtUp() (replay, error) {
+	select {
+	case r := <-kw.replayed:
+		return r, nil
+	case tail := <-kw.ended:
+		return replay{}, fmt.Errorf("kraftwatch ended before catching up:\n%s", tail)
+	case <-time.After(5 * time.Minute):
+		return replay{}, errors.New("kraftwatch: not caught up after 5 minutes")
+	}
+}
+
+// stop ends the process: SIGTERM, SIGKILL after 10 s.
+func (kw *kraftwatch) stop() {
+	kw.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { kw.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		kw.cmd.Process.Kill()
+		<-done
+	}
 }
 
 // cpuTime is the user plus system CPU time of process pid (/proc/pid/stat).
