@@ -41,8 +41,9 @@ deploy:
 # the first release with MetadataHash (4.1.1), the newest 4.2.x and the newest release;
 # on the newest, so do the smoke test and the quorum smoke test (network and disk
 # sources side by side): every release but those of E2E_DECISIONS_ONLY. The rebalanced
-# cases (TestRebalanced: one event per epoch before 4.3, per assignment after) run on
-# the releases of E2E_REBALANCED too.
+# cases (TestRebalanced: one event per epoch before 4.3, per assignment after; from 4.4
+# TestRebalancedStaticStreams, a static streams member restarted) run on the releases
+# of E2E_REBALANCED too.
 E2E_EXTRA_VERSIONS ?= 4.1.1 4.2.2 4.4.0
 E2E_DECISIONS_ONLY ?= 4.1.1 4.2.2
 E2E_REBALANCED     ?= 4.1.1 4.4.0
