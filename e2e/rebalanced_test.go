@@ -271,6 +271,7 @@ func checkFolded(ctx context.Context, t *testing.T, c *kafkatest.Cluster, url, c
 			if d.AssignmentEpoch != nil || !slices.Equal(epochs, []int32{d.NewEpoch}) {
 				t.Fatalf("%s: event %s (epoch %d, assignment %v) before 4.3, coordinator wrote epochs %v", group, e.ID, d.NewEpoch, d.AssignmentEpoch, epochs)
 			}
+			folded++
 			continue
 		}
 		rec := recs[at]
