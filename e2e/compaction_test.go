@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -16,22 +17,25 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/kraftwatch/kraftwatch/e2e/e2etest"
-	"github.com/kraftwatch/kraftwatch/events"
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/internal/kafkatest"
 )
 
-// TestCompactedConversions replays a compacted __consumer_offsets that holds a group's
-// online upgrade and downgrade: two classic members (Java consumers,
-// group.protocol=classic), a consumer-protocol member joining (the coordinator
-// converts the group to a consumer group: group.consumer.migration.policy is
-// bidirectional by default) and leaving (converted back). The topic is made to compact
-// within seconds (segment.ms, min.cleanable.dirty.ratio and delete.retention.ms on it,
-// log.cleaner.backoff.ms on the broker), and the test waits until the cleaner removed
-// the consumer-group records the downgrade superseded. A fresh kraftwatch then reads
-// the compacted log, and the broker is restarted so that Kafka's own loader replays it:
-// each time the group's type, state and members in kraftwatch's API must be what
-// kafka-consumer-groups describes.
+// TestCompactedConversions replays a compacted __consumer_offsets that holds groups'
+// conversions. Group cv is upgraded and downgraded online: two classic members (Java
+// consumers, group.protocol=classic), a consumer-protocol member joining (the
+// coordinator converts the group to a consumer group: group.consumer.migration.policy
+// is bidirectional by default) and leaving (converted back). Group cu is upgraded
+// offline, in the shape of KAFKA-20254: a classic member commits offsets and leaves, a
+// consumer-protocol member reading another topic joins the empty group, so that once
+// the classic group's tombstone is gone its offset commits precede the consumer
+// group's records. The topic is made to compact within seconds (segment.ms,
+// min.cleanable.dirty.ratio and delete.retention.ms on it, log.cleaner.backoff.ms on the
+// broker), and the test waits until the cleaner removed cv's superseded consumer-group
+// records and cu's classic group records, tombstone included. A fresh kraftwatch then
+// reads the compacted log, and the broker is restarted so that Kafka's own loader
+// replays it: each time each group's type, state and members in kraftwatch's API must
+// be what kafka-consumer-groups describes.
 func TestCompactedConversions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
@@ -41,21 +45,33 @@ func TestCompactedConversions(t *testing.T) {
 		"log.cleaner.backoff.ms":       "500",
 	}})
 	s := e2etest.StartSidecar(t, c)
-	const group, topic = "cv", "cv-in"
+	const group, topic, offline, other = "cv", "cv-in", "cu", "cu-in"
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the coordinator's log of group %s:\n%s", group, grepFile(filepath.Join(c.Nodes[0].Dir, "server.log"), "group "+group))
 		}
 	})
 	s.Admin.CreateTopic(ctx, t, topic, 4)
+	s.Admin.CreateTopic(ctx, t, other, 1)
 	classic := e2etest.Join{Group: group, Kind: kafkatest.KindClassic, Topics: []string{topic}}
-	e2etest.StartMembers(ctx, t, c, classic, classic)
+	members := e2etest.StartMembers(ctx, t, c, classic, classic, e2etest.Join{Group: offline, Kind: kafkatest.KindClassic, Topics: []string{topic}})
+	// cu's member commits offsets (every 2 s) and leaves: cu is an empty classic group.
+	err := e2etest.Wait(ctx, time.Minute, func() error {
+		if l, err := readOffsetsLog(ctx, c, group, offline); err != nil || l.commits == 0 {
+			return fmt.Errorf("no offset commit of %s yet (%v)", offline, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	members[2].Close()
 	setTopicConfigs(ctx, t, c, "__consumer_offsets", map[string]string{
 		"segment.ms": "1000", "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "0",
 	})
 
-	// Upgrade, then downgrade.
-	up := e2etest.StartMembers(ctx, t, c, e2etest.Join{Group: group, Topics: []string{topic}})[0]
+	// Upgrade, then downgrade; cu upgraded offline.
+	up := e2etest.StartMembers(ctx, t, c, e2etest.Join{Group: group, Topics: []string{topic}}, e2etest.Join{Group: offline, Topics: []string{other}})[0]
 	waitDescribed(ctx, t, c, group, "Consumer", 3)
 	up.Close()
 	t.Logf("downgraded: %+v", waitDescribed(ctx, t, c, group, "Classic", 2))
@@ -64,12 +80,12 @@ func TestCompactedConversions(t *testing.T) {
 	// The members commit every 2 s, so segments roll; the cleaner then drops what the
 	// downgrade's tombstones superseded.
 	var log offsetsLog
-	err := e2etest.Wait(ctx, time.Minute, func() error {
+	err = e2etest.Wait(ctx, time.Minute, func() error {
 		var err error
-		if log, err = readOffsetsLog(ctx, c, group); err != nil {
+		if log, err = readOffsetsLog(ctx, c, group, offline); err != nil {
 			return err
 		}
-		if log.consumerValues > 0 || log.records >= int(log.end-log.start) {
+		if log.consumerValues > 0 || log.classicRecords > 0 || !log.commitsFirst || log.records >= int(log.end-log.start) {
 			return fmt.Errorf("not compacted yet: %+v", log)
 		}
 		return nil
@@ -81,20 +97,22 @@ func TestCompactedConversions(t *testing.T) {
 
 	// A fresh kraftwatch replays the compacted log, then Kafka's own loader does
 	// (the broker restarted); each time kraftwatch must show what Kafka describes.
-	kw := s.StartKraftwatch(ctx, t, group)
-	agree(ctx, t, c, kw, group)
+	kw := s.StartKraftwatch(ctx, t, group+"|"+offline)
+	agree(ctx, t, c, kw, group, "Classic")
+	agree(ctx, t, c, kw, offline, "Consumer")
 	if err := c.Nodes[0].Restart(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	d := agree(ctx, t, c, kw, group)
-	t.Logf("compacted upgrade and downgrade replayed alike by Kafka and kraftwatch (%s, %s, %d members) in %v",
-		d.typ, d.state, len(d.members), time.Since(start).Round(100*time.Millisecond))
+	d := agree(ctx, t, c, kw, group, "Classic")
+	u := agree(ctx, t, c, kw, offline, "Consumer")
+	t.Logf("compacted conversions replayed alike by Kafka and kraftwatch (%s: %s, %s, %d members; %s: %s, %s, %d members) in %v",
+		group, d.typ, d.state, len(d.members), offline, u.typ, u.state, len(u.members), time.Since(start).Round(100*time.Millisecond))
 }
 
-// agree waits until kafka-consumer-groups describes group as a stable classic group
-// and kraftwatch's API shows it alike (type, state, member ids), and returns what
-// Kafka describes.
-func agree(ctx context.Context, t *testing.T, c *kafkatest.Cluster, kw *e2etest.Kraftwatch, group string) described {
+// agree waits until kafka-consumer-groups describes group as stable, of type typ, and
+// kraftwatch's API shows it alike (type, state, member ids), and returns what Kafka
+// describes.
+func agree(ctx context.Context, t *testing.T, c *kafkatest.Cluster, kw *e2etest.Kraftwatch, group, typ string) described {
 	t.Helper()
 	var want described
 	err := e2etest.Wait(ctx, time.Minute, func() error {
@@ -102,10 +120,10 @@ func agree(ctx context.Context, t *testing.T, c *kafkatest.Cluster, kw *e2etest.
 		if want, err = describeGroup(ctx, c, group); err != nil {
 			return err
 		}
-		if want.typ != "Classic" || want.state != "Stable" {
-			return fmt.Errorf("kafka-consumer-groups: %+v, want a stable classic group", want)
+		if want.typ != typ || want.state != "Stable" {
+			return fmt.Errorf("kafka-consumer-groups: %s %+v, want a stable %s group", group, want, typ)
 		}
-		d, err := getGroup(kw, events.ClassicGroup.String(), group)
+		d, err := getGroup(kw, strings.ToLower(typ), group)
 		if err != nil {
 			return err
 		}
@@ -114,8 +132,8 @@ func agree(ctx context.Context, t *testing.T, c *kafkatest.Cluster, kw *e2etest.
 			ids = append(ids, m.MemberID)
 		}
 		slices.Sort(ids)
-		if d.Type != "classic" || d.State != "stable" || !slices.Equal(ids, want.members) {
-			return fmt.Errorf("kraftwatch: %s group %s with members %v; kafka-consumer-groups: %+v", d.Type, d.State, ids, want)
+		if d.Type != strings.ToLower(typ) || d.State != "stable" || !slices.Equal(ids, want.members) {
+			return fmt.Errorf("kraftwatch: %s %s group %s with members %v; kafka-consumer-groups: %+v", group, d.Type, d.State, ids, want)
 		}
 		return nil
 	})
@@ -203,12 +221,17 @@ func toolRows(out string) []map[string]string {
 type offsetsLog struct {
 	start, end int64 // log start and end offsets
 	records    int   // records read between them
-	// consumerValues counts the group's consumer-group metadata records that are not
-	// tombstones: the upgrade wrote them, the downgrade superseded them.
+	// consumerValues counts the online group's consumer-group metadata records that
+	// are not tombstones: the upgrade wrote them, the downgrade superseded them.
 	consumerValues int
+	// classicRecords counts the offline group's classic group records, tombstones
+	// included, commits its offset commits; commitsFirst is set when its first record
+	// is an offset commit.
+	classicRecords, commits int
+	commitsFirst            bool
 }
 
-func readOffsetsLog(ctx context.Context, c *kafkatest.Cluster, group string) (offsetsLog, error) {
+func readOffsetsLog(ctx context.Context, c *kafkatest.Cluster, online, offline string) (offsetsLog, error) {
 	var l offsetsLog
 	conn, err := kafka.DialLeader(ctx, "tcp", c.Nodes[0].BrokerAddr, "__consumer_offsets", 0)
 	if err != nil {
@@ -226,6 +249,7 @@ func readOffsetsLog(ctx context.Context, c *kafkatest.Cluster, group string) (of
 		return l, err
 	}
 	dec := groups.NewDecoder()
+	seen := false
 	for {
 		m, err := r.ReadMessage(ctx)
 		if err != nil {
@@ -233,8 +257,23 @@ func readOffsetsLog(ctx context.Context, c *kafkatest.Cluster, group string) (of
 		}
 		l.records++
 		rec, err := dec.Decode(m.Key, m.Value)
-		if err == nil && rec.GroupID == group && !rec.Tombstone && rec.Type == groups.ConsumerGroupMetadata {
+		switch {
+		case err != nil:
+		case rec.Type.IsOffsetCommit():
+			// groups does not decode offset commits; the key's group follows its
+			// int16 version, an int16-length string.
+			if n := len(offline); len(m.Key) >= 4+n && int(binary.BigEndian.Uint16(m.Key[2:])) == n && string(m.Key[4:4+n]) == offline {
+				l.commitsFirst = l.commitsFirst || !seen
+				seen = true
+				l.commits++
+			}
+		case rec.GroupID == online && !rec.Tombstone && rec.Type == groups.ConsumerGroupMetadata:
 			l.consumerValues++
+		case rec.GroupID == offline:
+			seen = true
+			if rec.Type == groups.GroupMetadata {
+				l.classicRecords++
+			}
 		}
 		if m.Offset >= l.end-1 {
 			return l, nil
