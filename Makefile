@@ -40,14 +40,19 @@ deploy:
 # code (hashcache TestKafkaDifferential; the unit run covers KAFKA_VERSION) also run on
 # the first release with MetadataHash (4.1.1), the newest 4.2.x and the newest release;
 # on the newest, so do the smoke test and the quorum smoke test (network and disk
-# sources side by side): every release but those of E2E_DECISIONS_ONLY.
+# sources side by side): every release but those of E2E_DECISIONS_ONLY. The rebalanced
+# cases (TestRebalanced: one event per epoch before 4.3, per assignment after; from 4.4
+# TestRebalancedStaticStreams, a static streams member restarted) run on the releases
+# of E2E_REBALANCED too.
 E2E_EXTRA_VERSIONS ?= 4.1.1 4.2.2 4.4.0
 E2E_DECISIONS_ONLY ?= 4.1.1 4.2.2
+E2E_REBALANCED     ?= 4.1.1 4.4.0
 e2e: kafka
 	$(GO) test -tags e2e -race -count=1 -p 1 -timeout 40m -v ./e2e/...
 	@for v in $(E2E_EXTRA_VERSIONS); do \
 	  run='TestDecisions|TestSmoke|TestQuorumSmoke'; \
 	  case " $(E2E_DECISIONS_ONLY) " in *" $$v "*) run=TestDecisions;; esac; \
+	  case " $(E2E_REBALANCED) " in *" $$v "*) run="$$run|TestRebalanced";; esac; \
 	  internal/kafkatest/fetch-kafka.sh $$v && \
 	  KAFKA_VERSION=$$v $(GO) test -count=1 -run TestKafkaDifferential ./hashcache/ && \
 	  KAFKA_VERSION=$$v $(GO) test -tags e2e -race -count=1 -timeout 20m -v -run "$$run" ./e2e/ || exit 1; \

@@ -215,8 +215,8 @@ func TestRebalanced(t *testing.T) {
 // __consumer_offsets and logs how many epoch bumps each assignment folded. On Kafka 4.3+
 // (KIP-1263) each event must be at a target assignment record whose epoch is its
 // new_epoch (or, for a last leave, at that bump), and its epoch_bumps the group epochs
-// the coordinator wrote since the previous event's record; before 4.3, one event per
-// epoch record.
+// the coordinator wrote since the previous event's record, and several bumps share an
+// assignment; before 4.3, one event per epoch record, the first at epoch 1.
 func checkFolded(ctx context.Context, t *testing.T, c *kafkatest.Cluster, url, cluster, group string) {
 	t.Helper()
 	start := time.Now()
@@ -271,6 +271,7 @@ func checkFolded(ctx context.Context, t *testing.T, c *kafkatest.Cluster, url, c
 			if d.AssignmentEpoch != nil || !slices.Equal(epochs, []int32{d.NewEpoch}) {
 				t.Fatalf("%s: event %s (epoch %d, assignment %v) before 4.3, coordinator wrote epochs %v", group, e.ID, d.NewEpoch, d.AssignmentEpoch, epochs)
 			}
+			folded++
 			continue
 		}
 		rec := recs[at]
@@ -298,6 +299,15 @@ func checkFolded(ctx context.Context, t *testing.T, c *kafkatest.Cluster, url, c
 	// tells none, so there are no more assignments than bumps.
 	if bumps != written || len(evs) > bumps {
 		t.Fatalf("%s: %d events tell %d epoch bumps; the coordinator wrote %d", group, len(evs), bumps, written)
+	}
+	// docs/events.md, per release: before 4.3 the group's first event is epoch 1 and
+	// each bump is an event; from 4.3 epoch 1 is no rebalance and members joining
+	// together share assignments.
+	if first := evs[0].Data; first.PreviousEpoch != nil || (first.NewEpoch == 1) == batching {
+		t.Fatalf("%s on Kafka %s: first event is epoch %v -> %d", group, kafkatest.Version(), first.PreviousEpoch, first.NewEpoch)
+	}
+	if batching && len(evs) == bumps {
+		t.Fatalf("%s on Kafka %s: %d bumps told in as many events, none folded", group, kafkatest.Version(), bumps)
 	}
 	t.Logf("%s on Kafka %s: %d epoch bumps folded into %d assignments (%d checked against the coordinator's records, in %v); bumps per assignment, in order: %v",
 		group, kafkatest.Version(), bumps, len(evs), folded, time.Since(start).Round(10*time.Millisecond), sizes)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -29,10 +30,15 @@ import (
 // durable record) and from a core NATS subscription; every event is checked with
 // events.DecodeRebalanceNeeded, the JSON Schema, its subject, its Nats-Msg-Id and Content-Type.
 
-// sidecarCluster is the Kafka the sidecar tests share: one node, in rack-a.
+// sidecarCluster is the Kafka the sidecar tests share: one node, in rack-a, with share
+// groups (a preview in 4.1: storage formatted with share.version=1 there).
 func sidecarCluster(t testing.TB) *kafkatest.Cluster {
 	t.Helper()
-	return e2etest.Shared(t, "sidecar", kafkatest.Options{Rack: "rack-a"})
+	opts := kafkatest.Options{Rack: "rack-a"}
+	if strings.HasPrefix(kafkatest.Version(), "4.1.") {
+		opts.Features = map[string]int{"share.version": 1}
+	}
+	return e2etest.Shared(t, "sidecar", opts)
 }
 
 // sidecar is a sidecar test's set-up on the shared cluster, and the test's context:

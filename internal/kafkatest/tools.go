@@ -217,6 +217,9 @@ type StreamsApp struct {
 	// ReplicationFactor is the internal topics' replication.factor; 0 means the
 	// broker's default.
 	ReplicationFactor int
+	// InstanceID, when set, is the group.instance.id: a static member (streams
+	// groups accept one from Kafka 4.4).
+	InstanceID string
 }
 
 // StartStreamsApp starts app with group.protocol=streams: sub-topology 0 reads the
@@ -240,8 +243,12 @@ func (c *Cluster) StartStreamsApp(ctx context.Context, app StreamsApp) (*Member,
 		rf = -1
 	}
 	cp := filepath.Join(c.home, "streams", "*") + ":" + filepath.Join(c.home, "libs", "*") + ":" + classes
-	return startMember(javaCmd(cp, "-Xmx256m", "-Dlog4j2.level=WARN", "StreamsApp",
-		c.Bootstrap(), app.ID, strings.Join(app.Topics, ","), app.Pattern, state, strconv.Itoa(rf)))
+	args := []string{"-Xmx256m", "-Dlog4j2.level=WARN", "StreamsApp",
+		c.Bootstrap(), app.ID, strings.Join(app.Topics, ","), app.Pattern, state, strconv.Itoa(rf)}
+	if app.InstanceID != "" {
+		args = append(args, app.InstanceID)
+	}
+	return startMember(javaCmd(cp, args...))
 }
 
 // StreamsOptions returns opts with streams groups enabled where the release needs it.

@@ -1,7 +1,8 @@
 // StreamsApp is a Kafka Streams application that joins a KIP-1071 streams group
 // (group.protocol=streams) and runs until its stdin closes, then closes and leaves.
 // Usage: StreamsApp BOOTSTRAP APPLICATION_ID TOPIC,TOPIC,... PATTERN STATE_DIR REPLICATION_FACTOR
-// (the internal topics' replication.factor; -1 is the broker's default).
+// [GROUP_INSTANCE_ID] (the internal topics' replication.factor, -1 is the broker's
+// default; a group.instance.id makes the member static).
 //
 // Topology: sub-topology 0 reads the named source topics (and, where the release allows
 // it, the topics matching PATTERN) and writes them re-keyed by value to the repartition
@@ -36,6 +37,7 @@ public class StreamsApp {
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 1000);
         p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+        if (args.length > 6) p.put("group.instance.id", args[6]);
 
         // Kafka Streams refuses some topologies with the streams protocol in its
         // constructor; ask it whether a pattern source is one of them.
