@@ -202,24 +202,7 @@ func TestRebalancesSequences(t *testing.T) {
 		{"batched last leave", append(slices.Clone(batched), tomb("m1"), epoch(3, 0)),
 			`consumer:"g" epoch 2->3 assignment 3 bumps=[3] at=0 | @3 member_left member="m1" topics=[a] | @3 metadata hash=0x0000000000000005->0x0000000000000000`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, r := groups.NewState(), groups.NewRebalances()
-			var last *groups.Rebalance
-			for i := range tc.recs {
-				if _, rb := r.Apply(s, &tc.recs[i]); rb != nil {
-					last = rb
-				}
-			}
-			if last == nil {
-				t.Fatal("no rebalance")
-			}
-			if got := last.String(); got != tc.want {
-				t.Errorf("got  %s\nwant %s", got, tc.want)
-			}
-			if r.Pending() != 0 {
-				t.Errorf("%d groups left pending", r.Pending())
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkLastRebalance(t, tc.recs, tc.want) })
 	}
 }
 
@@ -321,24 +304,7 @@ func TestRebalancesStaticReplacement(t *testing.T) {
 				streams("m1b", "i1"), tomb(groups.StreamsGroupMemberMetadata, "m2"), streamsEpoch(2)},
 			`streams:"g" epoch 1->2 | member_left member="m2"`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, r := groups.NewState(), groups.NewRebalances()
-			var last *groups.Rebalance
-			for i := range tc.recs {
-				if _, rb := r.Apply(s, &tc.recs[i]); rb != nil {
-					last = rb
-				}
-			}
-			if last == nil {
-				t.Fatal("no rebalance")
-			}
-			if got := last.String(); got != tc.want {
-				t.Errorf("got  %s\nwant %s", got, tc.want)
-			}
-			if r.Pending() != 0 {
-				t.Errorf("%d groups left pending", r.Pending())
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkLastRebalance(t, tc.recs, tc.want) })
 	}
 }
 
@@ -386,5 +352,27 @@ func TestRebalancesHeldBound(t *testing.T) {
 	}
 	if len(told) != 1 || len(told[0].Assignment.Epochs) != 1024 || told[0].NewEpoch != 3+1023 || told[0].Assignment.Timestamp != 0 {
 		t.Fatalf("told %d rebalances; want one of 1024 bumps, 3 to 1026", len(told))
+	}
+}
+
+// checkLastRebalance applies recs to a new State through a new Rebalances: the last
+// Rebalance reported must read want, and no cause may be left pending.
+func checkLastRebalance(t *testing.T, recs []groups.Record, want string) {
+	t.Helper()
+	s, r := groups.NewState(), groups.NewRebalances()
+	var last *groups.Rebalance
+	for i := range recs {
+		if _, rb := r.Apply(s, &recs[i]); rb != nil {
+			last = rb
+		}
+	}
+	if last == nil {
+		t.Fatal("no rebalance")
+	}
+	if got := last.String(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if r.Pending() != 0 {
+		t.Errorf("%d groups left pending", r.Pending())
 	}
 }
