@@ -201,20 +201,8 @@ func TestNATSCredentialRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer drain()
-	p, err := publish.New(publish.Config{Conn: nc.Conn, ConnHealth: nc.health, ClusterID: "c1",
-		RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond, PublishTimeout: time.Second, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	p, ctx, stop := runPublisher(t, nc, 0, log)
+	defer stop()
 	refused := func() bool {
 		err := p.Health()
 		return err != nil && strings.Contains(strings.ToLower(err.Error()), "authorization violation") &&
@@ -302,20 +290,8 @@ func TestNATSHungNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer drain()
-	p, err := publish.New(publish.Config{Conn: nc.Conn, ConnHealth: nc.health, ClusterID: "c1", Replicas: 3,
-		RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond, PublishTimeout: time.Second, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	p, ctx, stop := runPublisher(t, nc, 3, log)
+	defer stop()
 	waitUntil(t, 30*time.Second, "ready", func() bool { return p.Health() == nil })
 
 	const n = 400
@@ -422,5 +398,25 @@ func TestNATSAsyncErrorsRateLimited(t *testing.T) {
 	c.asyncError(nil, nats.ErrPermissionViolation)
 	if !strings.Contains(logs.String(), "occurrences=1000") {
 		t.Errorf("no summary with the count:\n%s", logs)
+	}
+}
+
+// runPublisher runs a publisher of cluster c1 on nc with fast retries and a 1 s publish
+// timeout, its stream with replicas (0: the default); stop ends Run and reports its error.
+func runPublisher(t *testing.T, nc *natsConn, replicas int, log *slog.Logger) (*publish.Publisher, context.Context, func()) {
+	t.Helper()
+	p, err := publish.New(publish.Config{Conn: nc.Conn, ConnHealth: nc.health, ClusterID: "c1", Replicas: replicas,
+		RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond, PublishTimeout: time.Second, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	return p, ctx, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }
