@@ -45,11 +45,7 @@ import (
 // every command each tracked group's hash is checked against one computed from
 // scratch (State.SubscribedTopics and a new cache).
 func TestDecideScripts(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "decide", "*.txt"))
-	if len(files) == 0 {
-		t.Fatal("no scripts in testdata/decide")
-	}
-	for _, f := range files {
+	for _, f := range scripttest.Files(t, filepath.Join("testdata", "decide")) {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) { runDecideScript(t, f) })
 	}
 }

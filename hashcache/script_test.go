@@ -37,11 +37,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of testdata
 //	cached                       cached topic names
 //	stats                        the cache counters
 func TestScript(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "script", "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, file := range files {
+	for _, file := range scripttest.Files(t, filepath.Join("testdata", "script")) {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
 			runScript(t, file)
 		})

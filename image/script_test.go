@@ -40,11 +40,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of testdata
 // name's bytes; go test -update rewrites the expected output.
 
 func TestScripts(t *testing.T) {
-	files, _ := filepath.Glob("testdata/scripts/*.txt")
-	if len(files) == 0 {
-		t.Fatal("no scripts")
-	}
-	for _, f := range files {
+	for _, f := range scripttest.Files(t, filepath.Join("testdata", "scripts")) {
 		t.Run(filepath.Base(f), func(t *testing.T) { runScript(t, f, true) })
 		// The same output record by record, without the bulk path for new topics.
 		t.Run(filepath.Base(f)+"/no-bulk", func(t *testing.T) {

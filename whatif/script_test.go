@@ -38,11 +38,7 @@ var update = flag.Bool("update", false, "rewrite the expected output of testdata
 //	order [scheme=S]       the moves of the input lines (as whatif's) in the order
 //	                       to run them, with the groups reading each topic as the key
 func TestScript(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "script", "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, f := range files {
+	for _, f := range scripttest.Files(t, filepath.Join("testdata", "script")) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			h := &harness{img: image.Empty, st: groups.NewState()}
 			scripttest.Run(t, f, *update, func(c scripttest.Case) []string { return h.run(t, c) })

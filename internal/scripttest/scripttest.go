@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -91,6 +92,16 @@ func (s *Script) Rewrite(got [][]string) string {
 	}
 	out = append(out, s.lines[next:]...)
 	return strings.Join(out, "\n") + "\n"
+}
+
+// Files returns the scripts (*.txt) in dir; none is a test failure.
+func Files(t testing.TB, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts in %s: %v", dir, err)
+	}
+	return files
 }
 
 // Run parses the script at path and runs its cases in order through run. Without
