@@ -54,7 +54,11 @@ func (r *readiness) shutdown() { r.stopping.Store(true) }
 // states is every stage's state, in the order the data flows: what it is doing when
 // ready, why not (with the setting to check) when not. Before the stages exist it is
 // one line: why they do not.
-func (r *readiness) states() []stageState {
+func (r *readiness) states() []stageState { return r.collect(true) }
+
+// collect is states; without detail, a ready stage's State is left empty (check and
+// kraftwatch_ready need only the reasons).
+func (r *readiness) collect(detail bool) []stageState {
 	st := r.stages.Load()
 	if st == nil {
 		return []stageState{{Component: "metadata", State: (*r.reason.Load()).Error()}}
@@ -64,7 +68,11 @@ func (r *readiness) states() []stageState {
 		if err != nil {
 			out = append(out, stageState{Component: component, State: err.Error()})
 		} else {
-			out = append(out, stageState{Component: component, Ready: true, State: ok()})
+			s := stageState{Component: component, Ready: true}
+			if detail {
+				s.State = ok()
+			}
+			out = append(out, s)
 		}
 	}
 	if r.stopping.Load() {
@@ -91,7 +99,7 @@ func metadataState(m *observer.Metrics) string {
 // check is nil when kraftwatch is ready, else a notReady naming every stage that is not.
 func (r *readiness) check() error {
 	var ps notReady
-	for _, s := range r.states() {
+	for _, s := range r.collect(false) {
 		if !s.Ready {
 			ps = append(ps, problem{Component: s.Component, Reason: s.State})
 		}
