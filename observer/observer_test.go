@@ -222,8 +222,16 @@ func TestNotificationLatency(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go o.Run(ctx)
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	// Run must have returned before the next test changes the prefetch settings it
+	// reads; seen holds more updates than the test makes, so the handler never blocks.
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
 	select {
 	case <-o.Ready():
 	case <-time.After(10 * time.Second):
