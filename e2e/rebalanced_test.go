@@ -216,7 +216,8 @@ func TestRebalanced(t *testing.T) {
 // (KIP-1263) each event must be at a target assignment record whose epoch is its
 // new_epoch (or, for a last leave, at that bump), and its epoch_bumps the group epochs
 // the coordinator wrote since the previous event's record, and several bumps share an
-// assignment; before 4.3, one event per epoch record, the first at epoch 1.
+// assignment, the group's first too; before 4.3, one event per epoch record, the first
+// at epoch 1.
 func checkFolded(ctx context.Context, t *testing.T, c *kafkatest.Cluster, url, cluster, group string) {
 	t.Helper()
 	start := time.Now()
@@ -277,9 +278,6 @@ func checkFolded(ctx context.Context, t *testing.T, c *kafkatest.Cluster, url, c
 		rec := recs[at]
 		a, isAssignment := rec.Value.(*groups.ConsumerGroupTargetAssignmentMetadataValue)
 		switch {
-		case d.AssignmentEpoch == nil && d.PreviousEpoch == nil && slices.Equal(epochs, []int32{d.NewEpoch}):
-			// The group's first bump, read before any of its assignment records: told
-			// as 4.2 would (docs/events.md).
 		case d.AssignmentEpoch == nil || *d.AssignmentEpoch != d.NewEpoch:
 			t.Fatalf("%s: event %s (epoch %d) has assignment epoch %v", group, e.ID, d.NewEpoch, d.AssignmentEpoch)
 		case isAssignment && a.AssignmentEpoch != d.NewEpoch, !isAssignment && rec.Type != groups.ConsumerGroupMetadata:
@@ -305,6 +303,11 @@ func checkFolded(ctx context.Context, t *testing.T, c *kafkatest.Cluster, url, c
 	// together share assignments.
 	if first := evs[0].Data; first.PreviousEpoch != nil || (first.NewEpoch == 1) == batching {
 		t.Fatalf("%s on Kafka %s: first event is epoch %v -> %d", group, kafkatest.Version(), first.PreviousEpoch, first.NewEpoch)
+	}
+	// The first too is an assignment, with its time and the partitions it gave.
+	if first := evs[0].Data; batching && (first.AssignmentTime.IsZero() || first.PartitionsMoved == nil || *first.PartitionsMoved == 0) {
+		t.Fatalf("%s on Kafka %s: first event has assignment time %v and %v partitions moved", group, kafkatest.Version(),
+			first.AssignmentTime, first.PartitionsMoved)
 	}
 	if batching && len(evs) == bumps {
 		t.Fatalf("%s on Kafka %s: %d bumps told in as many events, none folded", group, kafkatest.Version(), bumps)

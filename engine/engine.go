@@ -487,6 +487,9 @@ func (e *Engine) applyRecord(m groups.Message) (groups.Change, bool) {
 		}
 		return groups.Change{}, false
 	}
+	if ch.Metadata {
+		e.rebal.epochAt[ch.Group] = bump{partition: int32(m.Partition), offset: m.Offset, time: m.Time}
+	}
 	if rb != nil {
 		e.noteBump(rb, m)
 	}
@@ -497,6 +500,7 @@ func (e *Engine) applyRecord(m groups.Message) (groups.Change, bool) {
 		delete(e.position, ch.Group)
 		e.history.forget(ch.Group)
 		delete(e.rebal.predictions, ch.Group)
+		delete(e.rebal.epochAt, ch.Group)
 	} else {
 		e.position[ch.Group] = groupsPosition{partition: int32(m.Partition), offset: m.Offset, time: m.Time}
 	}

@@ -58,17 +58,24 @@ type rebalances struct {
 	live        []bump                     // read since the last flush, in sync
 	replayed    map[events.GroupKey][]bump // read before in sync
 	dropped     int                        // replayed bumps beyond maxReplayedBumps
+	// epochAt is, per group, its last epoch record (one that changed its epoch or
+	// stored hash): where a Rebalance without Assignment is told, which
+	// groups.Rebalances may return at the assignment record after it.
+	epochAt map[events.GroupKey]bump
 }
 
 func newRebalances() rebalances {
 	return rebalances{rb: groups.NewRebalances(), predictions: map[events.GroupKey][]prediction{},
-		replayed: map[events.GroupKey][]bump{}}
+		replayed: map[events.GroupKey][]bump{}, epochAt: map[events.GroupKey]bump{}}
 }
 
 // noteBump keeps a bump read from m for announcing.
 func (e *Engine) noteBump(rb *groups.Rebalance, m groups.Message) {
-	b := bump{rb: rb, partition: int32(m.Partition), offset: m.Offset, time: m.Time}
 	r := &e.rebal
+	b := bump{rb: rb, partition: int32(m.Partition), offset: m.Offset, time: m.Time}
+	if at, ok := r.epochAt[rb.Group]; ok && rb.Assignment == nil {
+		b.partition, b.offset, b.time = at.partition, at.offset, at.time
+	}
 	if e.synced.Load() {
 		r.live = append(r.live, b)
 		return

@@ -26,6 +26,19 @@ func epochRecord(t *testing.T, group string, offset int64, epoch int32, hash int
 	return groups.Message{Partition: 0, Offset: offset, Key: key, Value: value, Time: at}
 }
 
+// assignmentRecord encodes a target assignment metadata record of a coordinator that
+// does not batch (before Kafka 4.3: no AssignmentTimestamp), as it writes one after
+// each bump.
+func assignmentRecord(t *testing.T, group string, offset int64, epoch int32, at time.Time) groups.Message {
+	t.Helper()
+	key, value, err := groupstest.Encode(&groups.Record{Type: groups.ConsumerGroupTargetAssignmentMetadata, GroupID: group,
+		Value: &groups.ConsumerGroupTargetAssignmentMetadataValue{AssignmentEpoch: epoch}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return groups.Message{Partition: 0, Offset: offset, Key: key, Value: value, Time: at}
+}
+
 // rebalancedEvents returns the rebalanced events stored for a consumer group, oldest first.
 func rebalancedEvents(t *testing.T, js jetstream.JetStream, group string, n int) []events.Envelope[events.GroupRebalanced] {
 	t.Helper()
@@ -100,6 +113,12 @@ func TestRunRebalanced(t *testing.T) {
 	if err := e.OnGroupRecord(epochRecord(t, "billing", 3, 2, stored, t0.Add(1500*time.Millisecond))); err != nil {
 		t.Fatal(err)
 	}
+	// The group's bump is held until its assignment record shows the coordinator does
+	// not batch; it is still told at its bump record.
+	assigned := assignmentRecord(t, "billing", 4, 2, t0.Add(1600*time.Millisecond))
+	if err := e.OnGroupRecord(assigned); err != nil {
+		t.Fatal(err)
+	}
 	second := rebalancedEvents(t, js, "billing", 2)[1]
 	d := second.Data
 	if d.PreviousEpoch == nil || *d.PreviousEpoch != 1 || d.NewEpoch != 2 || d.ConsumerOffsets.Offset != 3 || !second.Time.Equal(t0.Add(1500*time.Millisecond)) {
@@ -129,7 +148,7 @@ func TestRunRebalanced(t *testing.T) {
 	}
 	stop()
 
-	e2, stop2 := run(t, nc, m0, records[0], joined, epochRecord(t, "billing", 3, 2, stored, t0.Add(1500*time.Millisecond)))
+	e2, stop2 := run(t, nc, m0, records[0], joined, epochRecord(t, "billing", 3, 2, stored, t0.Add(1500*time.Millisecond)), assigned)
 	defer stop2()
 	pub := e2.cfg.Publisher.(*publish.Publisher)
 	deadline := time.Now().Add(10 * time.Second)

@@ -170,22 +170,21 @@ type Rebalances struct {
 	// initialized is, per share group, the topics its last
 	// ShareGroupStatePartitionMetadata names as initialized.
 	initialized map[events.GroupKey][]string
-	// batching holds the groups whose coordinator batches assignments: one of their
-	// target assignment records carried AssignmentTimestamp (Kafka 4.3+, KIP-1263).
-	// Learnt per group, from its own records (one __consumer_offsets partition, in
-	// order), so that every replica and restart folds alike. It is unset only with the
-	// group: 4.4 writes an empty group's assignment record without a timestamp.
+	// batching says, per consumer, share or streams group, whether its coordinator
+	// batches assignments: true once one of its target assignment records carried
+	// AssignmentTimestamp (Kafka 4.3+, KIP-1263), false once one without it answered a
+	// held bump (before 4.3). Until then the group's bumps are held, so that its first
+	// is told the way of its release. Learnt per group, from its own records (one
+	// __consumer_offsets partition, in order), so that every replica and restart folds
+	// alike; unset only with the group.
 	batching map[events.GroupKey]bool
-	// batchingSeen is whether any group's assignment record carried the timestamp:
-	// then a new group's epoch 1 is 4.3's empty assignment (KAFKA-20268).
-	batchingSeen bool
-	// held is, per group while batching, the bumps not yet folded into a target
-	// assignment, in order.
+	// held is, per group while batching or not yet known to, the bumps not yet folded
+	// into a target assignment, in order.
 	held map[events.GroupKey][]*Rebalance
 	// groupConfigs is, per group, the group configs set or deleted in the metadata log
 	// since its last bump ("key=value", or "key" when deleted).
 	groupConfigs map[events.GroupKey][]string
-	// moved is, per group while batching, the partitions its target assignment
+	// moved is, per group while batching or not yet known to, the partitions its target assignment
 	// records gave members since its last assignment.
 	moved map[events.GroupKey]map[UUID][]int32
 }
@@ -216,12 +215,15 @@ func (r *Rebalances) Replay(s *State, key, value []byte) (Change, *Rebalance, er
 // and, when rec is a group metadata record with another epoch than the group had, the
 // Rebalance with the causes noted since the previous epoch.
 //
-// Once a group's coordinator batches assignments (one of its target assignment records
-// carried AssignmentTimestamp: Kafka 4.3+), the group's bumps are held and returned
-// folded into one Rebalance at its next target assignment record of a new epoch (or at
-// a bump that leaves it without members, for which no assignment is written). Once any
-// group's did, a new group's epoch 1, whose assignment is empty (KAFKA-20268), is no
-// rebalance: its causes wait for the next bump.
+// A consumer, share or streams group's bumps are held until its next target assignment
+// record; then, when the record carries AssignmentTimestamp (Kafka 4.3+), they are
+// returned folded into one Rebalance with an Assignment at the record of a new epoch (or
+// at once at a bump that leaves the group without members, for which no assignment is
+// written), a new group's epoch 1 being no rebalance (its assignment is empty,
+// KAFKA-20268: its causes wait for the next bump). When the record lacks the timestamp
+// (before 4.3, where the assignment record follows each bump in the same write), the
+// held bump is returned without Assignment, and the group's later bumps at once: the
+// caller tells such a Rebalance at its bump record, the group's last epoch record.
 func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 	if rec.Type.IsOffsetCommit() || !rec.Type.Known() {
 		return s.Apply(rec), nil
@@ -233,6 +235,8 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 		// noted it ended without an epoch record.
 		r.dropTentative(k)
 	}
+	batching, known := r.batching[k]
+	folds := k.Type != events.ClassicGroup && (batching || !known)
 	var rb *Rebalance
 	switch {
 	case rec.Tombstone:
@@ -245,16 +249,10 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 			rb = r.assigned(k, a)
 			break
 		}
-		if r.batching[k] {
+		if folds {
 			r.noteTarget(g, rec)
 		}
-		rb = r.note(g, rec)
-		switch {
-		case rb == nil:
-		case !rb.HasOldEpoch && rb.NewEpoch == 1 && r.batchingSeen && k.Type != events.ClassicGroup:
-			r.emptyFirst(rb)
-			rb = nil
-		case r.batching[k]:
+		if rb = r.note(g, rec); rb != nil && folds {
 			rb = r.hold(g, rb)
 		}
 	}
@@ -296,16 +294,29 @@ func targetAssignmentMetadata(v Value) (*ConsumerGroupTargetAssignmentMetadataVa
 	return nil, false
 }
 
-// emptyFirst drops a new group's epoch 1, 4.3's empty assignment (KAFKA-20268): its
-// causes but the hash wait for the next bump.
-func (r *Rebalances) emptyFirst(rb *Rebalance) {
-	k := rb.Group
-	causes := slices.DeleteFunc(rb.Causes, func(c RebalanceCause) bool {
+// emptyFirst drops a new group's epoch 1, 4.3's empty assignment (KAFKA-20268), from
+// the bumps held: its causes but the hash go to the next bump held, or wait for one.
+func (r *Rebalances) emptyFirst(k events.GroupKey) {
+	h := r.held[k]
+	if len(h) == 0 || h[0].HasOldEpoch || h[0].NewEpoch != 1 {
+		return
+	}
+	causes := slices.DeleteFunc(h[0].Causes, func(c RebalanceCause) bool {
 		return c.Kind == events.UnknownCause || c.Kind == events.CauseMetadata
 	})
-	if p := append(causes, r.pending[k]...); len(p) > 0 {
-		r.pending[k] = p
+	if len(h) == 1 {
+		delete(r.held, k)
+		if p := append(causes, r.pending[k]...); len(p) > 0 {
+			r.pending[k] = p
+		}
+		return
 	}
+	next := h[1]
+	if len(causes) > 0 && len(next.Causes) == 1 && next.Causes[0].Kind == events.UnknownCause {
+		next.Causes = nil
+	}
+	next.Causes = append(causes, next.Causes...)
+	r.held[k] = h[1:]
 }
 
 // maxHeld bounds the bumps held for one group: a coordinator that wrote this many
@@ -313,13 +324,15 @@ func (r *Rebalances) emptyFirst(rb *Rebalance) {
 // assignment without a record, rather than kept without end.
 const maxHeld = 1024
 
-// hold keeps a bump of a batching group until its assignment; a bump that leaves the
-// group without members is returned at once, with those held, since no assignment
-// follows.
+// hold keeps a bump until the group's assignment; a bump that leaves the group without
+// members is returned at once, with those held, since no assignment follows.
 func (r *Rebalances) hold(g *Group, rb *Rebalance) *Rebalance {
 	k := rb.Group
 	r.held[k] = append(r.held[k], rb)
-	if g != nil && len(g.members) == 0 || len(r.held[k]) >= maxHeld {
+	if g == nil || len(g.members) == 0 || len(r.held[k]) >= maxHeld {
+		if !r.batching[k] {
+			return r.fold(k, nil, rb.NewEpoch)
+		}
 		return r.fold(k, &Assignment{Epoch: rb.NewEpoch}, rb.NewEpoch)
 	}
 	return nil
@@ -361,17 +374,25 @@ func (r *Rebalances) noteTarget(g *Group, rec *Record) {
 // assigned notes a target assignment record: it says whether the coordinator batches,
 // and folds the bumps held up to its epoch.
 func (r *Rebalances) assigned(k events.GroupKey, v *ConsumerGroupTargetAssignmentMetadataValue) *Rebalance {
-	if v.AssignmentTimestamp != 0 {
-		r.batching[k], r.batchingSeen = true, true
+	if v.AssignmentTimestamp == 0 {
+		if _, known := r.batching[k]; !known && len(r.held[k]) > 0 {
+			// The answer to a held bump, without a timestamp: no batching (before 4.3).
+			r.batching[k] = false
+			return r.fold(k, nil, v.AssignmentEpoch)
+		}
+	} else {
+		r.batching[k] = true
+		r.emptyFirst(k)
 	}
-	if v.AssignmentEpoch <= 1 {
-		return nil // a new group's empty assignment (KAFKA-20268)
+	if v.AssignmentEpoch <= 1 || !r.batching[k] {
+		return nil // a new group's empty assignment (KAFKA-20268), or no batching
 	}
 	return r.fold(k, &Assignment{Epoch: v.AssignmentEpoch, Timestamp: v.AssignmentTimestamp}, v.AssignmentEpoch)
 }
 
-// fold returns the bumps held for k up to epoch upTo as one Rebalance with a, and
-// forgets them; nil when none is held.
+// fold returns the bumps held for k up to epoch upTo as one Rebalance with a (without
+// Assignment when a is nil: the group does not batch), and forgets them; nil when none
+// is held.
 func (r *Rebalances) fold(k events.GroupKey, a *Assignment, upTo int32) *Rebalance {
 	h := r.held[k]
 	n := 0
@@ -386,6 +407,19 @@ func (r *Rebalances) fold(k events.GroupKey, a *Assignment, upTo int32) *Rebalan
 		delete(r.held, k)
 	} else {
 		r.held[k] = slices.Clone(h[n:])
+	}
+	if a == nil {
+		delete(r.moved, k)
+		out := take[n-1]
+		if n > 1 {
+			// Not seen from Kafka (each bump has its assignment record): one
+			// Rebalance for all, its causes in order.
+			out.OldEpoch, out.HasOldEpoch, out.Causes = take[0].OldEpoch, take[0].HasOldEpoch, nil
+			for _, b := range take {
+				out.Causes = append(out.Causes, b.Causes...)
+			}
+		}
+		return out
 	}
 	last := take[n-1]
 	if m := r.moved[k]; m != nil {

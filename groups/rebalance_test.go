@@ -3,8 +3,10 @@ package groups_test
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kraftwatch/kraftwatch/events"
@@ -26,12 +28,14 @@ func TestRebalancesFixtures(t *testing.T) {
 			fmt.Fprintf(&b, "# %s: every group epoch bump, with its causes (partition/offset of the bump record).\n", filepath.ToSlash(path))
 			s, r := groups.NewState(), groups.NewRebalances()
 			kinds := map[events.CauseKind]int{}
+			told := toldAt{}
 			for _, rec := range readFixture(t, path) {
-				_, rb, err := r.Replay(s, rec.Key, rec.Value)
+				ch, rb, err := r.Replay(s, rec.Key, rec.Value)
 				if err != nil {
 					t.Errorf("%s/%s: %v", rec.Partition, rec.Offset, err)
 					continue
 				}
+				at := told.note(ch, rb, rec)
 				if rb == nil {
 					continue
 				}
@@ -41,7 +45,7 @@ func TestRebalancesFixtures(t *testing.T) {
 				for _, c := range rb.Causes {
 					kinds[c.Kind]++
 				}
-				fmt.Fprintf(&b, "%s/%s %s\n", rec.Partition, rec.Offset, rb)
+				fmt.Fprintf(&b, "%s %s\n", at, rb)
 			}
 			b.WriteString("\n# causes\n")
 			for k := events.CauseKind(0); int(k) < events.NumCauseKinds; k++ {
@@ -76,18 +80,20 @@ func TestRebalancesLiveSequences(t *testing.T) {
 			fmt.Fprintf(&b, "# %s: every epoch bump of g-rb, with its causes.\n", filepath.ToSlash(path))
 			s, r := groups.NewState(), groups.NewRebalances()
 			kinds := map[events.CauseKind]int{}
+			told := toldAt{}
 			for _, rec := range readFixture(t, path) {
-				_, rb, err := r.Replay(s, rec.Key, rec.Value)
+				ch, rb, err := r.Replay(s, rec.Key, rec.Value)
 				if err != nil {
 					t.Fatalf("%s/%s: %v", rec.Partition, rec.Offset, err)
 				}
+				at := told.note(ch, rb, rec)
 				if rb == nil || rb.Group.ID != "g-rb" {
 					continue
 				}
 				for _, c := range rb.Causes {
 					kinds[c.Kind]++
 				}
-				fmt.Fprintf(&b, "%s/%s %s\n", rec.Partition, rec.Offset, rb)
+				fmt.Fprintf(&b, "%s %s\n", at, rb)
 			}
 			want := map[events.CauseKind]int{events.CauseMemberJoined: 2, events.CauseMemberLeft: 2, events.CauseSubscriptionChanged: 1}
 			for k, n := range want {
@@ -153,41 +159,53 @@ func TestRebalancesSequences(t *testing.T) {
 		recs []groups.Record
 		want string
 	}{
-		{"join", []groups.Record{member("m1", []string{"b", "a"}, "", ""), epoch(1, 5)},
+		{"join", untimed(member("m1", []string{"b", "a"}, "", ""), epoch(1, 5)),
 			`consumer:"g" epoch ?->1 | member_joined member="m1" client="c-m1" host="/10.0.0.1" rack="r1" topics=[a b] | metadata hash=0x0000000000000000->0x0000000000000005`},
-		{"subscription change", []groups.Record{member("m1", []string{"a"}, "", ""), epoch(1, 5), member("m1", []string{"a"}, "t.*", ""), epoch(2, 5)},
+		{"subscription change", untimed(member("m1", []string{"a"}, "", ""), epoch(1, 5), member("m1", []string{"a"}, "t.*", ""), epoch(2, 5)),
 			`consumer:"g" epoch 1->2 | subscription_changed member="m1" topics=[a] regex="" -> topics=[a] regex="t.*"`},
-		{"regex resolved", []groups.Record{member("m1", nil, "t.*", ""), regex("t.*", "t1"), epoch(1, 5), regex("t.*", "t1", "t2"), epoch(2, 6)},
+		{"regex resolved", untimed(member("m1", nil, "t.*", ""), regex("t.*", "t1"), epoch(1, 5), regex("t.*", "t1", "t2"), epoch(2, 6)),
 			`consumer:"g" epoch 1->2 | regex_resolution_changed regex="t.*" added=[t2] removed=[] | metadata hash=0x0000000000000005->0x0000000000000006`},
-		{"leave", []groups.Record{member("m1", []string{"a"}, "", ""), member("m2", []string{"a"}, "", ""), epoch(1, 5), tomb("m2"), epoch(2, 5)},
+		{"leave", untimed(member("m1", []string{"a"}, "", ""), member("m2", []string{"a"}, "", ""), epoch(1, 5), tomb("m2"), epoch(2, 5)),
 			`consumer:"g" epoch 1->2 | member_left member="m2" topics=[a]`},
-		{"assignor", []groups.Record{member("m1", []string{"a"}, "", "range"), epoch(1, 5), member("m1", []string{"a"}, "", "uniform"), epoch(2, 5)},
+		{"assignor", untimed(member("m1", []string{"a"}, "", "range"), epoch(1, 5), member("m1", []string{"a"}, "", "uniform"), epoch(2, 5)),
 			`consumer:"g" epoch 1->2 | assignor_changed member="m1" "range"->"uniform"`},
 		// Kafka 4.1 to 4.3 write a member's new assignor without a bump; the next
 		// bump (another member leaves) must not list it.
-		{"assignor without a bump", []groups.Record{member("m1", []string{"a"}, "", "range"), member("m2", []string{"a"}, "", "range"),
+		{"assignor without a bump", untimed(member("m1", []string{"a"}, "", "range"), member("m2", []string{"a"}, "", "range"),
 			epoch(1, 5), member("m1", []string{"a"}, "", "uniform"),
-			{Type: groups.ConsumerGroupCurrentMemberAssignment, GroupID: "g", MemberID: "m1",
+			groups.Record{Type: groups.ConsumerGroupCurrentMemberAssignment, GroupID: "g", MemberID: "m1",
 				Value: &groups.ConsumerGroupCurrentMemberAssignmentValue{MemberEpoch: 1, PreviousMemberEpoch: 1}},
-			tomb("m2"), epoch(2, 5)},
+			tomb("m2"), epoch(2, 5)),
 			`consumer:"g" epoch 1->2 | member_left member="m2" topics=[a]`},
-		{"unknown", []groups.Record{epoch(1, 5), epoch(2, 5)}, `consumer:"g" epoch 1->2 | unknown`},
-		{"share partitions", []groups.Record{shareSeed, share, shareEpoch}, `share:"s" epoch 2->3 | share_partitions_initialized added=[a] removed=[]`},
+		{"unknown", untimed(epoch(1, 5), epoch(2, 5)), `consumer:"g" epoch 1->2 | unknown`},
+		{"share partitions", untimed(shareSeed, share, shareEpoch), `share:"s" epoch 2->3 | share_partitions_initialized added=[a] removed=[]`},
 		// Initializing b starts and ends before the bump: one cause; a was initialized before.
-		{"share partitions of a second topic", []groups.Record{shareSeed, sharePartitions(nil, []string{"a"}), shareEpoch,
+		{"share partitions of a second topic", untimed(shareSeed, sharePartitions(nil, []string{"a"}), shareEpoch,
 			sharePartitions([]string{"b"}, []string{"a"}), sharePartitions(nil, []string{"a", "b"}),
-			{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}},
+			groups.Record{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}),
 			`share:"s" epoch 3->4 | share_partitions_initialized added=[b] removed=[]`},
 		// Topic a deleted: Kafka rewrites the record without it.
-		{"share partitions of a deleted topic", []groups.Record{shareSeed, sharePartitions(nil, []string{"a", "b"}), shareEpoch,
+		{"share partitions of a deleted topic", untimed(shareSeed, sharePartitions(nil, []string{"a", "b"}), shareEpoch,
 			sharePartitions(nil, []string{"b"}),
-			{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}},
+			groups.Record{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}),
 			`share:"s" epoch 3->4 | share_partitions_initialized added=[] removed=[a]`},
 		// A record that changes nothing is no cause.
-		{"share partitions unchanged", []groups.Record{shareSeed, sharePartitions(nil, []string{"a"}), shareEpoch,
+		{"share partitions unchanged", untimed(shareSeed, sharePartitions(nil, []string{"a"}), shareEpoch,
 			sharePartitions(nil, []string{"a"}),
-			{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}},
+			groups.Record{Type: groups.ShareGroupMetadata, GroupID: "s", Value: &groups.ShareGroupMetadataValue{Epoch: 4, MetadataHash: 7}}),
 			`share:"s" epoch 3->4 | unknown`},
+		// Kafka 4.3+: a group's first bump is held until its assignment record, which
+		// says the coordinator batches: told with the assignment's members.
+		{"first bump of a batching group", batched,
+			`consumer:"g" epoch ?->2 assignment 2 bumps=[2] at=1000 moved=[AQAAAAAAAAAAAAAAAAAAAA:0,1,2] | @2 member_joined member="m1" client="c-m1" host="/10.0.0.1" rack="r1" topics=[a] | @2 metadata hash=0x0000000000000000->0x0000000000000005`},
+		// Before 4.3 the assignment record has no timestamp: told without them.
+		{"first bump of a group that does not batch", untimed(member("m1", []string{"a"}, "", ""), epoch(2, 5), target("m1", 0, 1, 2)),
+			`consumer:"g" epoch ?->2 | member_joined member="m1" client="c-m1" host="/10.0.0.1" rack="r1" topics=[a] | metadata hash=0x0000000000000000->0x0000000000000005`},
+		// KAFKA-20268 in the first group kraftwatch reads: its epoch 1 is no
+		// rebalance either, whatever other groups were read before.
+		{"epoch 1 of the first group", []groups.Record{member("m1", []string{"a"}, "", ""), epoch(1, 0), assignment(1, 3000),
+			epoch(2, 5), target("m1", 0), assignment(2, 4000)},
+			`consumer:"g" epoch 1->2 assignment 2 bumps=[2] at=4000 moved=[AQAAAAAAAAAAAAAAAAAAAA:0] | @2 member_joined member="m1" client="c-m1" host="/10.0.0.1" rack="r1" topics=[a] | @2 metadata hash=0x0000000000000000->0x0000000000000005`},
 		// Kafka 4.3+ (KIP-1263): two joins within one assignment interval, one
 		// assignment; partitions 1 and 2 move from m1 to m2.
 		{"batched joins", append(slices.Clone(batched), member("m2", []string{"a"}, "", ""), epoch(3, 5),
@@ -304,7 +322,7 @@ func TestRebalancesStaticReplacement(t *testing.T) {
 				streams("m1b", "i1"), tomb(groups.StreamsGroupMemberMetadata, "m2"), streamsEpoch(2)},
 			`streams:"g" epoch 1->2 | member_left member="m2"`},
 	} {
-		t.Run(tc.name, func(t *testing.T) { checkLastRebalance(t, tc.recs, tc.want) })
+		t.Run(tc.name, func(t *testing.T) { checkLastRebalance(t, untimed(tc.recs...), tc.want) })
 	}
 }
 
@@ -355,6 +373,48 @@ func TestRebalancesHeldBound(t *testing.T) {
 	}
 }
 
+// toldAt follows where the engine tells each Rebalance: at the record Replay returned it
+// for, but a Rebalance without Assignment at its group's last epoch record.
+type toldAt map[events.GroupKey]string
+
+func (t toldAt) note(ch groups.Change, rb *groups.Rebalance, rec fixtureRecord) string {
+	at := rec.Partition + "/" + rec.Offset
+	if ch.Metadata {
+		t[ch.Group] = at
+	}
+	if rb != nil && rb.Assignment == nil {
+		return t[rb.Group]
+	}
+	return at
+}
+
+// untimed returns recs as Kafka before 4.3 writes them: each group epoch record followed
+// by the group's target assignment record of that epoch, without AssignmentTimestamp.
+func untimed(recs ...groups.Record) []groups.Record {
+	var out []groups.Record
+	for _, rec := range recs {
+		out = append(out, rec)
+		if rec.Tombstone {
+			continue
+		}
+		var a *groups.ConsumerGroupTargetAssignmentMetadataValue
+		switch v := rec.Value.(type) {
+		case *groups.ConsumerGroupMetadataValue:
+			a = &groups.ConsumerGroupTargetAssignmentMetadataValue{AssignmentEpoch: v.Epoch}
+			out = append(out, groups.Record{Type: groups.ConsumerGroupTargetAssignmentMetadata, GroupID: rec.GroupID, Value: a})
+		case *groups.ShareGroupMetadataValue:
+			a = &groups.ConsumerGroupTargetAssignmentMetadataValue{AssignmentEpoch: v.Epoch}
+			out = append(out, groups.Record{Type: groups.ShareGroupTargetAssignmentMetadata, GroupID: rec.GroupID,
+				Value: (*groups.ShareGroupTargetAssignmentMetadataValue)(a)})
+		case *groups.StreamsGroupMetadataValue:
+			a = &groups.ConsumerGroupTargetAssignmentMetadataValue{AssignmentEpoch: v.Epoch}
+			out = append(out, groups.Record{Type: groups.StreamsGroupTargetAssignmentMetadata, GroupID: rec.GroupID,
+				Value: (*groups.StreamsGroupTargetAssignmentMetadataValue)(a)})
+		}
+	}
+	return out
+}
+
 // checkLastRebalance applies recs to a new State through a new Rebalances: the last
 // Rebalance reported must read want, and no cause may be left pending.
 func checkLastRebalance(t *testing.T, recs []groups.Record, want string) {
@@ -374,5 +434,61 @@ func checkLastRebalance(t *testing.T, recs []groups.Record, want string) {
 	}
 	if r.Pending() != 0 {
 		t.Errorf("%d groups left pending", r.Pending())
+	}
+}
+
+// TestRebalancesInterleaving: kraftwatch reads the 50 __consumer_offsets partitions in no
+// fixed interleaving (a restart or another replica reads them otherwise), so a group's
+// Rebalances must depend on its own records only. Two Kafka 4.3 groups, one whose
+// first record is the epoch 1 of KAFKA-20268, read in three interleavings, give the
+// same Rebalances; the first of each carries its assignment.
+func TestRebalancesInterleaving(t *testing.T) {
+	recs := func(g string, first int32) []groups.Record {
+		meta := func(e int32, h int64) groups.Record {
+			return groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: g, Value: &groups.ConsumerGroupMetadataValue{Epoch: e, MetadataHash: h}}
+		}
+		assigned := func(e int32, ts int64) groups.Record {
+			return groups.Record{Type: groups.ConsumerGroupTargetAssignmentMetadata, GroupID: g,
+				Value: &groups.ConsumerGroupTargetAssignmentMetadataValue{AssignmentEpoch: e, AssignmentTimestamp: ts}}
+		}
+		joined := func(id string) groups.Record {
+			return groups.Record{Type: groups.ConsumerGroupMemberMetadata, GroupID: g, MemberID: id,
+				Value: &groups.ConsumerGroupMemberMetadataValue{SubscribedTopicNames: []string{"a"}}}
+		}
+		out := []groups.Record{joined("m1"), meta(first, 5), assigned(first, 1000)}
+		if first == 1 {
+			out = append(out, meta(2, 5), assigned(2, 1500))
+		}
+		return append(out, joined("m2"), meta(3, 5), joined("m3"), meta(4, 5), assigned(4, 2000))
+	}
+	a, b := recs("a", 2), recs("b", 1)
+	var zipped []groups.Record
+	for i := range max(len(a), len(b)) {
+		if i < len(a) {
+			zipped = append(zipped, a[i])
+		}
+		if i < len(b) {
+			zipped = append(zipped, b[i])
+		}
+	}
+	var want map[string][]string
+	for _, order := range [][]groups.Record{slices.Concat(a, b), slices.Concat(b, a), zipped} {
+		s, r := groups.NewState(), groups.NewRebalances()
+		got := map[string][]string{}
+		for i := range order {
+			if _, rb := r.Apply(s, &order[i]); rb != nil {
+				got[rb.Group.ID] = append(got[rb.Group.ID], rb.String())
+			}
+		}
+		for _, g := range []string{"a", "b"} {
+			if len(got[g]) != 2 || !strings.Contains(got[g][0], " assignment 2 bumps=[2] ") {
+				t.Fatalf("group %s: %q, want two, the first with assignment 2", g, got[g])
+			}
+		}
+		if want == nil {
+			want = got
+		} else if !maps.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("another interleaving gave\n%q\nwant\n%q", got, want)
+		}
 	}
 }
