@@ -95,5 +95,23 @@ func TestRebalancedStaticStreams(t *testing.T) {
 	if staticJoins != 1 || len(joined) != 2 || len(left) != 0 {
 		t.Fatalf("%s: joins %+v, leaves %+v; want one join of the static instance, one of the dynamic one, no leave", app, joined, left)
 	}
+	// 4.4 bumps the epoch for the restarted instance's new ProcessId: no v1 cause kind
+	// names that, so it is unknown, naming the member and its instance; no bump is
+	// left unexplained.
+	var replaced []events.RebalanceCause
+	for _, e := range evs {
+		for _, c := range e.Data.Causes {
+			if c.Kind != events.UnknownCause {
+				continue
+			}
+			if c.MemberID == "" || !strings.HasPrefix(c.InstanceID, instance) {
+				t.Fatalf("%s: event %s has an unknown cause %+v; want each to name the restarted static member", app, e.ID, c)
+			}
+			replaced = append(replaced, c)
+		}
+	}
+	if len(replaced) != 1 {
+		t.Fatalf("%s: restart told as %+v; want one cause naming the static member", app, replaced)
+	}
 	t.Logf("static streams member restarted in %v (start to running again), no leave or join told", restarted.Round(100*time.Millisecond))
 }

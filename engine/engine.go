@@ -42,7 +42,6 @@ import (
 	"github.com/kraftwatch/kraftwatch/groups"
 	"github.com/kraftwatch/kraftwatch/hashcache"
 	"github.com/kraftwatch/kraftwatch/image"
-	"github.com/kraftwatch/kraftwatch/internal/metadata"
 	"github.com/kraftwatch/kraftwatch/observer"
 	"github.com/kraftwatch/kraftwatch/publish"
 )
@@ -113,7 +112,7 @@ type Stats struct {
 type Engine struct {
 	cfg     Config
 	log     *slog.Logger
-	meta    chan metaUpdate
+	meta    chan observer.Update
 	records chan []groups.Message // batches of one partition's records
 	queries chan query
 	done    chan struct{}
@@ -175,7 +174,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{
 		cfg:       cfg,
 		log:       cfg.Logger,
-		meta:      make(chan metaUpdate, 64),
+		meta:      make(chan observer.Update, 64),
 		records:   make(chan []groups.Message, 8), // a batch is up to one fetch (8 MiB) of group records
 		queries:   make(chan query),
 		done:      make(chan struct{}),
@@ -197,33 +196,10 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// metaUpdate is an observer update with what Run needs of its records, which are
-// valid only until OnMetadata returns.
-type metaUpdate struct {
-	observer.Update
-	// groupConfigs are the group configs (ConfigRecord, resource type GROUP) the
-	// update's unit sets or deletes: "key=value", or "key" when deleted.
-	groupConfigs []groupConfig
-}
-
-type groupConfig struct{ group, config string }
-
 // OnMetadata queues an observer update; it is the observer's Handler.
 func (e *Engine) OnMetadata(u observer.Update) {
-	mu := metaUpdate{Update: u}
-	if u.Unit != nil {
-		for _, en := range u.Unit.Entries {
-			if r, ok := en.Record.(*metadata.ConfigRecord); ok && r.ResourceType == metadata.ConfigResourceGroup {
-				c := groupConfig{group: r.ResourceName, config: r.Name}
-				if r.Value != nil {
-					c.config += "=" + *r.Value
-				}
-				mu.groupConfigs = append(mu.groupConfigs, c)
-			}
-		}
-	}
 	select {
-	case e.meta <- mu:
+	case e.meta <- u:
 	case <-e.done:
 	}
 }
@@ -308,9 +284,6 @@ func (e *Engine) Run(ctx context.Context) error {
 		case u := <-e.meta:
 			e.img = u.Image
 			ds = e.tracker.Metadata(u.Image, u.Changes)
-			for _, c := range u.groupConfigs {
-				e.rebal.rb.GroupConfigChanged(e.state, c.group, c.config)
-			}
 		case batch := <-e.records:
 			// Each record is decided on as if it came alone: the next one is applied
 			// once the events of the one before are handed over.

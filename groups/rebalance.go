@@ -181,9 +181,8 @@ type Rebalances struct {
 	// held is, per group while batching or not yet known to, the bumps not yet folded
 	// into a target assignment, in order.
 	held map[events.GroupKey][]*Rebalance
-	// groupConfigs is, per group, the group configs set or deleted in the metadata log
-	// since its last bump ("key=value", or "key" when deleted).
-	groupConfigs map[events.GroupKey][]string
+	// process is, per streams group, each member's ProcessId.
+	process map[events.GroupKey]map[string]string
 	// moved is, per group while batching or not yet known to, the partitions its target assignment
 	// records gave members since its last assignment.
 	moved map[events.GroupKey]map[UUID][]int32
@@ -194,7 +193,8 @@ func NewRebalances() *Rebalances {
 	return &Rebalances{pending: map[events.GroupKey][]RebalanceCause{}, assignor: map[events.GroupKey]map[string]string{},
 		configs: map[events.GroupKey]string{}, initialized: map[events.GroupKey][]string{},
 		held: map[events.GroupKey][]*Rebalance{}, moved: map[events.GroupKey]map[UUID][]int32{},
-		groupConfigs: map[events.GroupKey][]string{}, batching: map[events.GroupKey]bool{}}
+		batching: map[events.GroupKey]bool{},
+		process:  map[events.GroupKey]map[string]string{}}
 }
 
 // Pending returns the number of groups with causes waiting for a bump.
@@ -257,27 +257,6 @@ func (r *Rebalances) Apply(s *State, rec *Record) (Change, *Rebalance) {
 		}
 	}
 	return s.Apply(rec), rb
-}
-
-// GroupConfigChanged notes a group config (a ConfigRecord of resource type GROUP in the
-// metadata log: config is "key=value", or "key" when deleted) of the group with id
-// groupID in s of the type the key names ("consumer.", "share.", "streams."; any of
-// them for another key). The group's next bump, when nothing it wrote explains it, has
-// cause config_changed with NewValue config instead of unknown; the bump forgets it.
-func (r *Rebalances) GroupConfigChanged(s *State, groupID, config string) {
-	modern := []events.GroupType{events.ConsumerGroup, events.ShareGroup, events.StreamsGroup}
-	named := events.UnknownGroup
-	for _, t := range modern {
-		if strings.HasPrefix(config, t.String()+".") {
-			named = t
-		}
-	}
-	for _, t := range modern {
-		k := events.GroupKey{Type: t, ID: groupID}
-		if _, ok := s.Group(k); ok && (named == events.UnknownGroup || named == t) {
-			r.groupConfigs[k] = append(r.groupConfigs[k], config)
-		}
-	}
 }
 
 // targetAssignmentMetadata returns the value of a target assignment metadata record
@@ -506,8 +485,8 @@ func (r *Rebalances) noteTombstone(g *Group, rec *Record) {
 		delete(r.initialized, k)
 		delete(r.held, k)
 		delete(r.moved, k)
-		delete(r.groupConfigs, k)
 		delete(r.batching, k)
+		delete(r.process, k)
 	case ShareGroupStatePartitionMetadata:
 		delete(r.initialized, k)
 	case ConsumerGroupMemberMetadata, ShareGroupMemberMetadata, StreamsGroupMemberMetadata:
@@ -516,6 +495,9 @@ func (r *Rebalances) noteTombstone(g *Group, rec *Record) {
 				Regex: m.SubscribedTopicRegex, instance: m.InstanceID})
 		}
 		r.setAssignor(k, rec.MemberID, "")
+		if rec.Type == StreamsGroupMemberMetadata {
+			delete(r.process[k], rec.MemberID)
+		}
 	case ConsumerGroupRegularExpression:
 		if v, ok := g.ResolvedRegex(rec.Regex); ok && len(v.Topics) > 0 {
 			r.add(k, RebalanceCause{Kind: events.CauseRegexResolutionChanged, Regex: rec.Regex, TopicsRemoved: v.Topics})
@@ -562,10 +544,22 @@ func (r *Rebalances) note(g *Group, rec *Record) *Rebalance {
 		r.noteMember(g, k, &RebalanceCause{MemberID: rec.MemberID, ClientID: v.ClientID, ClientHost: v.ClientHost,
 			RackID: v.RackID, Topics: sortedSet(v.SubscribedTopicNames)})
 	case *StreamsGroupMemberMetadataValue:
+		before, known := r.process[k][rec.MemberID]
 		if r.replaced(k, v.InstanceID) == nil && (g == nil || !g.hasMember(rec.MemberID)) {
 			r.add(k, RebalanceCause{Kind: events.CauseMemberJoined, MemberID: rec.MemberID, InstanceID: v.InstanceID,
 				ClientID: v.ClientID, ClientHost: v.ClientHost, RackID: v.RackID})
+		} else if known && before != v.ProcessID {
+			// The coordinator places tasks per process: a member's new ProcessId bumps
+			// the epoch in the same write (Kafka 4.4 writes a restarted static member's
+			// replacement with its old ProcessId, then its new one, then the epoch).
+			// No v1 cause kind names it: unknown, naming the member.
+			r.add(k, RebalanceCause{Kind: events.UnknownCause, MemberID: rec.MemberID, InstanceID: v.InstanceID,
+				ClientID: v.ClientID, ClientHost: v.ClientHost, RackID: v.RackID, tentative: true})
 		}
+		if r.process[k] == nil {
+			r.process[k] = map[string]string{}
+		}
+		r.process[k][rec.MemberID] = v.ProcessID
 	case *ConsumerGroupRegularExpressionValue:
 		var before []string
 		if g != nil {
@@ -719,12 +713,6 @@ func (r *Rebalances) bump(g *Group, k events.GroupKey, epoch int32, hash int64) 
 	if hash != oldHash {
 		rb.Causes = append(rb.Causes, RebalanceCause{Kind: events.CauseMetadata, OldHash: oldHash, NewHash: hash})
 	}
-	if len(rb.Causes) == 0 {
-		for _, c := range r.groupConfigs[k] {
-			rb.Causes = append(rb.Causes, RebalanceCause{Kind: events.CauseConfigChanged, NewValue: c})
-		}
-	}
-	delete(r.groupConfigs, k)
 	if len(rb.Causes) == 0 {
 		rb.Causes = []RebalanceCause{{Kind: events.UnknownCause}}
 	}

@@ -293,10 +293,11 @@ func TestRebalancesStaticReplacement(t *testing.T) {
 		}
 		return groups.Record{Type: groups.GroupMetadata, GroupID: "g", Value: v}
 	}
-	streams := func(id, instance string) groups.Record {
+	streamsIn := func(id, instance, process string) groups.Record {
 		return groups.Record{Type: groups.StreamsGroupMemberMetadata, GroupID: "g", MemberID: id,
-			Value: &groups.StreamsGroupMemberMetadataValue{InstanceID: instance, ClientID: "c"}}
+			Value: &groups.StreamsGroupMemberMetadataValue{InstanceID: instance, ClientID: "c", ProcessID: process}}
 	}
+	streams := func(id, instance string) groups.Record { return streamsIn(id, instance, "p-"+instance) }
 	streamsEpoch := func(e int32) groups.Record {
 		return groups.Record{Type: groups.StreamsGroupMetadata, GroupID: "g", Value: &groups.StreamsGroupMetadataValue{Epoch: e, MetadataHash: 5}}
 	}
@@ -321,33 +322,49 @@ func TestRebalancesStaticReplacement(t *testing.T) {
 			[]groups.Record{streams("m1", "i1"), streams("m2", "i2"), streamsEpoch(1), tomb(groups.StreamsGroupMemberMetadata, "m1"),
 				streams("m1b", "i1"), tomb(groups.StreamsGroupMemberMetadata, "m2"), streamsEpoch(2)},
 			`streams:"g" epoch 1->2 | member_left member="m2"`},
+		// Kafka 4.4: the restarted instance runs in a new process; the replacement is
+		// written with the old ProcessId, then the new one, then the epoch record.
+		{"streams restart in a new process",
+			[]groups.Record{streams("m1", "i1"), streams("m2", "i2"), streamsEpoch(1), tomb(groups.StreamsGroupMemberMetadata, "m1"),
+				streamsIn("m1b", "i1", "p-i1"), streamsIn("m1b", "i1", "p-new"), streamsEpoch(2)},
+			`streams:"g" epoch 1->2 | unknown member="m1b" instance="i1" client="c"`},
+		// A new ProcessId written without a bump is not told with a later one.
+		{"streams new process without a bump",
+			[]groups.Record{streams("m1", "i1"), streams("m2", "i2"), streamsEpoch(1), streamsIn("m1", "i1", "p-new"),
+				streams("m2", "i2"), tomb(groups.StreamsGroupMemberMetadata, "m2"), streamsEpoch(2)},
+			`streams:"g" epoch 1->2 | member_left member="m2"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkLastRebalance(t, untimed(tc.recs...), tc.want) })
 	}
 }
 
-// TestRebalancesGroupConfig: a group config set in the metadata log explains the
-// group's next bump when nothing in __consumer_offsets does, and only that bump; a
-// config of another group type's prefix does not.
+// TestRebalancesGroupConfig: a group config change is told only where the coordinator's
+// records tie it to a bump: a streams group's assignment configs, written in its epoch
+// record (config_changed, before -> after). Consumer and share group configs change no
+// assignment and write nothing to __consumer_offsets: a later bump is not theirs.
 func TestRebalancesGroupConfig(t *testing.T) {
-	epoch := func(e int32) *groups.Record {
-		return &groups.Record{Type: groups.ConsumerGroupMetadata, GroupID: "g", Value: &groups.ConsumerGroupMetadataValue{Epoch: e, MetadataHash: 5}}
+	epoch := func(e int32, configs ...groups.KeyValue) groups.Record {
+		return groups.Record{Type: groups.StreamsGroupMetadata, GroupID: "g",
+			Value: &groups.StreamsGroupMetadataValue{Epoch: e, MetadataHash: 5, AssignmentConfigs: configs}}
 	}
+	standby := func(n string) groups.KeyValue { return groups.KeyValue{Key: "num.standby.replicas", Value: n} }
 	s, r := groups.NewState(), groups.NewRebalances()
-	r.Apply(s, epoch(2))
-	r.GroupConfigChanged(s, "g", "share.record.lock.duration.ms=1000")
-	r.GroupConfigChanged(s, "other", "consumer.session.timeout.ms=3000")
-	r.GroupConfigChanged(s, "g", "consumer.session.timeout.ms=3000")
 	for _, tc := range []struct {
-		epoch int32
-		want  string
+		rec  groups.Record
+		want string
 	}{
-		{3, `consumer:"g" epoch 2->3 | config_changed ""->"consumer.session.timeout.ms=3000"`},
-		{4, `consumer:"g" epoch 3->4 | unknown`},
+		{epoch(2, standby("0")), `streams:"g" epoch ?->2 | metadata hash=0x0000000000000000->0x0000000000000005`},
+		{epoch(3, standby("1")), `streams:"g" epoch 2->3 | config_changed "num.standby.replicas=0"->"num.standby.replicas=1"`},
+		{epoch(4, standby("1")), `streams:"g" epoch 3->4 | unknown`},
 	} {
-		_, rb := r.Apply(s, epoch(tc.epoch))
+		var rb *groups.Rebalance
+		for _, rec := range untimed(tc.rec) {
+			if _, b := r.Apply(s, &rec); b != nil {
+				rb = b
+			}
+		}
 		if rb == nil || rb.String() != tc.want {
-			t.Errorf("epoch %d: got %v, want %s", tc.epoch, rb, tc.want)
+			t.Errorf("got %v, want %s", rb, tc.want)
 		}
 	}
 }
