@@ -181,7 +181,7 @@ type Rebalances struct {
 	// held is, per group while batching or not yet known to, the bumps not yet folded
 	// into a target assignment, in order.
 	held map[events.GroupKey][]*Rebalance
-	// process is, per streams group, each member's ProcessId.
+	// process is, per streams group, each member's ProcessId, RackId and ClientTags.
 	process map[events.GroupKey]map[string]string
 	// moved is, per group while batching or not yet known to, the partitions its target assignment
 	// records gave members since its last assignment.
@@ -544,22 +544,24 @@ func (r *Rebalances) note(g *Group, rec *Record) *Rebalance {
 		r.noteMember(g, k, &RebalanceCause{MemberID: rec.MemberID, ClientID: v.ClientID, ClientHost: v.ClientHost,
 			RackID: v.RackID, Topics: sortedSet(v.SubscribedTopicNames)})
 	case *StreamsGroupMemberMetadataValue:
+		placement := v.ProcessID + "\x00" + v.RackID + "\x00" + configString(v.ClientTags)
 		before, known := r.process[k][rec.MemberID]
 		if r.replaced(k, v.InstanceID) == nil && (g == nil || !g.hasMember(rec.MemberID)) {
 			r.add(k, RebalanceCause{Kind: events.CauseMemberJoined, MemberID: rec.MemberID, InstanceID: v.InstanceID,
 				ClientID: v.ClientID, ClientHost: v.ClientHost, RackID: v.RackID})
-		} else if known && before != v.ProcessID {
-			// The coordinator places tasks per process: a member's new ProcessId bumps
-			// the epoch in the same write (Kafka 4.4 writes a restarted static member's
-			// replacement with its old ProcessId, then its new one, then the epoch).
-			// No v1 cause kind names it: unknown, naming the member.
+		} else if known && before != placement {
+			// The coordinator places tasks by process, rack and client tags: Kafka 4.4
+			// bumps the epoch in the same write when a member's change
+			// (hasEpochRelevantMemberConfigChanged), and writes a restarted static
+			// member's replacement with its old ProcessId, then its new one, then the
+			// epoch. No v1 cause kind names it: unknown, naming the member.
 			r.add(k, RebalanceCause{Kind: events.UnknownCause, MemberID: rec.MemberID, InstanceID: v.InstanceID,
 				ClientID: v.ClientID, ClientHost: v.ClientHost, RackID: v.RackID, tentative: true})
 		}
 		if r.process[k] == nil {
 			r.process[k] = map[string]string{}
 		}
-		r.process[k][rec.MemberID] = v.ProcessID
+		r.process[k][rec.MemberID] = placement
 	case *ConsumerGroupRegularExpressionValue:
 		var before []string
 		if g != nil {
