@@ -183,8 +183,8 @@ type Rebalances struct {
 	held map[events.GroupKey][]*Rebalance
 	// process is, per streams group, each member's ProcessId, RackId and ClientTags.
 	process map[events.GroupKey]map[string]string
-	// moved is, per group while batching or not yet known to, the partitions its target assignment
-	// records gave members since its last assignment.
+	// moved is, per group while batching or not yet known to, the partitions its
+	// target assignment records gave members since its last assignment.
 	moved map[events.GroupKey]map[UUID][]int32
 }
 
@@ -552,9 +552,9 @@ func (r *Rebalances) note(g *Group, rec *Record) *Rebalance {
 		} else if known && before != placement {
 			// The coordinator places tasks by process, rack and client tags: Kafka 4.4
 			// bumps the epoch in the same write when a member's change
-			// (hasEpochRelevantMemberConfigChanged), and writes a restarted static
-			// member's replacement with its old ProcessId, then its new one, then the
-			// epoch. No v1 cause kind names it: unknown, naming the member.
+			// (hasEpochRelevantMemberConfigChanged). A restarted static member's
+			// replacement is written with its old ProcessId, then its new one, then
+			// the epoch. No v1 cause kind names it: unknown, naming the member.
 			r.add(k, RebalanceCause{Kind: events.UnknownCause, MemberID: rec.MemberID, InstanceID: v.InstanceID,
 				ClientID: v.ClientID, ClientHost: v.ClientHost, RackID: v.RackID, tentative: true})
 		}
