@@ -13,7 +13,9 @@
 # segment joined into one file; the burst timed inside its JVM from its metadata
 # loader's log). It prints each order's figures with their ratios and exits 1 if a
 # target of either order is missed: >= 5x Kafka's shell at load and live (the fastest
-# round of each side), <= 64 B allocated per change, peak RSS <= 1.5x the image's heap.
+# round of each side), <= 64 B allocated per change, peak RSS <= 1.5x the image's heap
+# (live: under a Go memory limit of 1.5x the image's heap, -memory-limit, as kraftwatch
+# runs under a container's limit; its CPU is printed against the run without).
 # At load it also prints what the peak RSS is made of, and beside it the kraftwatch
 # binary's own peak RSS on a one-partition snapshot (metadata.sh builds it).
 #

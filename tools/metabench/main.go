@@ -67,6 +67,7 @@ type options struct {
 	network                                bool
 	childNetwork, controllerXmx            string
 	kraftwatch                             string
+	memoryLimit                            float64
 }
 
 func main() {
@@ -94,6 +95,7 @@ func main() {
 	fs.IntVar(&o.changes, "changes", 0, "the leader-change burst benchmark (bench/burst.sh): a segment of this many partition leader changes after the snapshot")
 	fs.StringVar(&o.order, "order", "rolling,sequential", "with -changes: the orders of the leader changes, comma-separated, the first the headline (metagen: rolling, sequential)")
 	fs.StringVar(&o.childLive, "child-live", "", "with -changes: follow this metadata log dir's snapshot in this process, link its segment in once ready, and print the figures as JSON")
+	fs.Float64Var(&o.memoryLimit, "memory-limit", 1.5, "with -changes: also follow each segment live under a Go memory limit (GOMEMLIMIT) of this many times the image's heap, as kraftwatch runs under a container's limit; 0: not (with -child-live: the limit of this run)")
 	fs.StringVar(&o.childDecode, "child-decode", "", "read, check (CRC) and decode this metadata log dir's snapshot once in this process, building no image, and print the figures as JSON")
 	fs.StringVar(&o.memprofile, "memprofile", "", "with -child-load or -child-live: write an allocation profile of the load to this file")
 	fs.StringVar(&o.childProfile, "profile", "", "write a CPU profile of each kraftwatch child to PREFIX.<mode>.<changes>.pprof")
@@ -178,6 +180,9 @@ type loadResult struct {
 	// the largest heap a GC found live meanwhile (runtime/metrics /gc/heap/live:bytes).
 	Updates      int64 `json:"updates,omitempty"`
 	PeakLiveHeap int64 `json:"peak_live_heap,omitempty"`
+	// Live under a memory limit only: the limit set, and the GCs during the burst.
+	MemoryLimit int64  `json:"memory_limit,omitempty"`
+	GCs         uint32 `json:"gcs,omitempty"`
 }
 
 // childLoad loads a metadata log dir in this fresh process and reports the load's wall
@@ -420,6 +425,9 @@ func childRun(ctx context.Context, o *options, mode, dir string, changes int) (l
 		"-topics", fmt.Sprint(o.topics), "-partitions", fmt.Sprint(o.partitions), "-rf", fmt.Sprint(o.rf),
 		"-brokers", fmt.Sprint(o.brokers), "-racks", fmt.Sprint(o.racks), "-changes", fmt.Sprint(changes),
 		"-order", o.order, "-timeout", o.timeout.String()}
+	if mode == "-child-live" {
+		args = append(args, "-memory-limit", fmt.Sprint(o.memoryLimit))
+	}
 	if o.childProfile != "" {
 		name := fmt.Sprintf("%s.%s.%d", o.childProfile, strings.TrimPrefix(mode, "-child-"), changes)
 		if changes > 0 {
