@@ -83,11 +83,13 @@ func splitBrokers(brokers []string) []string {
 }
 
 // Reader consumes every partition of __consumer_offsets from its earliest offset and
-// then follows it, without a consumer group (it commits nothing). Each partition is
-// fetched on its own connection to its leader (kafka-go's Conn), which it dials again
-// through broker restarts and leader moves; transactional records are read committed.
-// Run's handler is called from one goroutine at a time with one fetch's records, in
-// offset order within a partition.
+// then follows it, without a consumer group (it commits nothing). The partitions a
+// broker leads are fetched together, one Fetch at a time on one connection to that
+// broker, as a follower does; a partition whose leader moves, or whose connection
+// breaks, goes to its leader in fresh metadata, so broker restarts and leader moves
+// lose nothing. Transactional records are read committed. Run's handler is called
+// from one goroutine at a time with one fetch's records of one partition, in offset
+// order within a partition.
 //
 // Partitions are dialed through the configured brokers and every broker the
 // cluster's metadata listed (refreshed every RefreshInterval), so losing the bootstrap
@@ -418,11 +420,11 @@ func (p *partition) stalledSince(now time.Time, bound time.Duration) (time.Time,
 
 // Run reads until ctx ends or handle returns an error. handle gets the records of one
 // fetch of one partition at once, in offset order, never an empty batch; it may keep
-// the slice. Offset commits (key versions 0 and 1), and the control records and
-// aborted transactional offset commits that read_committed still returns (kafka-go
-// does not filter them; their keys start with version 0 too), are dropped before
-// handle, as nothing downstream reads them: Records counts them, Lag and CaughtUp
-// move past them.
+// the slice. Offset commits (key versions 0 and 1), control records, and the aborted
+// transactional offset commits that read_committed still returns (Kafka returns
+// them with the aborted transactions' list, for the client to drop), are dropped
+// before handle, in the fetched bytes (filterRecords), as nothing downstream reads
+// them: Records counts them, Lag and CaughtUp move past them.
 func (r *Reader) Run(ctx context.Context, handle func([]Message) error) error {
 	r.started.Store(r.now().UnixNano())
 	transport := r.transport()
