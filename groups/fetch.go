@@ -200,7 +200,7 @@ func (fr *fetcher) fetchLeader(ctx context.Context, f *leaderFetch) {
 			return
 		}
 		if err := fr.positionFirst(conn, f, ps); err != nil {
-			fr.reroute(ctx, ps, err)
+			fr.reroute(ctx, f.snapshot(), err)
 			return
 		}
 		// Partitions in backoff wait; the others are asked in an order that turns at
@@ -243,8 +243,8 @@ func (fr *fetcher) fetchLeader(ctx context.Context, f *leaderFetch) {
 			fr.fail(herr.err)
 			return
 		}
-		if err != nil {
-			fr.reroute(ctx, ps, err)
+		if err != nil { // f no longer holds the partitions it gave back since ps
+			fr.reroute(ctx, f.snapshot(), err)
 			return
 		}
 	}
