@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
 	"testing"
 
 	"github.com/kraftwatch/kraftwatch/groups"
@@ -175,6 +177,13 @@ func FuzzParseFetch(f *testing.F) {
 	for _, v := range []int16{4, 7, 11} {
 		f.Add(fetchAnswer(f, v, recs), v)
 	}
+	for _, v := range fixture.Versions(f) {
+		answer, err := os.ReadFile(fixture.Path(f, v, "consumer-offsets-fetch.bin"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(answer, int16(11))
+	}
 	f.Fuzz(func(t *testing.T, answer []byte, v int16) {
 		_ = groups.ParseFetch(answer, v, groups.ConsumerOffsetsTopic, func(fp groups.FetchPartition) error {
 			batch, _, _, _ := groups.FilterRecords(fp.Partition, fp.Records, 0)
@@ -241,4 +250,49 @@ func BenchmarkFilterRecords(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/record")
 	})
+}
+
+// TestFetchFixture reads each release's real Fetch answer (consumer-offsets-fetch.bin,
+// every partition of __consumer_offsets from offset 0) and checks it against the same
+// records as kafka-go read them (consumer-offsets-fetch.txt): every record counted,
+// exactly those that are not offset commits kept, with their offsets, keys and values.
+func TestFetchFixture(t *testing.T) {
+	for _, v := range fixture.Versions(t) {
+		answer, err := os.ReadFile(fixture.Path(t, v, "consumer-offsets-fetch.bin"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]fixtureRecord{}
+		var commits int
+		for _, r := range readFixture(t, fixture.Path(t, v, "consumer-offsets-fetch.txt")) {
+			if ty, ok := groups.PeekType(r.Key); ok && ty.IsOffsetCommit() {
+				commits++
+				continue
+			}
+			want[r.Partition+"/"+r.Offset] = r
+		}
+		var read int64
+		kept := 0
+		err = groups.ParseFetch(answer, 11, groups.ConsumerOffsetsTopic, func(fp groups.FetchPartition) error {
+			if fp.Err != nil {
+				return fp.Err
+			}
+			batch, n, _, err := groups.FilterRecords(fp.Partition, fp.Records, 0)
+			read += n
+			for _, m := range batch {
+				r, ok := want[fmt.Sprintf("%d/%d", m.Partition, m.Offset)]
+				if !ok || !bytes.Equal(m.Key, r.Key) || !bytes.Equal(m.Value, r.Value) || (m.Value == nil) != (r.Value == nil) {
+					t.Errorf("%s: kept %d/%d %x %x, kafka-go read %x %x", v, m.Partition, m.Offset, m.Key, m.Value, r.Key, r.Value)
+				}
+				kept++
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		if kept != len(want) || read != int64(len(want)+commits) || commits == 0 {
+			t.Errorf("%s: kept %d of %d records read; kafka-go read %d, %d of them offset commits", v, kept, read, len(want)+commits, commits)
+		}
+	}
 }
