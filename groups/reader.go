@@ -180,7 +180,8 @@ func (r *Reader) CaughtUp() <-chan struct{} { return r.caughtUp }
 // Records is the number of records read so far, offset commits included.
 func (r *Reader) Records() int64 { return r.records.Load() }
 
-// Retries is the number of times a partition reader was rebuilt after an error.
+// Retries is the number of failed reads of a partition that were retried after a
+// backoff (a failed dial, an error Kafka gave for the partition).
 func (r *Reader) Retries() int64 { return r.retries.Load() }
 
 // Unlisted is why Run cannot list the partitions now, at once (Health waits
@@ -559,8 +560,8 @@ func (r *Reader) askTimeout() time.Duration {
 // refresh asks every partition's leader for its end offset, and the cluster for its
 // brokers, every RefreshInterval until ctx ends: the end offsets make Lag grow while a
 // partition cannot be read, an unanswered request makes the partition's lag unknown
-// and, after StallAfter, the partition stalled; the brokers let partition readers
-// bootstrap without the configured ones. It also logs each partition that becomes
+// and, after StallAfter, the partition stalled; the brokers let the fetches find
+// leaders without the configured ones. It also logs each partition that becomes
 // stalled.
 func (r *Reader) refresh(ctx context.Context, transport *kafka.Transport, parts []partition) {
 	t := time.NewTicker(r.cfg.RefreshInterval)
@@ -675,7 +676,7 @@ func (r *Reader) endOffsets(ctx context.Context, transport *kafka.Transport) ([]
 	}
 }
 
-// transport carries the Dialer's settings the partition readers use: TLS, SASL,
+// transport carries the Dialer's settings for Metadata and ListOffsets: TLS, SASL,
 // client id and connect timeout (0 keeps kafka-go's default).
 func (r *Reader) transport() *kafka.Transport {
 	return &kafka.Transport{
@@ -700,7 +701,7 @@ type endAnswer struct {
 // read and leaders is not nil (the leaders known before, per partition), the leaders
 // are asked all the same: a bootstrap broker that does not answer must not hide the
 // partitions whose leader does. The brokers of the answer become bootstrap servers of
-// later calls and of the partition readers built after it. The error joins every
+// later calls and of the metadata the fetches are routed by. The error joins every
 // partition's.
 func (r *Reader) tryEndOffsets(ctx context.Context, transport *kafka.Transport, leaders []Broker) ([]endAnswer, error) {
 	client := &kafka.Client{Addr: kafka.TCP(*r.brokers.Load()...), Timeout: r.askTimeout(), Transport: transport}
