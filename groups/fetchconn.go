@@ -185,7 +185,7 @@ func (c *fetchConn) earliest(topic string, ps []int) (first []int64, errs []erro
 }
 
 // fetch sends one Fetch of topic's partitions at offsets (read committed, waiting
-// for fetchMinBytes or fetchMaxWait) and returns the answer, which parseFetch reads;
+// for fetchMinBytes per partition or fetchMaxWait) and returns the answer, which parseFetch reads;
 // it is valid until the next call.
 func (c *fetchConn) fetch(topic string, partitions []int, offsets []int64) ([]byte, error) {
 	t := fetch.RequestTopic{Topic: topic, Partitions: make([]fetch.RequestPartition, len(partitions))}
@@ -193,8 +193,10 @@ func (c *fetchConn) fetch(topic string, partitions []int, offsets []int64) ([]by
 		t.Partitions[i] = fetch.RequestPartition{Partition: int32(p), CurrentLeaderEpoch: -1,
 			FetchOffset: offsets[i], LogStartOffset: -1, PartitionMaxBytes: fetchMaxBytes}
 	}
+	// fetchMinBytes per partition: each answer brings as many bytes per partition as a
+	// fetch of that partition alone would.
 	req := &fetch.Request{ReplicaID: -1, MaxWaitTime: int32(fetchMaxWait / time.Millisecond),
-		MinBytes: fetchMinBytes, MaxBytes: fetchMaxBytes, IsolationLevel: 1,
+		MinBytes: int32(min(fetchMinBytes*len(partitions), fetchMaxBytes)), MaxBytes: fetchMaxBytes, IsolationLevel: 1,
 		SessionEpoch: -1, // no fetch session: every request is whole
 		Topics:       []fetch.RequestTopic{t}}
 	c.corr++
