@@ -494,8 +494,8 @@ func (r *Reader) Run(ctx context.Context, handle func([]Message) error) error {
 }
 
 // Fetches of one leader's partitions (fetchMaxBytes is also each partition's bound).
-// While offsets are committed fast, the broker answers a fetch once 64 KiB are there
-// (hundreds of records), not at each append: that halves
+// While offsets are committed fast, the broker answers a fetch once 64 KiB per
+// partition asked for are there (hundreds of records), not at each append: that halves
 // kraftwatch's CPU per record and the broker's cost of its fetches against
 // MinBytes 1; on a quiet partition a record waits at most fetchMaxWait. bench/offsets.sh
 // (its live rounds: commit ceiling with and without kraftwatch, CPU per record,
