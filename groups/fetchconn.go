@@ -185,8 +185,8 @@ func (c *fetchConn) earliest(topic string, ps []int) (first []int64, errs []erro
 }
 
 // fetch sends one Fetch of topic's partitions at offsets (read committed, waiting
-// for fetchMinBytes per partition or fetchMaxWait) and returns the answer, which parseFetch reads;
-// it is valid until the next call.
+// for fetchMinBytes per partition or fetchMaxWait) and returns the answer, which
+// parseFetch reads; it is valid until the next call.
 func (c *fetchConn) fetch(topic string, partitions []int, offsets []int64) ([]byte, error) {
 	t := fetch.RequestTopic{Topic: topic, Partitions: make([]fetch.RequestPartition, len(partitions))}
 	for i, p := range partitions {
