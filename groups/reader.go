@@ -83,11 +83,13 @@ func splitBrokers(brokers []string) []string {
 }
 
 // Reader consumes every partition of __consumer_offsets from its earliest offset and
-// then follows it, without a consumer group (it commits nothing). Each partition is
-// fetched on its own connection to its leader (kafka-go's Conn), which it dials again
-// through broker restarts and leader moves; transactional records are read committed.
-// Run's handler is called from one goroutine at a time with one fetch's records, in
-// offset order within a partition.
+// then follows it, without a consumer group (it commits nothing). The partitions a
+// broker leads are fetched together, one Fetch at a time on one connection to that
+// broker, as a follower does; a partition whose leader moves, or whose connection
+// breaks, goes to its leader in fresh metadata, so broker restarts and leader moves
+// lose nothing. Transactional records are read committed. Run's handler is called
+// from one goroutine at a time with one fetch's records of one partition, in offset
+// order within a partition.
 //
 // Partitions are dialed through the configured brokers and every broker the
 // cluster's metadata listed (refreshed every RefreshInterval), so losing the bootstrap
@@ -178,7 +180,8 @@ func (r *Reader) CaughtUp() <-chan struct{} { return r.caughtUp }
 // Records is the number of records read so far, offset commits included.
 func (r *Reader) Records() int64 { return r.records.Load() }
 
-// Retries is the number of times a partition reader was rebuilt after an error.
+// Retries is the number of failed reads of a partition that were retried after a
+// backoff (a failed dial, an error Kafka gave for the partition).
 func (r *Reader) Retries() int64 { return r.retries.Load() }
 
 // Unlisted is why Run cannot list the partitions now, at once (Health waits
@@ -418,11 +421,11 @@ func (p *partition) stalledSince(now time.Time, bound time.Duration) (time.Time,
 
 // Run reads until ctx ends or handle returns an error. handle gets the records of one
 // fetch of one partition at once, in offset order, never an empty batch; it may keep
-// the slice. Offset commits (key versions 0 and 1), and the control records and
-// aborted transactional offset commits that read_committed still returns (kafka-go
-// does not filter them; their keys start with version 0 too), are dropped before
-// handle, as nothing downstream reads them: Records counts them, Lag and CaughtUp
-// move past them.
+// the slice. Offset commits (key versions 0 and 1), control records, and the aborted
+// transactional offset commits that read_committed still returns (Kafka returns
+// them with the aborted transactions' list, for the client to drop), are dropped
+// before handle, in the fetched bytes (filterRecords), as nothing downstream reads
+// them: Records counts them, Lag and CaughtUp move past them.
 func (r *Reader) Run(ctx context.Context, handle func([]Message) error) error {
 	r.started.Store(r.now().UnixNano())
 	transport := r.transport()
@@ -457,33 +460,32 @@ func (r *Reader) Run(ctx context.Context, handle func([]Message) error) error {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { r.refresh(ctx, transport, parts) })
-	for p, end := range ends {
-		wg.Go(func() {
-			err := r.readPartition(ctx, p, &parts[p], func(batch []Message, read, next int64) error {
-				mu.Lock()
-				defer mu.Unlock()
-				if len(batch) > 0 {
-					if err := handle(batch); err != nil {
-						return err
-					}
-				}
-				r.records.Add(read)
-				// >=: compaction may have removed the record at end-1 (kafka-go hands
-				// on control and aborted records too, so nothing else hides it).
-				if next >= end && !caught[p] {
-					caught[p] = true
-					if pending--; pending == 0 {
-						r.log.Info("group records caught up", "topic", r.cfg.Topic, "records", r.records.Load())
-						r.markCaughtUp()
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				cancel(err)
-			}
-		})
+	fr := &fetcher{r: r, parts: parts, pos: make([]fetchPos, len(parts)), orphans: make(chan []int, len(parts)),
+		wg: &wg, fail: cancel}
+	for i := range fr.pos {
+		fr.pos[i] = fetchPos{next: kafka.FirstOffset, backoff: 250 * time.Millisecond}
 	}
+	fr.deliver = func(p int, batch []Message, read, next int64) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(batch) > 0 {
+			if err := handle(batch); err != nil {
+				return err
+			}
+		}
+		r.records.Add(read)
+		// >=: compaction may have removed the record at end-1, and control records
+		// take offsets too.
+		if next >= ends[p] && !caught[p] {
+			caught[p] = true
+			if pending--; pending == 0 {
+				r.log.Info("group records caught up", "topic", r.cfg.Topic, "records", r.records.Load())
+				r.markCaughtUp()
+			}
+		}
+		return nil
+	}
+	wg.Go(func() { fr.route(ctx, transport) })
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
@@ -491,8 +493,9 @@ func (r *Reader) Run(ctx context.Context, handle func([]Message) error) error {
 	return ctx.Err()
 }
 
-// Fetches of one partition. While offsets are committed fast, the broker answers a
-// fetch once 64 KiB are there (hundreds of records), not at each append: that halves
+// Fetches of one leader's partitions (fetchMaxBytes is also each partition's bound).
+// While offsets are committed fast, the broker answers a fetch once 64 KiB per
+// partition asked for are there (hundreds of records), not at each append: that halves
 // kraftwatch's CPU per record and the broker's cost of its fetches against
 // MinBytes 1; on a quiet partition a record waits at most fetchMaxWait. bench/offsets.sh
 // (its live rounds: commit ceiling with and without kraftwatch, CPU per record,
@@ -513,180 +516,6 @@ func EachRecord(handle func(Message) error) func([]Message) error {
 			}
 		}
 		return nil
-	}
-}
-
-// readPartition follows one partition from its earliest offset, one fetch at a time
-// on a connection to its leader, each fetch with a deadline of fetchMaxWait plus
-// askTimeout; handle gets each fetch's records but offset commits (kept), how many
-// records the fetch read and the next offset to fetch. A leader change, a fetch that
-// times out or a broken connection makes it dial the leader again at once (a partition
-// whose leader does not answer is found by the refresh); a failed dial, or an error
-// Kafka gives for the partition that a new connection does not cure, counts as a
-// retry and is retried after a backoff; so a broker restart never loses or repeats a
-// record.
-func (r *Reader) readPartition(ctx context.Context, p int, st *partition, handle func(batch []Message, read, next int64) error) error {
-	next := kafka.FirstOffset
-	backoff := 250 * time.Millisecond
-	redial := time.Duration(0) // pause before dialing again, growing while no record is read
-	for ctx.Err() == nil {
-		conn, err := r.dialLeader(ctx, p, &next)
-		if err == nil {
-			backoff = 250 * time.Millisecond
-			from := next
-			err = r.fetchLoop(ctx, conn, p, st, &next, handle)
-			conn.Close()
-			var herr handlerError
-			if errors.As(err, &herr) {
-				return herr.err
-			}
-			if ctx.Err() != nil {
-				return nil
-			}
-			if reconnect(err) {
-				if next != from {
-					redial = 0
-				}
-				r.log.Debug("reading group records: dialing the leader again", "topic", r.cfg.Topic, "partition", p,
-					"offset", next, "error", err, "retry_in", redial)
-				if !sleep(ctx, redial) {
-					return nil
-				}
-				redial = min(max(2*redial, 50*time.Millisecond), time.Second)
-				continue
-			}
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		r.retries.Add(1)
-		st.lastErr.Store(&err)
-		st.failingSince.CompareAndSwap(0, r.now().UnixNano())
-		r.log.Warn("reading group records failed; retrying", "topic", r.cfg.Topic, "partition", p,
-			"offset", next, "error", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 10*time.Second)
-	}
-	return nil
-}
-
-// handlerError is an error of readPartition's handle, which ends Run.
-type handlerError struct{ err error }
-
-func (e handlerError) Error() string { return e.err.Error() }
-
-// reconnect reports whether an error of an established connection is cured by dialing
-// the leader again at once: the leader moved, the fetch timed out, the connection
-// broke. Other errors Kafka gives (authorization, an unknown codec) are retried after
-// a backoff, and counted.
-func reconnect(err error) bool {
-	var kerr kafka.Error
-	if !errors.As(err, &kerr) {
-		return true
-	}
-	return errors.Is(err, kafka.NotLeaderForPartition) || errors.Is(err, kafka.UnknownTopicOrPartition) ||
-		errors.Is(err, kafka.LeaderNotAvailable) || errors.Is(err, kafka.FencedLeaderEpoch) ||
-		errors.Is(err, kafka.UnknownLeaderEpoch)
-}
-
-// dialLeader connects to partition p's leader, asking the bootstrap servers in turn,
-// and positions the connection at *next: the partition's first offset when *next is
-// kafka.FirstOffset or below it (compaction or retention removed those records).
-func (r *Reader) dialLeader(ctx context.Context, p int, next *int64) (*kafka.Conn, error) {
-	var errs []error
-	for _, broker := range *r.brokers.Load() {
-		dctx, cancel := context.WithTimeout(ctx, r.askTimeout())
-		conn, err := r.cfg.Dialer.DialLeader(dctx, "tcp", broker, r.cfg.Topic, p)
-		cancel()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("leader of partition %d via %s: %w", p, broker, err))
-			continue
-		}
-		conn.SetDeadline(time.Now().Add(r.askTimeout()))
-		first, _, err := conn.ReadOffsets()
-		if err == nil && (*next == kafka.FirstOffset || *next < first) {
-			*next = first
-		}
-		if err == nil {
-			_, err = conn.Seek(*next, kafka.SeekAbsolute|kafka.SeekDontCheck)
-		}
-		if err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("partition %d at %s: %w", p, conn.RemoteAddr(), err)
-		}
-		conn.SetDeadline(time.Time{})
-		return conn, nil
-	}
-	return nil, errors.Join(errs...)
-}
-
-// fetchLoop fetches from conn until an error, which it returns (wrapped in
-// handlerError when it is handle's).
-func (r *Reader) fetchLoop(ctx context.Context, conn *kafka.Conn, p int, st *partition, next *int64, handle func([]Message, int64, int64) error) error {
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
-	defer stop()
-	for {
-		conn.SetDeadline(time.Now().Add(fetchMaxWait + r.askTimeout()))
-		if ctx.Err() != nil { // after the deadline: a cancel from now on ends the fetch
-			return ctx.Err()
-		}
-		b := conn.ReadBatchWith(kafka.ReadBatchConfig{MinBytes: fetchMinBytes, MaxBytes: fetchMaxBytes,
-			MaxWait: fetchMaxWait, IsolationLevel: kafka.ReadCommitted})
-		hwm := b.HighWaterMark()
-		var (
-			batch []Message
-			read  int64
-			last  time.Time
-		)
-		for {
-			m, err := b.ReadMessage()
-			if err != nil {
-				break
-			}
-			read++
-			last = m.Time
-			if t, ok := PeekType(m.Key); ok && t.IsOffsetCommit() {
-				continue
-			}
-			batch = append(batch, Message{Partition: p, Offset: m.Offset, Key: m.Key, Value: m.Value, Time: m.Time})
-		}
-		err := b.Close() // positions conn past the records read, and past compacted ones
-		if off, _ := conn.Offset(); read > 0 || off > *next {
-			*next = off
-			if herr := handle(batch, read, *next); herr != nil {
-				return handlerError{herr}
-			}
-			r.progressed(p, st, *next, hwm, last)
-		}
-		switch {
-		case err == nil:
-		case errors.Is(err, kafka.OffsetOutOfRange):
-			// Retention or compaction removed *next, or the leader is behind it (a
-			// new leader that has not caught up): start at its first offset, or
-			// wait for the records.
-			conn.SetDeadline(time.Now().Add(r.askTimeout()))
-			first, _, oerr := conn.ReadOffsets()
-			if oerr != nil {
-				return oerr
-			}
-			if *next < first {
-				r.log.Warn("group records removed before they were read; skipping them", "topic", r.cfg.Topic,
-					"partition", p, "offset", *next, "first_offset", first)
-				*next = first
-			} else if !sleep(ctx, fetchMaxWait) {
-				return ctx.Err()
-			}
-			if _, err := conn.Seek(*next, kafka.SeekAbsolute|kafka.SeekDontCheck); err != nil {
-				return err
-			}
-		case errors.Is(err, kafka.RequestTimedOut):
-		default:
-			return err
-		}
 	}
 }
 
@@ -731,8 +560,8 @@ func (r *Reader) askTimeout() time.Duration {
 // refresh asks every partition's leader for its end offset, and the cluster for its
 // brokers, every RefreshInterval until ctx ends: the end offsets make Lag grow while a
 // partition cannot be read, an unanswered request makes the partition's lag unknown
-// and, after StallAfter, the partition stalled; the brokers let partition readers
-// bootstrap without the configured ones. It also logs each partition that becomes
+// and, after StallAfter, the partition stalled; the brokers let the fetches find
+// leaders without the configured ones. It also logs each partition that becomes
 // stalled.
 func (r *Reader) refresh(ctx context.Context, transport *kafka.Transport, parts []partition) {
 	t := time.NewTicker(r.cfg.RefreshInterval)
@@ -847,7 +676,7 @@ func (r *Reader) endOffsets(ctx context.Context, transport *kafka.Transport) ([]
 	}
 }
 
-// transport carries the Dialer's settings the partition readers use: TLS, SASL,
+// transport carries the Dialer's settings for Metadata and ListOffsets: TLS, SASL,
 // client id and connect timeout (0 keeps kafka-go's default).
 func (r *Reader) transport() *kafka.Transport {
 	return &kafka.Transport{
@@ -872,7 +701,7 @@ type endAnswer struct {
 // read and leaders is not nil (the leaders known before, per partition), the leaders
 // are asked all the same: a bootstrap broker that does not answer must not hide the
 // partitions whose leader does. The brokers of the answer become bootstrap servers of
-// later calls and of the partition readers built after it. The error joins every
+// later calls and of the metadata the fetches are routed by. The error joins every
 // partition's.
 func (r *Reader) tryEndOffsets(ctx context.Context, transport *kafka.Transport, leaders []Broker) ([]endAnswer, error) {
 	client := &kafka.Client{Addr: kafka.TCP(*r.brokers.Load()...), Timeout: r.askTimeout(), Transport: transport}

@@ -120,9 +120,9 @@ func (b *silentBroker) serve(c net.Conn) {
 	}
 }
 
-// TestReaderLeaderDoesNotAnswer: kafka-go's partition reader retries a fetch that
-// times out without ever returning an error, so the Reader measures progress against
-// time. A partition behind an end offset that does not move is not stalled (compaction
+// TestReaderLeaderDoesNotAnswer: a fetch that times out is retried on a new
+// connection without counting as a failed read, so the Reader measures progress
+// against time. A partition behind an end offset that does not move is not stalled (compaction
 // can leave the end above the last record for good); one whose end offset grows while
 // nothing is read is stalled after
 // StallAfter ("no record read"); once its leader answers nothing at all, the cause
