@@ -13,7 +13,7 @@ import (
 func newReaderMetrics(reg prometheus.Registerer, reader *groups.Reader) {
 	f := funcMetrics{reg}
 	f.counter("group_records_total", "__consumer_offsets records read.", func() float64 { return float64(reader.Records()) })
-	f.counter("group_reader_retries_total", "__consumer_offsets partition readers rebuilt after an error.",
+	f.counter("group_reader_retries_total", "Failed reads of a __consumer_offsets partition, retried after a backoff.",
 		func() float64 { return float64(reader.Retries()) })
 	f.gauge("group_records_lag", "__consumer_offsets records not yet read, over the partitions whose leader answers (kraftwatch_group_reader_lag_records is -1 for the others).",
 		func() float64 { return float64(reader.Lag()) })
