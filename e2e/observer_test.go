@@ -424,11 +424,44 @@ func agreeWithMetadataShell(ctx context.Context, t *testing.T, c *kafkatest.Clus
 	if err := json.Unmarshal(out.Bytes(), &ours); err != nil {
 		t.Fatal(err)
 	}
-	topics, err := c.MetadataShell(ctx, snap, "tree", "/image/topics/byName")
+	// The snapshot holds several batches: a non-interactive shell may answer from its
+	// empty image before its publisher has the file's (its waitUntilCaughtUp waits for
+	// the loader only), so ask one shell once its image reached the file's last record.
+	data, err := os.ReadFile(snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	brokers, err := c.MetadataShell(ctx, snap, "tree", "/image/cluster/brokers")
+	cp := filepath.Join(t.TempDir(), "__cluster_metadata-0", filepath.Base(snap))
+	if err := os.MkdirAll(filepath.Dir(cp), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last := int64(-1) // the in-file offset of its last metadata record, as the shell counts
+	if err := observer.ReadFile(cp, func(r observer.FileRecord) error {
+		if r.Record != nil {
+			last = r.Offset
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sh, err := c.StartShell(ctx, nil, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	wait, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := sh.WaitImage(wait, last); err != nil {
+		t.Fatalf("kafka-metadata-shell on %s: %v\n%s", snap, err, sh.Stderr(20))
+	}
+	topics, err := sh.Run(ctx, "tree /image/topics/byName")
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokers, err := sh.Run(ctx, "tree /image/cluster/brokers")
 	if err != nil {
 		t.Fatal(err)
 	}

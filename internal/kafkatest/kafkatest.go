@@ -113,7 +113,7 @@ type Options struct {
 	Users map[string]string
 }
 
-// Cluster is a running KRaft cluster. Kafka's offline tools (DumpLog, MetadataShell)
+// Cluster is a running KRaft cluster. Kafka's offline tools (DumpLog, StartShell)
 // of the same release come with it.
 type Cluster struct {
 	*Offline

@@ -47,28 +47,6 @@ func (o *Offline) DumpLog(ctx context.Context, files ...string) (string, error) 
 	return runTool(ctx, filepath.Join(o.home, "libs", "*"), class, "--cluster-metadata-decoder", "--files", strings.Join(files, ","))
 }
 
-// MetadataShell runs kafka-metadata-shell on a copy of one metadata log file with a
-// non-interactive command such as "tree /image". Beware: for a file of more than one
-// data batch, Kafka's shell may run the command before its image is published and
-// print an empty tree (its waitUntilCaughtUp only waits for the loader, not for the
-// shell's publisher); use StartShell and WaitImage for such files.
-func (o *Offline) MetadataShell(ctx context.Context, file string, command ...string) (string, error) {
-	if !o.HasShell() {
-		return "", fmt.Errorf("%w (%s)", ErrNoShell, o.Version)
-	}
-	dir, err := os.MkdirTemp("", "kafkatest-shell-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	copyPath := filepath.Join(dir, "__cluster_metadata-0", filepath.Base(file))
-	if err := copyFile(file, copyPath); err != nil {
-		return "", err
-	}
-	args := append([]string{"--snapshot", copyPath}, command...)
-	return runTool(ctx, filepath.Join(o.home, "shell", "*"), "org.apache.kafka.shell.MetadataShell", args...)
-}
-
 // KafkaJVMOptions are the JVM options kafka-run-class.sh gives every Kafka tool,
 // kafka-metadata-shell.sh included (KAFKA_JVM_PERFORMANCE_OPTS); the heap
 // (KAFKA_HEAP_OPTS, -Xmx256M by default) is the caller's choice.
