@@ -426,7 +426,14 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 		// A leader or epoch change: the arrays are immutable, so share them, at the
 		// same place in the same leaf table (slot keeps the table).
 		p.n, p.chunk, p.off = o.n, o.chunk, o.off
-		*t.parts.slot(d.edit, p.id) = p // find found it
+		if leaf.edit == d.edit {
+			// This delta's own leaf, as slot would find it (a leaf is made editable
+			// only on a path made editable from the root): write it in place rather
+			// than walk the path again (BenchmarkApplyLeaderChanges).
+			*o = p
+		} else {
+			*t.parts.slot(d.edit, p.id) = p // find found it
+		}
 		if e := d.lastEdits; !e.diff {
 			e.n++
 			d.touched.leaders.add(leaderID{e.idx, p.id})
