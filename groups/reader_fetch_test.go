@@ -94,12 +94,7 @@ func (m *movingLeader) serve(c net.Conn, id int32) {
 		var res protocol.Message
 		switch req := msg.(type) {
 		case *apiversions.Request:
-			res = &apiversions.Response{ApiKeys: []apiversions.ApiKeyResponse{
-				{ApiKey: int16(protocol.Fetch), MinVersion: 11, MaxVersion: 11},
-				{ApiKey: int16(protocol.ListOffsets), MinVersion: 1, MaxVersion: 5},
-				{ApiKey: int16(protocol.Metadata), MinVersion: 0, MaxVersion: 8},
-				{ApiKey: int16(protocol.ApiVersions), MinVersion: 0, MaxVersion: 2},
-			}}
+			res = fakeAPIVersions(11)
 		case *metadata.Request:
 			var brokers []metadata.ResponseBroker
 			for i := range m.ln {

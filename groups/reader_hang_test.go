@@ -90,12 +90,7 @@ func (b *silentBroker) serve(c net.Conn) {
 		var res protocol.Message
 		switch msg.(type) {
 		case *apiversions.Request:
-			res = &apiversions.Response{ApiKeys: []apiversions.ApiKeyResponse{
-				{ApiKey: int16(protocol.Fetch), MinVersion: 0, MaxVersion: 11},
-				{ApiKey: int16(protocol.ListOffsets), MinVersion: 1, MaxVersion: 5},
-				{ApiKey: int16(protocol.Metadata), MinVersion: 0, MaxVersion: 8},
-				{ApiKey: int16(protocol.ApiVersions), MinVersion: 0, MaxVersion: 2},
-			}}
+			res = fakeAPIVersions(0)
 		case *metadata.Request:
 			if b.controller.Load() {
 				c.Close()
@@ -244,4 +239,15 @@ func waitHealth(t *testing.T, r *Reader, want string) string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// fakeAPIVersions is a loopback broker's ApiVersions answer: the requests the Reader
+// sends, Fetch from version fetchMin to 11.
+func fakeAPIVersions(fetchMin int16) *apiversions.Response {
+	return &apiversions.Response{ApiKeys: []apiversions.ApiKeyResponse{
+		{ApiKey: int16(protocol.Fetch), MinVersion: fetchMin, MaxVersion: 11},
+		{ApiKey: int16(protocol.ListOffsets), MinVersion: 1, MaxVersion: 5},
+		{ApiKey: int16(protocol.Metadata), MinVersion: 0, MaxVersion: 8},
+		{ApiKey: int16(protocol.ApiVersions), MinVersion: 0, MaxVersion: 2},
+	}}
 }
