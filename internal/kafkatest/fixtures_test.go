@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -280,4 +281,25 @@ func TestGenerateFixturesStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(root, "testdata", "kafka-"+c.Version, "streams-offsets.txt"), offsets)
+}
+
+// copyFile copies from to to, making to's directory.
+func copyFile(from, to string) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

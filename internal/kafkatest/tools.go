@@ -117,26 +117,6 @@ func (c *Cluster) WriteBinScripts(dir string) error {
 	return nil
 }
 
-func copyFile(from, to string) error {
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		return err
-	}
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
 // class returns the first of the named classes found in the release's kafka jars: some
 // tools moved from Scala (kafka.*) to Java (org.apache.kafka.tools.*) between releases.
 func (o *Offline) class(names ...string) string {
