@@ -807,6 +807,8 @@ func (q *quorum) setFull(on bool, uncommitted int64) {
 	}
 	q.full = on
 	if on {
+		// The bytes first: whoever sees the count sees what reached the bound.
+		q.cfg.Metrics.Uncommitted.Store(uncommitted)
 		q.cfg.Metrics.UncommittedFull.Add(1)
 		q.cfg.Logger.Warn("fetched records waiting for the high watermark reached their bound; "+
 			"taking no more until the quorum commits (is a majority of the controllers down or slow?)",
