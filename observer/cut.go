@@ -90,7 +90,7 @@ func (c *cutter) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int64
 		piece = pieceRecords
 		room = min(room, piece)
 	}
-	if c.dec.batch != nil && pre == nil {
+	if c.dec.batch != nil {
 		c.dec.batch.Expect(room)
 	}
 	if cap(u.Entries) < room {
@@ -103,7 +103,12 @@ func (c *cutter) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int64
 		var v int16
 		var ok bool
 		if pre != nil {
-			rec, v, ok = c.dec.result(pre[i].rec, pre[i].v, pre[i].err, pre[i].unknownTags, off, src)
+			p := &pre[i]
+			rec = p.rec
+			if p.isLeader {
+				rec = c.leaderChange(&p.leader)
+			}
+			rec, v, ok = c.dec.result(rec, p.v, p.err, int(p.unknownTags), off, src)
 		} else {
 			rec, v, ok = c.dec.decode(r.value(), off, src, false)
 		}
@@ -133,6 +138,16 @@ func (c *cutter) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int64
 	}
 	u.Provenance = provAt(b, b.LastOffset())
 	return c.sendUnit(u, y)
+}
+
+// leaderChange returns a leader change the prefetcher decoded as its record: in bdec
+// when units' memory is reused (the consumer's own, reset with the batch), else its own.
+func (c *cutter) leaderChange(l *metadata.LeaderChange) metadata.Record {
+	if c.dec.batch != nil {
+		return c.dec.batch.LeaderChange(l)
+	}
+	r := l.Record()
+	return &r
 }
 
 // provAt is the provenance of offset off of b.

@@ -118,10 +118,14 @@ type predecoded struct {
 }
 
 type decodedRecord struct {
-	rec         metadata.Record
+	rec metadata.Record // nil when isLeader: the consumer makes the record (cutter.records)
+	err error
+	// leader is a leader change, the bulk of a leader-change burst, when isLeader:
+	// a seventh of the record's size crosses to the consumer's core.
+	leader      metadata.LeaderChange
+	unknownTags int32
 	v           int16
-	err         error
-	unknownTags int
+	isLeader    bool
 }
 
 // decPool keeps the predecoded buffers the follower gave back for the batches read
@@ -287,8 +291,15 @@ func (p *prefetcher) predecode(g *group) *predecoded {
 			break
 		}
 		for _, r := range g.recs[it.lo:it.hi] {
-			rec, v, err := pd.dec.Decode(r.value())
-			pd.out = append(pd.out, decodedRecord{rec: rec, v: v, err: err, unknownTags: pd.dec.UnknownTags()})
+			// Written in place, not built and copied (see metadata.DecodeLeaderChange).
+			pd.out = pd.out[:len(pd.out)+1]
+			d := &pd.out[len(pd.out)-1]
+			if d.v, d.isLeader = metadata.DecodeLeaderChange(r.value(), &d.leader); d.isLeader {
+				d.rec, d.err, d.unknownTags = nil, nil, 0
+				continue
+			}
+			d.rec, d.v, d.err = pd.dec.Decode(r.value())
+			d.unknownTags = int32(pd.dec.UnknownTags())
 		}
 	}
 	return pd

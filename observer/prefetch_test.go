@@ -277,7 +277,11 @@ func TestPrefetchGroups(t *testing.T) {
 	groupRecords = 10
 	a := observertest.ID(1)
 	change := func(i int) metadata.Record {
-		return &metadata.PartitionChangeRecord{TopicID: a, PartitionID: int32(i), Leader: int32(i % 3), LeaderRecoveryState: -1}
+		r := &metadata.PartitionChangeRecord{TopicID: a, PartitionID: int32(i), Leader: int32(i % 3), LeaderRecoveryState: -1}
+		if i%4 == 0 { // not a metadata.LeaderChange: decoded whole
+			r.ISR = []int32{1, 2}
+		}
+		return r
 	}
 	for _, bad := range []string{"", "frame", "crc"} {
 		t.Run("bad="+bad, func(t *testing.T) {
@@ -343,8 +347,13 @@ func TestPrefetchGroups(t *testing.T) {
 					if r != want[j] {
 						t.Fatalf("batch %d record %d: %+v, want %+v", i, j, r, want[j])
 					}
-					if pre[j].err != nil || fmt.Sprint(pre[j].rec) != fmt.Sprint(change(10*i+j)) {
-						t.Fatalf("batch %d record %d decoded as %v (%v), want %v", i, j, pre[j].rec, pre[j].err, change(10*i+j))
+					got := pre[j].rec
+					if pre[j].isLeader {
+						r := pre[j].leader.Record()
+						got = &r
+					}
+					if pre[j].err != nil || pre[j].isLeader != ((10*i+j)%4 != 0) || fmt.Sprint(got) != fmt.Sprint(change(10*i+j)) {
+						t.Fatalf("batch %d record %d decoded as %v (%v), want %v", i, j, got, pre[j].err, change(10*i+j))
 					}
 				}
 			}

@@ -168,6 +168,16 @@ func (d *BatchDecoder) Decode(value []byte) (Record, int16, error) {
 // record is decoded without them.
 func (d *BatchDecoder) UnknownTags() int { return d.r.unknownTags }
 
+// LeaderChange returns c as a record held like those Decode returns.
+func (d *BatchDecoder) LeaderChange(c *LeaderChange) *PartitionChangeRecord {
+	d.changes = grow(d.changes, d.expect)
+	r := &d.changes[len(d.changes)-1]
+	// Cleared, then written field by field (see DecodeLeaderChange).
+	*r = PartitionChangeRecord{}
+	r.PartitionID, r.TopicID, r.Leader, r.LeaderRecoveryState = c.PartitionID, c.TopicID, c.Leader, c.LeaderRecoveryState
+	return r
+}
+
 // Reset makes the memory of every record decoded so far available again: they must
 // no longer be used.
 func (d *BatchDecoder) Reset() {

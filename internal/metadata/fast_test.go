@@ -40,6 +40,13 @@ func sameDecode(t *testing.T, value []byte) {
 			t.Fatalf("%s: %#v v%d %v\ngeneral: %#v v%d %v", name, got, v, err, want, wv, werr)
 		}
 	}
+	// What DecodeLeaderChange takes, the general path decodes alike.
+	var c LeaderChange
+	if v, ok := DecodeLeaderChange(value, &c); ok {
+		if got := bd.LeaderChange(&c); werr != nil || v != wv || !reflect.DeepEqual(Record(got), want) {
+			t.Fatalf("DecodeLeaderChange: %#v v%d\ngeneral: %#v v%d %v", got, v, want, wv, werr)
+		}
+	}
 }
 
 // TestPartitionFastMatchesGeneral: PartitionRecords the fast path takes, and ones it
@@ -117,15 +124,21 @@ func TestPartitionChangeFastMatchesGeneral(t *testing.T) {
 		LastKnownELR: []int32{}, Directories: []UUID{dirA, {}, dirA}}
 	emptyDirs := NewPartitionChangeRecord(topicU, 0)
 	emptyDirs.Directories = []UUID{}
+	elected := NewPartitionChangeRecord(topicU, 4) // an unclean election
+	elected.Leader, elected.LeaderRecoveryState = 3, 1
 	var values [][]byte
 	for v := int16(0); v <= 2; v++ {
-		for _, r := range []*PartitionChangeRecord{leader, full, NewPartitionChangeRecord(topicU, 1), emptyDirs} {
+		for _, r := range []*PartitionChangeRecord{leader, full, NewPartitionChangeRecord(topicU, 1), emptyDirs, elected} {
 			b, err := Append(nil, r, v)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if _, ok := decodePartitionChangeFast(b, new(PartitionChangeRecord), nil); !ok {
 				t.Fatalf("the fast path refuses %+v at v%d as Kafka writes it", r, v)
+			}
+			// No list written (v0 has no directories), nothing but the leader and its recovery state.
+			if _, ok := DecodeLeaderChange(b, new(LeaderChange)); ok != (r != full && (r != emptyDirs || v == 0)) {
+				t.Fatalf("DecodeLeaderChange of %+v at v%d: %v", r, v, ok)
 			}
 			values = append(values, b)
 			for i := range b { // every prefix, and extra bytes after it
