@@ -59,7 +59,7 @@ type options struct {
 	keep, oneshot                          bool
 	childLoad, cpuprofile                  string
 	timeout                                time.Duration
-	changes                                int
+	changes, sequentialChanges             int
 	order                                  string
 	childLive, childProfile, memprofile    string
 	childDecode                            string
@@ -68,6 +68,17 @@ type options struct {
 	childNetwork, controllerXmx            string
 	kraftwatch                             string
 	memoryLimit                            float64
+}
+
+// segmentChanges is how many leader changes the segment of order ord holds.
+func (o *options) segmentChanges(ord metagen.Order) int {
+	switch {
+	case ord != metagen.OrderSequential:
+		return o.changes
+	case o.sequentialChanges > 0:
+		return o.sequentialChanges
+	}
+	return 5 * o.changes
 }
 
 func main() {
@@ -92,7 +103,8 @@ func main() {
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "give up after this long")
 	fs.StringVar(&o.childLoad, "child-load", "", "load this metadata log dir once in this process and print the figures as JSON (what each round runs)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "with -child-load or -child-live: write a CPU profile of the load to this file")
-	fs.IntVar(&o.changes, "changes", 0, "the leader-change burst benchmark (bench/burst.sh): a segment of this many partition leader changes after the snapshot")
+	fs.IntVar(&o.changes, "changes", 0, "the leader-change burst benchmark (bench/burst.sh): a segment of this many partition leader changes after the snapshot (with -child-*: the segment's)")
+	fs.IntVar(&o.sequentialChanges, "sequential-changes", 0, "with -changes: the sequential order's segment holds this many (default 5 x -changes: its burst is 5 times as fast, so as long a one is measurable)")
 	fs.StringVar(&o.order, "order", "rolling,sequential", "with -changes: the orders of the leader changes, comma-separated, the first the headline (metagen: rolling, sequential)")
 	fs.StringVar(&o.childLive, "child-live", "", "with -changes: follow this metadata log dir's snapshot in this process, link its segment in once ready, and print the figures as JSON")
 	fs.Float64Var(&o.memoryLimit, "memory-limit", 1.5, "with -changes: also follow each segment live under a Go memory limit (GOMEMLIMIT) of this many times the image's heap, as kraftwatch runs under a container's limit; 0: not (with -child-live: the limit of this run)")
