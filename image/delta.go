@@ -274,12 +274,15 @@ func (d *Delta) Replay(rec metadata.Record) error {
 	return nil
 }
 
-// topic returns the topic id for editing: a copy carrying the delta's edit, stored
-// in cur.topics.
-func (d *Delta) topic(id UUID) (*Topic, error) {
-	if t := d.last; t != nil && t.id == id {
+// topic returns the topic *idp for editing: a copy carrying the delta's edit, stored
+// in cur.topics. It takes a pointer: a UUID passed by value is copied through the
+// stack in moves the CPU cannot forward from the stores that wrote it, a stall per
+// record (bench/burst.sh).
+func (d *Delta) topic(idp *UUID) (*Topic, error) {
+	if t := d.last; t != nil && t.id == *idp {
 		return t, nil
 	}
+	id := *idp
 	h := hashUUID(id)
 	t, ok := d.cur.topics.get(h, id)
 	if !ok {
@@ -367,7 +370,7 @@ func (d *Delta) replayPartition(r *metadata.PartitionRecord) error {
 		d.bulkAdd(r)
 		return nil
 	}
-	t, err := d.topic(r.TopicID)
+	t, err := d.topic(&r.TopicID)
 	if err != nil {
 		return err
 	}
@@ -392,7 +395,7 @@ func (d *Delta) replayPartitionChange(r *metadata.PartitionChangeRecord) error {
 	if r.LeaderRecoveryState < -1 || r.LeaderRecoveryState > 1 {
 		return fmt.Errorf("leader recovery state %d: %w", r.LeaderRecoveryState, ErrInvalid)
 	}
-	t, err := d.topic(r.TopicID)
+	t, err := d.topic(&r.TopicID)
 	if err != nil {
 		return err
 	}
@@ -504,7 +507,7 @@ func (d *Delta) replayClearElr(r *metadata.ClearElrRecord) error {
 		if len(clear) == 0 {
 			continue
 		}
-		et, _ := d.topic(id)
+		et, _ := d.topic(&id)
 		d.lastEdits.diff = true
 		for _, old := range clear {
 			p := old.p

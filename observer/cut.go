@@ -102,31 +102,40 @@ func (c *cutter) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int64
 		var rec metadata.Record
 		var v int16
 		var ok bool
-		if pre != nil {
+		leader := pre != nil && pre[i].isLeader // decoded without error or unknown tags
+		switch {
+		case leader:
+			rec, v, ok = c.leaderChange(&pre[i].leader), pre[i].v, true
+		case pre != nil:
 			p := &pre[i]
-			rec = p.rec
-			if p.isLeader {
-				rec = c.leaderChange(&p.leader)
-			}
-			rec, v, ok = c.dec.result(rec, p.v, p.err, int(p.unknownTags), off, src)
-		} else {
+			rec, v, ok = c.dec.result(p.rec, p.v, p.err, int(p.unknownTags), off, src)
+		default:
 			rec, v, ok = c.dec.decode(r.value(), off, src, false)
 		}
 		if !ok {
 			continue
 		}
-		switch rec.Type() {
+		typ := metadata.TypePartitionChange
+		if !leader {
+			typ = rec.Type()
+		}
+		switch typ {
 		case metadata.TypeBeginTransaction:
 			if err := c.begin(&u, b, off, first, y); err != nil {
 				return err
 			}
 		case metadata.TypeEndTransaction, metadata.TypeAbortTransaction:
-			c.end(&u, rec.Type(), off)
+			c.end(&u, typ, off)
 		default:
-			e := Entry{Offset: off, Version: v, Record: rec}
+			// Appended, then written where it is (see metadata.DecodeLeaderChange).
+			es := &u.Entries
 			if c.txn != nil {
-				c.txn.Entries = append(c.txn.Entries, e)
-			} else if u.Entries = append(u.Entries, e); len(u.Entries) == piece {
+				es = &c.txn.Entries
+			}
+			*es = append(*es, Entry{})
+			e := &(*es)[len(*es)-1]
+			e.Offset, e.Version, e.Record = off, v, rec
+			if c.txn == nil && len(u.Entries) == piece {
 				if err := c.yieldPiece(&u, b, off, y); err != nil {
 					return err
 				}
