@@ -335,7 +335,7 @@ func (f *follower) snapshotRecords(s *snapshot, fn func(e Entry) error) error {
 		it := b.Iter()
 		for it.Next() {
 			f.m.SnapshotRecords.Add(1)
-			rec, v, ok := f.dec.decode(it.Record().Value, it.Offset(), s.path, true)
+			rec, v, ok := f.dec.decode(it.Value(), it.Offset(), s.path, true)
 			if !ok {
 				continue
 			}
@@ -672,7 +672,7 @@ func (r rawRecord) value() []byte { return unsafe.Slice(r.data, r.n) }
 func frame(b *recordbatch.Batch, recs []rawRecord) ([]rawRecord, error) {
 	it := b.Iter()
 	for it.Next() {
-		v := it.Record().Value
+		v := it.Value()
 		recs = append(recs, rawRecord{data: unsafe.SliceData(v), n: uint32(len(v)), delta: int32(it.Offset() - b.BaseOffset)})
 	}
 	return recs, it.Err()

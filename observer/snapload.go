@@ -220,7 +220,7 @@ func (r *snapReader) decode(b *recordbatch.Batch) (shared, ok bool) {
 	it := b.Iter()
 	for it.Next() {
 		r.records++
-		rec, _, err := r.dec.Decode(it.Record().Value)
+		rec, _, err := r.dec.Decode(it.Value())
 		if err != nil || r.dec.UnknownTags() != 0 {
 			return false, false // the careful path logs and counts what it skips
 		}

@@ -161,7 +161,7 @@ func (s *snapStream) batch(b *recordbatch.Batch) error {
 	for it.Next() {
 		s.records++
 		s.m.SnapshotRecords.Add(1)
-		rec, _, ok := s.dec.decode(it.Record().Value, it.Offset(), s.src, true)
+		rec, _, ok := s.dec.decode(it.Value(), it.Offset(), s.src, true)
 		if !ok {
 			continue
 		}

@@ -125,7 +125,7 @@ func (fl *floor) stream(st *recordbatch.Stream, pos int64) error {
 		}
 		it := piece.Iter()
 		for it.Next() {
-			if _, _, err := fl.dec.Decode(it.Record().Value); err != nil {
+			if _, _, err := fl.dec.Decode(it.Value()); err != nil {
 				return err
 			}
 			fl.records++
