@@ -313,7 +313,8 @@ type LeaderChange struct {
 // DecodeLeaderChange decodes value into c when it is a PartitionChangeRecord as
 // Kafka writes it that holds no tagged field but the leader (1) and the leader
 // recovery state (5), and reports whether it is (else c is half written); Decode
-// returns the same record (LeaderChange.Record; TestDecodeLeaderChange, FuzzRecord).
+// returns the same record (LeaderChange.Record; TestPartitionChangeFastMatchesGeneral,
+// FuzzRecord).
 // It writes c in place: a LeaderChange returned by value is copied through the
 // stack in 16-byte moves over the smaller stores that built it, which the CPU
 // cannot forward, a stall per copy.
