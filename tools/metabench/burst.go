@@ -567,7 +567,6 @@ var orderDoc = map[metagen.Order]string{
 
 // burstResults prints one order's medians and targets and returns the missed ones.
 func burstResults(o *options, s burstSegment, rounds []burstRound, i int) []string {
-	ord := s.order
 	sec := func(ns int64) float64 { return float64(ns) / 1e9 }
 	med := func(f func(r burstRound, or orderRound) float64) float64 {
 		return median(rounds, func(r burstRound) float64 { return f(r, r.orders[i]) })
@@ -601,7 +600,7 @@ func burstResults(o *options, s burstSegment, rounds []burstRound, i int) []stri
 	minLoad := least(func(_ burstRound, or orderRound) float64 { return sec(or.load.LoadNs) }) -
 		least(func(r burstRound, _ orderRound) float64 { return sec(r.snap.LoadNs) })
 	minLive := least(func(_ burstRound, or orderRound) float64 { return sec(or.live.LoadNs) })
-	fmt.Printf("%s order:\n", ord)
+	fmt.Printf("%s order:\n", s.order)
 	fmt.Printf("kraftwatch  %d changes at load:  %6.3f s (CPU %.3f s), %5.1f B allocated per change, peak RSS %.2fx the image's heap; fastest %.3f s\n",
 		s.changes, atLoad, atLoadCPU, allocLoad, rssLoad, minLoad)
 	fmt.Printf("kraftwatch  %d changes live:     %6.3f s (CPU %.3f s), %5.1f B allocated per change, peak RSS %.2fx the image's heap; fastest %.3f s\n",
@@ -642,7 +641,7 @@ func burstResults(o *options, s burstSegment, rounds []burstRound, i int) []stri
 		status := "ok  "
 		if !ok {
 			status = "MISS"
-			missed = append(missed, ord.String()+": "+fmt.Sprintf(format, args...))
+			missed = append(missed, s.order.String()+": "+fmt.Sprintf(format, args...))
 		}
 		fmt.Printf("  [%s] "+format+"\n", append([]any{status}, args...)...)
 	}
@@ -682,7 +681,7 @@ func burstResults(o *options, s burstSegment, rounds []burstRound, i int) []stri
 			if b <= 0 {
 				note = ": a difference <= 0 is noise, not a measurement"
 			}
-			target(lo >= 5, ">= 5x Kafka's shell %s in every round: %.1f-%.1fx (the lowest, round %d: %.3f s vs %.3f s)%s",
+			target(lo >= 5, ">= 5x Kafka's shell %s in every round: %.2f-%.1fx (the lowest, round %d: %.3f s vs %.3f s)%s",
 				what, lo, hi, at+1, rounds[at].orders[i].replay.elapsed.Seconds(), b, note)
 		}
 		every("at load", func(r burstRound, or orderRound) float64 { return sec(or.load.LoadNs - r.snap.LoadNs) })
