@@ -3,6 +3,7 @@ package groups
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -153,14 +154,15 @@ func (r *Reader) updateLeaders(ctx context.Context, transport *kafka.Transport, 
 	}
 }
 
-// fetchLeader fetches f's partitions from f's leader on one connection until the
-// connection fails or no partition is left; every partition it held then goes back to
-// the router. Each fetch has a deadline of fetchMaxWait plus askTimeout. A dial that
-// fails, and an error Kafka gives for a partition that a new connection does not
-// cure, count as a retry of that partition and pause it with a growing backoff; a
-// leader change, a fetch that times out or a broken connection send the partition
-// back to the router at once (then after a pause that grows while no record is read);
-// so a broker restart never loses or repeats a record.
+// fetchLeader fetches f's partitions from f's leader on one connection, in the
+// connection's fetch session, until the connection fails or no partition is left;
+// every partition it held then goes back to the router. Each fetch has a deadline of
+// fetchMaxWait plus askTimeout. A dial that fails, and an error Kafka gives for a
+// partition that a new connection does not cure, count as a retry of that partition
+// and pause it with a growing backoff; a leader change, a fetch that times out or a
+// broken connection send the partition back to the router at once (then after a
+// pause that grows while no record is read); so a broker restart never loses or
+// repeats a record.
 func (fr *fetcher) fetchLeader(ctx context.Context, f *leaderFetch) {
 	r := fr.r
 	defer func() {
@@ -203,8 +205,9 @@ func (fr *fetcher) fetchLeader(ctx context.Context, f *leaderFetch) {
 			fr.reroute(ctx, f.snapshot(), err)
 			return
 		}
-		// Partitions in backoff wait; the others are asked in an order that turns at
-		// each fetch, so that a full answer favours none.
+		// Partitions in backoff wait, out of the session; the others are asked in an
+		// order that turns at each full request, so that a full answer favours none (in
+		// a session the broker turns them: one that returned records goes last).
 		now := time.Now()
 		ready, offsets = ready[:0], offsets[:0]
 		wake := time.Time{}
@@ -232,11 +235,28 @@ func (fr *fetcher) fetchLeader(ctx context.Context, f *leaderFetch) {
 			}
 			continue
 		}
+		id, epoch := conn.session.id, conn.session.epoch
 		answer, err := conn.fetch(r.cfg.Topic, ready, offsets)
 		if err == nil {
-			err = parseFetch(answer, conn.fetchV, r.cfg.Topic, func(fp fetchPartition) error {
+			var top fetchTop
+			top, err = parseFetch(answer, conn.fetchV, r.cfg.Topic, func(fp fetchPartition) error {
 				return fr.fetched(conn, f, ready, fp)
 			})
+			switch {
+			case err != nil:
+			case conn.session.answered(top.SessionID, top.Err):
+				// The broker dropped the session (evicted from its cache, or restarted):
+				// the next request is full, and opens a new one.
+				r.log.Info("reading group records: the leader refused the fetch session; starting a new one",
+					"topic", r.cfg.Topic, "leader", f.leader.String(), "session_id", id, "session_epoch", epoch,
+					"error", top.Err)
+				continue
+			case top.Err != 0:
+				err = fmt.Errorf("fetch from %s: %w", conn.addr, top.Err)
+			case epoch == initialEpoch && conn.session.epoch == 1:
+				r.log.Debug("reading group records: fetch session opened", "topic", r.cfg.Topic,
+					"leader", f.leader.String(), "session_id", top.SessionID, "partitions", len(ready))
+			}
 		}
 		var herr handlerError
 		if errors.As(err, &herr) {

@@ -33,6 +33,7 @@ type fetchConn struct {
 	addr     string
 	clientID string
 	fetchV   int16
+	session  fetchSession // the connection's fetch session
 	corr     int32
 	buf      []byte // the last Fetch answer; its records are valid until the next fetch
 }
@@ -103,6 +104,7 @@ func handshake(ctx context.Context, d *kafka.Dialer, nc net.Conn, addr string) (
 		return nil, fmt.Errorf("the broker speaks no Fetch version from %d to %d", minFetchVersion, maxFetchVersion)
 	}
 	c.pc.SetVersions(versions)
+	c.session = newFetchSession(c.fetchV)
 	if m := d.SASLMechanism; m != nil {
 		portNum, _ := strconv.Atoi(port)
 		if err := authenticate(sasl.WithMetadata(ctx, &sasl.Metadata{Host: host, Port: portNum}), c.pc, m); err != nil {
@@ -185,20 +187,32 @@ func (c *fetchConn) earliest(topic string, ps []int) (first []int64, errs []erro
 }
 
 // fetch sends one Fetch of topic's partitions at offsets (read committed, waiting
-// for fetchMinBytes per partition or fetchMaxWait) and returns the answer, which
-// parseFetch reads; it is valid until the next call.
+// for fetchMinBytes per partition or fetchMaxWait) in c's fetch session: partitions
+// become the session's, and an incremental request lists only those new to it or
+// whose offset changed, and forgets the others. It returns the answer, which
+// parseFetch reads and session.answered must see; it is valid until the next call.
 func (c *fetchConn) fetch(topic string, partitions []int, offsets []int64) ([]byte, error) {
-	t := fetch.RequestTopic{Topic: topic, Partitions: make([]fetch.RequestPartition, len(partitions))}
-	for i, p := range partitions {
-		t.Partitions[i] = fetch.RequestPartition{Partition: int32(p), CurrentLeaderEpoch: -1,
-			FetchOffset: offsets[i], LogStartOffset: -1, PartitionMaxBytes: fetchMaxBytes}
+	send, forget := c.session.next(partitions, offsets)
+	t := fetch.RequestTopic{Topic: topic, Partitions: make([]fetch.RequestPartition, len(send))}
+	for i, j := range send {
+		t.Partitions[i] = fetch.RequestPartition{Partition: int32(partitions[j]), CurrentLeaderEpoch: -1,
+			FetchOffset: offsets[j], LogStartOffset: -1, PartitionMaxBytes: fetchMaxBytes}
 	}
-	// fetchMinBytes per partition: each answer brings as many bytes per partition as a
-	// fetch of that partition alone would.
+	// fetchMinBytes per partition of the session: each answer brings as many bytes per
+	// partition as a fetch of that partition alone would.
 	req := &fetch.Request{ReplicaID: -1, MaxWaitTime: int32(fetchMaxWait / time.Millisecond),
 		MinBytes: int32(min(fetchMinBytes*len(partitions), fetchMaxBytes)), MaxBytes: fetchMaxBytes, IsolationLevel: 1,
-		SessionEpoch: -1, // no fetch session: every request is whole
-		Topics:       []fetch.RequestTopic{t}}
+		SessionID: c.session.id, SessionEpoch: c.session.epoch}
+	if len(send) > 0 {
+		req.Topics = []fetch.RequestTopic{t}
+	}
+	if len(forget) > 0 {
+		ft := fetch.RequestForgottenTopic{Topic: topic, Partitions: make([]int32, len(forget))}
+		for i, p := range forget {
+			ft.Partitions[i] = int32(p)
+		}
+		req.ForgottenTopics = []fetch.RequestForgottenTopic{ft}
+	}
 	c.corr++
 	if err := protocol.WriteRequest(c.pc, c.fetchV, c.corr, c.clientID, req); err != nil {
 		return nil, fmt.Errorf("fetch from %s: %w", c.addr, err)

@@ -22,17 +22,27 @@ type fetchPartition struct {
 	Records       []byte
 }
 
+// fetchTop is the top level of a Fetch answer, from v7 on (zero before).
+type fetchTop struct {
+	Err       kafka.Error // the answer's error code: the request was refused whole; 0 for none
+	SessionID int32       // the broker's fetch session; 0 for none
+}
+
 // parseFetch reads a Fetch answer of version v (4 to 11), without its size and
-// correlation id, calling fn for each partition of topic in it. It copies nothing:
-// the records stay in b.
-func parseFetch(b []byte, v int16, topic string, fn func(fetchPartition) error) error {
+// correlation id, calling fn for each partition of topic in it, unless the answer has
+// a top-level error. It copies nothing: the records stay in b.
+func parseFetch(b []byte, v int16, topic string, fn func(fetchPartition) error) (fetchTop, error) {
+	var top fetchTop
 	r := kbin.NewReader(b)
 	r.Int32() // throttle time
 	if v >= 7 {
-		code := r.Int16()
-		r.Int32() // session id
-		if code != 0 && r.Err() == nil {
-			return fmt.Errorf("fetch: %w", kafka.Error(code))
+		top.Err = kafka.Error(r.Int16())
+		top.SessionID = r.Int32()
+		if err := r.Err(); err != nil {
+			return fetchTop{}, fmt.Errorf("fetch answer: %w", err)
+		}
+		if top.Err != 0 {
+			return top, nil
 		}
 	}
 	for range max(0, r.ArrayLen(6)) {
@@ -64,14 +74,14 @@ func parseFetch(b []byte, v int16, topic string, fn func(fetchPartition) error) 
 				continue
 			}
 			if err := fn(fp); err != nil {
-				return err
+				return top, err
 			}
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fmt.Errorf("fetch answer: %w", err)
+		return top, fmt.Errorf("fetch answer: %w", err)
 	}
-	return nil
+	return top, nil
 }
 
 // fetched is what one partition's records in a Fetch answer hold past an offset.

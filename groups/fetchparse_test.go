@@ -142,7 +142,7 @@ func TestParseFetch(t *testing.T) {
 	for _, v := range []int16{4, 5, 7, 11} {
 		var got []groups.FetchPartition
 		answer := fetchAnswer(t, v, recs)
-		err := groups.ParseFetch(answer, v, groups.ConsumerOffsetsTopic, func(fp groups.FetchPartition) error {
+		_, err := groups.ParseFetch(answer, v, groups.ConsumerOffsetsTopic, func(fp groups.FetchPartition) error {
 			got = append(got, fp)
 			return nil
 		})
@@ -163,8 +163,36 @@ func TestParseFetch(t *testing.T) {
 			}
 		}
 		for n := range len(answer) {
-			if err := groups.ParseFetch(answer[:n], v, groups.ConsumerOffsetsTopic, func(groups.FetchPartition) error { return nil }); err == nil {
+			if _, err := groups.ParseFetch(answer[:n], v, groups.ConsumerOffsetsTopic, func(groups.FetchPartition) error { return nil }); err == nil {
 				t.Fatalf("v%d: an answer cut at byte %d of %d read without error", v, n, len(answer))
+			}
+		}
+	}
+}
+
+// sessionAnswer encodes, with kafka-go's encoder, a Fetch answer of version v without
+// partitions: an incremental session's answer when nothing changed, or a refusal.
+func sessionAnswer(tb testing.TB, v int16, code kafka.Error, session int32) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := protocol.WriteResponse(&buf, v, 9, &fetch.Response{ErrorCode: int16(code), SessionID: session}); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()[8:]
+}
+
+// TestParseFetchSession reads the top level of answers from v7 on: the session id,
+// and a top-level error, which leaves the partitions unread.
+func TestParseFetchSession(t *testing.T) {
+	for _, v := range []int16{7, 11} {
+		for _, c := range []struct {
+			code    kafka.Error
+			session int32
+		}{{0, 42}, {kafka.FetchSessionIDNotFound, 0}, {kafka.InvalidFetchSessionEpoch, 0}} {
+			top, err := groups.ParseFetch(sessionAnswer(t, v, c.code, c.session), v, groups.ConsumerOffsetsTopic,
+				func(fp groups.FetchPartition) error { return fmt.Errorf("partition %d read", fp.Partition) })
+			if err != nil || top.Err != c.code || top.SessionID != c.session {
+				t.Errorf("v%d: %+v, %v; want error %d, session %d", v, top, err, c.code, c.session)
 			}
 		}
 	}
@@ -177,6 +205,8 @@ func FuzzParseFetch(f *testing.F) {
 	for _, v := range []int16{4, 7, 11} {
 		f.Add(fetchAnswer(f, v, recs), v)
 	}
+	f.Add(sessionAnswer(f, 11, 0, 42), int16(11))
+	f.Add(sessionAnswer(f, 11, kafka.FetchSessionIDNotFound, 0), int16(11))
 	for _, v := range fixture.Versions(f) {
 		answer, err := os.ReadFile(fixture.Path(f, v, "consumer-offsets-fetch.bin"))
 		if err != nil {
@@ -185,7 +215,7 @@ func FuzzParseFetch(f *testing.F) {
 		f.Add(answer, int16(11))
 	}
 	f.Fuzz(func(t *testing.T, answer []byte, v int16) {
-		_ = groups.ParseFetch(answer, v, groups.ConsumerOffsetsTopic, func(fp groups.FetchPartition) error {
+		_, _ = groups.ParseFetch(answer, v, groups.ConsumerOffsetsTopic, func(fp groups.FetchPartition) error {
 			batch, _, _, _ := groups.FilterRecords(fp.Partition, fp.Records, 0)
 			for _, m := range batch {
 				if ty, ok := groups.PeekType(m.Key); ok && ty.IsOffsetCommit() {
@@ -273,7 +303,7 @@ func TestFetchFixture(t *testing.T) {
 		}
 		var read int64
 		kept := 0
-		err = groups.ParseFetch(answer, 11, groups.ConsumerOffsetsTopic, func(fp groups.FetchPartition) error {
+		_, err = groups.ParseFetch(answer, 11, groups.ConsumerOffsetsTopic, func(fp groups.FetchPartition) error {
 			if fp.Err != nil {
 				return fp.Err
 			}

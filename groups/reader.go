@@ -85,7 +85,7 @@ func splitBrokers(brokers []string) []string {
 // Reader consumes every partition of __consumer_offsets from its earliest offset and
 // then follows it, without a consumer group (it commits nothing). The partitions a
 // broker leads are fetched together, one Fetch at a time on one connection to that
-// broker, as a follower does; a partition whose leader moves, or whose connection
+// broker, in a fetch session (KIP-227) as a follower does; a partition whose leader moves, or whose connection
 // breaks, goes to its leader in fresh metadata, so broker restarts and leader moves
 // lose nothing. Transactional records are read committed. Run's handler is called
 // from one goroutine at a time with one fetch's records of one partition, in offset

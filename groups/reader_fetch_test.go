@@ -126,8 +126,7 @@ func (m *movingLeader) serve(c net.Conn, id int32) {
 	}
 }
 
-// fetchAnswer is a Fetch v11 answer (encoded here: kafka-go's encoder numbers records
-// from offset 0) of broker id for partition 0 from offset from.
+// fetchAnswer is broker id's Fetch answer for partition 0 from offset from.
 func (m *movingLeader) fetchAnswer(corr, id, leader int32, from int64) []byte {
 	var code int16
 	var records []byte
@@ -141,24 +140,45 @@ func (m *movingLeader) fetchAnswer(corr, id, leader int32, from int64) []byte {
 	default:
 		time.Sleep(fetchMaxWait)
 	}
+	return fetchAnswerV11(corr, 0, 0, fakePartition{code: code, hwm: 4, records: records})
+}
+
+// fakePartition is one partition of __consumer_offsets in a fake broker's Fetch answer.
+type fakePartition struct {
+	p       int32
+	code    int16
+	hwm     int64
+	records []byte
+}
+
+// fetchAnswerV11 is a Fetch v11 answer with its size and correlation id (encoded
+// here: kafka-go's encoder numbers records from offset 0), with top-level error code
+// and fetch session id.
+func fetchAnswerV11(corr int32, code int16, session int32, parts ...fakePartition) []byte {
 	b := kbin.AppendInt32(nil, 0) // size, set below
 	b = kbin.AppendInt32(b, corr)
 	b = kbin.AppendInt32(b, 0) // throttle
-	b = kbin.AppendInt16(b, 0) // error
-	b = kbin.AppendInt32(b, 0) // session
-	b = kbin.AppendInt32(b, 1)
-	b = kbin.AppendInt16(b, int16(len(ConsumerOffsetsTopic)))
-	b = append(b, ConsumerOffsetsTopic...)
-	b = kbin.AppendInt32(b, 1)
-	b = kbin.AppendInt32(b, 0) // partition
 	b = kbin.AppendInt16(b, code)
-	b = kbin.AppendInt64(b, 4)  // high watermark
-	b = kbin.AppendInt64(b, 4)  // last stable offset
-	b = kbin.AppendInt64(b, 0)  // log start offset
-	b = kbin.AppendInt32(b, -1) // aborted transactions
-	b = kbin.AppendInt32(b, -1) // preferred read replica
-	b = kbin.AppendInt32(b, int32(len(records)))
-	b = append(b, records...)
+	b = kbin.AppendInt32(b, session)
+	if len(parts) == 0 {
+		b = kbin.AppendInt32(b, 0)
+	} else {
+		b = kbin.AppendInt32(b, 1)
+		b = kbin.AppendInt16(b, int16(len(ConsumerOffsetsTopic)))
+		b = append(b, ConsumerOffsetsTopic...)
+		b = kbin.AppendInt32(b, int32(len(parts)))
+	}
+	for _, p := range parts {
+		b = kbin.AppendInt32(b, p.p)
+		b = kbin.AppendInt16(b, p.code)
+		b = kbin.AppendInt64(b, p.hwm) // high watermark
+		b = kbin.AppendInt64(b, p.hwm) // last stable offset
+		b = kbin.AppendInt64(b, 0)     // log start offset
+		b = kbin.AppendInt32(b, -1)    // aborted transactions
+		b = kbin.AppendInt32(b, -1)    // preferred read replica
+		b = kbin.AppendInt32(b, int32(len(p.records)))
+		b = append(b, p.records...)
+	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	return b
 }
