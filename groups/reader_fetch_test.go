@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -96,12 +95,7 @@ func (m *movingLeader) serve(c net.Conn, id int32) {
 		case *apiversions.Request:
 			res = fakeAPIVersions(11)
 		case *metadata.Request:
-			var brokers []metadata.ResponseBroker
-			for i := range m.ln {
-				host, port, _ := net.SplitHostPort(m.addr(int32(i + 1)))
-				p, _ := strconv.Atoi(port)
-				brokers = append(brokers, metadata.ResponseBroker{NodeID: int32(i + 1), Host: host, Port: int32(p)})
-			}
+			brokers := fakeBrokers(len(m.ln), m.addr)
 			res = &metadata.Response{Brokers: brokers, ClusterID: "moving", ControllerID: 1,
 				Topics: []metadata.ResponseTopic{{Name: ConsumerOffsetsTopic, IsInternal: true,
 					Partitions: []metadata.ResponsePartition{{PartitionIndex: 0, LeaderID: leader(), ReplicaNodes: []int32{1, 2}, IsrNodes: []int32{1, 2}}}}}}

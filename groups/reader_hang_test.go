@@ -251,3 +251,15 @@ func fakeAPIVersions(fetchMin int16) *apiversions.Response {
 		{ApiKey: int16(protocol.ApiVersions), MinVersion: 0, MaxVersion: 2},
 	}}
 }
+
+// fakeBrokers is a loopback cluster's broker list in a Metadata answer: nodes 1 to n,
+// node id at addr(id).
+func fakeBrokers(n int, addr func(id int32) string) []metadata.ResponseBroker {
+	var brokers []metadata.ResponseBroker
+	for id := range int32(n) {
+		host, port, _ := net.SplitHostPort(addr(id + 1))
+		p, _ := strconv.Atoi(port)
+		brokers = append(brokers, metadata.ResponseBroker{NodeID: id + 1, Host: host, Port: int32(p)})
+	}
+	return brokers
+}

@@ -9,7 +9,6 @@ import (
 	"math"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,12 +103,7 @@ func (s *scriptedLeaders) serve(c net.Conn, i int) {
 		case *apiversions.Request:
 			res = fakeAPIVersions(4)
 		case *metadata.Request:
-			var brokers []metadata.ResponseBroker
-			for i := range s.ln {
-				host, port, _ := net.SplitHostPort(s.addr(int32(i + 1)))
-				p, _ := strconv.Atoi(port)
-				brokers = append(brokers, metadata.ResponseBroker{NodeID: int32(i + 1), Host: host, Port: int32(p)})
-			}
+			brokers := fakeBrokers(len(s.ln), s.addr)
 			t := metadata.ResponseTopic{Name: ConsumerOffsetsTopic, IsInternal: true}
 			for p := range int32(3) {
 				leader := int32(1)
