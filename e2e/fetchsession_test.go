@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -32,10 +33,11 @@ func TestGroupsReaderFetchSession(t *testing.T) {
 	c := sidecarCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.CreateTopic(ctx, "fetch-session", 1, 1); err != nil {
+	topic := fmt.Sprintf("fetch-session-%d", time.Now().UnixNano()) // the shared Kafka may have run this before (-count)
+	if err := c.CreateTopic(ctx, topic, 1, 1); err != nil {
 		t.Fatal(err)
 	}
-	commitOffset(ctx, t, c.Bootstrap(), "fetch-session-start") // __consumer_offsets exists
+	commitOffset(ctx, t, c.Bootstrap(), topic, topic+"-start") // __consumer_offsets exists
 	px := startFetchProxy(t)
 	r, err := groups.NewReader(groups.ReaderConfig{Brokers: []string{px.front(t, c.Bootstrap())}})
 	if err != nil {
@@ -56,7 +58,7 @@ func TestGroupsReaderFetchSession(t *testing.T) {
 		}
 	}
 	before := r.Records()
-	commitOffset(ctx, t, c.Bootstrap(), "fetch-session")
+	commitOffset(ctx, t, c.Bootstrap(), topic, topic)
 	for r.Records() == before {
 		if !sleepCtx(ctx, 20*time.Millisecond) {
 			t.Fatal("the offset commit was not read")
@@ -101,19 +103,19 @@ func TestGroupsReaderFetchSession(t *testing.T) {
 		partial, fetches[0].answerSession)
 }
 
-// commitOffset commits an offset of topic fetch-session for group (with no members)
+// commitOffset commits an offset of topic's partition 0 for group (with no members)
 // at addr, retrying while the group's coordinator is not ready (the first commit
 // creates __consumer_offsets).
-func commitOffset(ctx context.Context, t *testing.T, addr, group string) {
+func commitOffset(ctx context.Context, t *testing.T, addr, topic, group string) {
 	t.Helper()
 	client := &kafka.Client{Addr: kafka.TCP(addr)}
 	for {
 		res, err := client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{GroupID: group, GenerationID: -1,
-			Topics: map[string][]kafka.OffsetCommit{"fetch-session": {{Partition: 0, Offset: 1}}}})
+			Topics: map[string][]kafka.OffsetCommit{topic: {{Partition: 0, Offset: 1}}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := res.Topics["fetch-session"]
+		p := res.Topics[topic]
 		if len(p) == 1 && p[0].Error == nil {
 			return
 		}
