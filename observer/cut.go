@@ -102,9 +102,8 @@ func (c *cutter) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int64
 		var rec metadata.Record
 		var v int16
 		var ok bool
-		leader := pre != nil && pre[i].isLeader // decoded without error or unknown tags
 		switch {
-		case leader:
+		case pre != nil && pre[i].isLeader: // decoded without error or unknown tags
 			rec, v, ok = c.leaderChange(&pre[i].leader), pre[i].v, true
 		case pre != nil:
 			p := &pre[i]
@@ -115,11 +114,7 @@ func (c *cutter) records(b *recordbatch.Batch, recs []rawRecord, skipBelow int64
 		if !ok {
 			continue
 		}
-		typ := metadata.TypePartitionChange
-		if !leader {
-			typ = rec.Type()
-		}
-		switch typ {
+		switch typ := rec.Type(); typ {
 		case metadata.TypeBeginTransaction:
 			if err := c.begin(&u, b, off, first, y); err != nil {
 				return err
